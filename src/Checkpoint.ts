@@ -1,0 +1,225 @@
+/**
+ * The checkpoint domain: Schema codecs for everything that crosses the
+ * library's boundary (references, checkpoints, metadata, pending writes and
+ * list options), shaped exactly like LangGraph's own types so that values pass
+ * between the adapter and the service without translation.
+ *
+ * @since 0.1.0
+ */
+import type {
+  Checkpoint as LangGraphCheckpoint,
+  CheckpointMetadata as LangGraphMetadata,
+  CheckpointPendingWrite,
+  CheckpointTuple as LangGraphTuple,
+  DeltaChannelHistory as LangGraphDeltaHistory,
+  PendingWrite as LangGraphPendingWrite
+} from "@langchain/langgraph-checkpoint"
+import { Schema } from "effect"
+
+/**
+ * A channel version: LangGraph uses integers by default, savers may use strings.
+ *
+ * @since 0.1.0
+ */
+export const ChannelVersion = Schema.Union([Schema.String, Schema.Finite])
+
+/** @since 0.1.0 */
+export const ChannelVersions = Schema.Record(Schema.String, ChannelVersion)
+
+/** @since 0.1.0 */
+export type ChannelVersions = typeof ChannelVersions.Type
+
+/** An identifier LangGraph writes as a key: a thread, a checkpoint or a task. */
+const Id = Schema.NonEmptyString
+
+/**
+ * `checkpoint_id` as LangGraph passes it: an empty string or `undefined` both
+ * mean "none" (see `getCheckpointId` in `@langchain/langgraph-checkpoint`).
+ */
+const OptionalCheckpointId = Schema.optional(Schema.String)
+
+/**
+ * Where a checkpoint lives: the `configurable` part of a LangGraph
+ * `RunnableConfig`. `checkpoint_ns` defaults to the root namespace `""`;
+ * `checkpoint_id` (or its legacy alias `thread_ts`) selects one checkpoint,
+ * and without it reads take the latest.
+ *
+ * Other keys (callbacks, user values) are ignored, so a `configurable` can be
+ * passed as it is.
+ *
+ * @since 0.1.0
+ */
+export const CheckpointRef = Schema.Struct({
+  thread_id: Id,
+  checkpoint_ns: Schema.optional(Schema.String),
+  checkpoint_id: OptionalCheckpointId,
+  thread_ts: OptionalCheckpointId
+})
+
+/** @since 0.1.0 */
+export type CheckpointRef = typeof CheckpointRef.Encoded
+
+/**
+ * A reference to one existing checkpoint: what `putWrites` attaches writes to.
+ *
+ * @since 0.1.0
+ */
+export const CheckpointIdRef = Schema.Struct({
+  thread_id: Id,
+  checkpoint_ns: Schema.optional(Schema.String),
+  checkpoint_id: Id
+})
+
+/** @since 0.1.0 */
+export type CheckpointIdRef = typeof CheckpointIdRef.Encoded
+
+/**
+ * A resolved location: thread, namespace and, when one was named, the
+ * checkpoint. This is what drivers receive.
+ *
+ * @since 0.1.0
+ */
+export interface Location {
+  readonly thread_id: string
+  readonly checkpoint_ns: string
+  readonly checkpoint_id: string | undefined
+}
+
+/**
+ * Resolves a decoded reference: applies the namespace default and the legacy
+ * `thread_ts` alias.
+ *
+ * @since 0.1.0
+ */
+export const locate = (ref: typeof CheckpointRef.Type): Location => ({
+  thread_id: ref.thread_id,
+  checkpoint_ns: ref.checkpoint_ns ?? "",
+  checkpoint_id: ref.checkpoint_id || ref.thread_ts || undefined
+})
+
+/**
+ * The parts of a checkpoint other than its channel values. Stored as JSON by
+ * every driver; channel values are stored apart, per channel and version.
+ *
+ * @since 0.1.0
+ */
+export const CheckpointHeader = Schema.Struct({
+  v: Schema.Finite,
+  id: Id,
+  ts: Schema.String,
+  channel_versions: ChannelVersions,
+  versions_seen: Schema.Record(Schema.String, ChannelVersions)
+})
+
+/** @since 0.1.0 */
+export type CheckpointHeader = typeof CheckpointHeader.Type
+
+/**
+ * A LangGraph checkpoint (format version 4; older versions are read too).
+ *
+ * @since 0.1.0
+ */
+export const Checkpoint = Schema.Struct({
+  ...CheckpointHeader.fields,
+  channel_values: Schema.Record(Schema.String, Schema.Unknown)
+})
+
+/** @since 0.1.0 */
+export type Checkpoint = LangGraphCheckpoint
+
+/**
+ * Checkpoint metadata. The keys LangGraph defines are checked; every other
+ * key is kept exactly as given, because LangGraph adds keys in minor releases
+ * and users add their own.
+ *
+ * @since 0.1.0
+ */
+export const CheckpointMetadata = Schema.StructWithRest(
+  Schema.Struct({
+    source: Schema.optional(Schema.String),
+    step: Schema.optional(Schema.Finite),
+    parents: Schema.optional(Schema.Record(Schema.String, Schema.String))
+  }),
+  [Schema.Record(Schema.String, Schema.Unknown)]
+)
+
+/** @since 0.1.0 */
+export type CheckpointMetadata = LangGraphMetadata
+
+/**
+ * A write a task made: `[channel, value]`.
+ *
+ * @since 0.1.0
+ */
+export const PendingWrite = Schema.Tuple([Schema.String, Schema.Unknown])
+
+/** @since 0.1.0 */
+export type PendingWrite = LangGraphPendingWrite
+
+/** @since 0.1.0 */
+export const PendingWrites = Schema.Array(PendingWrite)
+
+/**
+ * A stored write as reads return it: `[task_id, channel, value]`.
+ *
+ * @since 0.1.0
+ */
+export type StoredWrite = CheckpointPendingWrite
+
+/**
+ * A checkpoint with its metadata, parent and pending writes.
+ *
+ * @since 0.1.0
+ */
+export type CheckpointTuple = LangGraphTuple
+
+/**
+ * The writes and seed that rebuild a `DeltaChannel` (see
+ * `BaseCheckpointSaver.getDeltaChannelHistory`).
+ *
+ * @since 0.1.0
+ */
+export type DeltaChannelHistory = LangGraphDeltaHistory
+
+/**
+ * What `list` selects. Every field is optional: without `thread_id` every
+ * thread is listed, without `checkpoint_ns` every namespace.
+ *
+ * @since 0.1.0
+ */
+export const ListQuery = Schema.Struct({
+  thread_id: Schema.optional(Id),
+  checkpoint_ns: Schema.optional(Schema.String),
+  checkpoint_id: OptionalCheckpointId,
+  /** Only checkpoints older than this checkpoint id. */
+  before: OptionalCheckpointId,
+  /** At most this many checkpoints. */
+  limit: Schema.optional(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))),
+  /** Only checkpoints whose metadata has these top-level keys with equal (JSON) values. */
+  filter: Schema.optional(Schema.Record(Schema.String, Schema.Unknown))
+})
+
+/** @since 0.1.0 */
+export type ListQuery = typeof ListQuery.Encoded
+
+/**
+ * The task that made a batch of writes, and its path (`writesSortKey`).
+ *
+ * @since 0.1.0
+ */
+export const TaskRef = Schema.Struct({
+  task_id: Id,
+  task_path: Schema.optional(Schema.String)
+})
+
+/** @since 0.1.0 */
+export type TaskRef = typeof TaskRef.Encoded
+
+/**
+ * The config LangGraph expects back from `put` and in tuples.
+ *
+ * @since 0.1.0
+ */
+export const configOf = (thread_id: string, checkpoint_ns: string, checkpoint_id: string) => ({
+  configurable: { thread_id, checkpoint_ns, checkpoint_id }
+})

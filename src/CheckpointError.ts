@@ -1,0 +1,129 @@
+/**
+ * The closed union of everything a checkpoint operation can fail with. Each
+ * error is an `Error` subclass whose message names the operation and the
+ * offending field or checkpoint, so plain LangGraph users see the same clear
+ * text Effect users match on by tag.
+ *
+ * @since 0.1.0
+ */
+import { Schema, SchemaIssue } from "effect"
+
+/**
+ * A config or reference that does not name a place to read or write: a
+ * missing or non-string `thread_id`, a missing `checkpoint_id` where one is
+ * required, a connection string no driver understands.
+ *
+ * @since 0.1.0
+ */
+export class InvalidConfig extends Schema.TaggedError<InvalidConfig>()("InvalidConfig", {
+  operation: Schema.String,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `${this.operation}: invalid config: ${this.detail}`
+  }
+}
+
+/**
+ * A checkpoint, metadata, writes or options value that does not have the
+ * shape LangGraph defines. Nothing was written.
+ *
+ * @since 0.1.0
+ */
+export class InvalidInput extends Schema.TaggedError<InvalidInput>()("InvalidInput", {
+  operation: Schema.String,
+  argument: Schema.String,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `${this.operation}: invalid ${this.argument}: ${this.detail}`
+  }
+}
+
+/**
+ * The serializer could not encode a value (for example a `BigInt`). Nothing
+ * was written.
+ *
+ * @since 0.1.0
+ */
+export class SerializationFailed extends Schema.TaggedError<SerializationFailed>()("SerializationFailed", {
+  operation: Schema.String,
+  path: Schema.String,
+  cause: Schema.Defect()
+}) {
+  override get message(): string {
+    return `${this.operation}: cannot serialize ${this.path}: ${describe(this.cause)}`
+  }
+}
+
+/**
+ * Stored data that no longer decodes: a checkpoint row, blob or write that
+ * was damaged or written by an incompatible serializer.
+ *
+ * @since 0.1.0
+ */
+export class CorruptedCheckpoint extends Schema.TaggedError<CorruptedCheckpoint>()("CorruptedCheckpoint", {
+  thread_id: Schema.String,
+  checkpoint_ns: Schema.String,
+  checkpoint_id: Schema.String,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    const ns = this.checkpoint_ns === "" ? "" : ` (namespace "${this.checkpoint_ns}")`
+    return `checkpoint ${this.checkpoint_id} of thread "${this.thread_id}"${ns} cannot be read: ${this.detail}`
+  }
+}
+
+/**
+ * The storage backend failed. `retryable` says whether running the same
+ * operation again may succeed (a serialization conflict, a lost connection on
+ * idempotent work); retry policies consult it.
+ *
+ * @since 0.1.0
+ */
+export class StorageFailure extends Schema.TaggedError<StorageFailure>()("StorageFailure", {
+  operation: Schema.String,
+  retryable: Schema.Boolean,
+  cause: Schema.Defect()
+}) {
+  override get message(): string {
+    return `${this.operation}: storage failed${this.retryable ? " (retryable)" : ""}: ${describe(this.cause)}`
+  }
+}
+
+/**
+ * Every error a checkpoint operation can fail with.
+ *
+ * @since 0.1.0
+ */
+export type CheckpointError =
+  | InvalidConfig
+  | InvalidInput
+  | SerializationFailed
+  | CorruptedCheckpoint
+  | StorageFailure
+
+/**
+ * The schema of the union, for matching and for crossing process boundaries.
+ *
+ * @since 0.1.0
+ */
+export const CheckpointError = Schema.Union([
+  InvalidConfig,
+  InvalidInput,
+  SerializationFailed,
+  CorruptedCheckpoint,
+  StorageFailure
+])
+
+/**
+ * Renders a Schema issue as one line: the path that failed, then what was expected.
+ *
+ * @since 0.1.0
+ */
+export const formatIssue = (issue: SchemaIssue.Issue): string =>
+  formatter(issue).replace(/\s*\n\s*/g, " ")
+
+const formatter = SchemaIssue.makeFormatterDefault()
+
+const describe = (cause: unknown): string => cause instanceof Error ? cause.message : String(cause)

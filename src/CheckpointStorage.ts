@@ -1,0 +1,393 @@
+/**
+ * The checkpoint storage service: the one contract every driver meets and the
+ * API Effect applications use directly. `make` builds it over any
+ * {@link StorageDriver}; all validation, serialization, decoding, ordering
+ * and tracing happen here, once, before a driver is touched.
+ *
+ * @since 0.1.0
+ */
+import {
+  JsonPlusSerializer,
+  maxChannelVersion,
+  TASKS,
+  compareWritesSortKeys,
+  WRITES_IDX_MAP,
+  writesSortKey
+} from "@langchain/langgraph-checkpoint"
+import { Context, Effect, Layer, Option, Schema, type Scope, Stream } from "effect"
+import {
+  ChannelVersions,
+  Checkpoint,
+  CheckpointHeader,
+  CheckpointIdRef,
+  CheckpointMetadata,
+  CheckpointRef,
+  type CheckpointTuple,
+  configOf,
+  type DeltaChannelHistory,
+  ListQuery,
+  type Location,
+  locate,
+  PendingWrites,
+  type StoredWrite,
+  TaskRef
+} from "./Checkpoint.ts"
+import {
+  CorruptedCheckpoint,
+  formatIssue,
+  InvalidConfig,
+  InvalidInput,
+  SerializationFailed,
+  type StorageFailure
+} from "./CheckpointError.ts"
+import * as MemoryDriver from "./memory/MemoryDriver.ts"
+import { Serializer, type Serialized } from "./Serializer.ts"
+import type { BlobRow, CheckpointRow, StorageDriver, StoredCheckpoint, WriteRow } from "./StorageDriver.ts"
+
+/** @since 0.1.0 */
+export type WriteError = InvalidConfig | InvalidInput | SerializationFailed | StorageFailure
+
+/** @since 0.1.0 */
+export type ReadError = InvalidConfig | InvalidInput | CorruptedCheckpoint | StorageFailure
+
+/**
+ * @since 0.1.0
+ */
+export class CheckpointStorage extends Context.Service<CheckpointStorage, {
+  /**
+   * Stores a checkpoint under `ref` (whose `checkpoint_id`, if any, is the
+   * parent) with its metadata. Only the channels named in `newVersions` have
+   * their values stored; the others are read back from earlier checkpoints.
+   * Atomic: on any error nothing is written.
+   */
+  readonly put: (
+    ref: CheckpointRef,
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+    newVersions: ChannelVersions
+  ) => Effect.Effect<CheckpointIdRef, WriteError>
+  /** Stores the writes a task made against a checkpoint, atomically. */
+  readonly putWrites: (
+    ref: CheckpointIdRef,
+    writes: ReadonlyArray<readonly [channel: string, value: unknown]>,
+    task: TaskRef
+  ) => Effect.Effect<void, WriteError>
+  /** The named checkpoint, or the namespace's latest; `None` when there is none. */
+  readonly getTuple: (ref: CheckpointRef) => Effect.Effect<Option.Option<CheckpointTuple>, ReadError>
+  /** Matching checkpoints, newest first. */
+  readonly list: (query: ListQuery) => Stream.Stream<CheckpointTuple, ReadError>
+  /** Removes a thread: every namespace, checkpoint, value and write. */
+  readonly deleteThread: (thread_id: string) => Effect.Effect<void, InvalidConfig | StorageFailure>
+  /**
+   * For each channel, the writes on the parent chain back to the nearest
+   * ancestor that stored a value for it, oldest first, and that value as the
+   * seed (see `BaseCheckpointSaver.getDeltaChannelHistory`).
+   */
+  readonly getDeltaChannelHistory: (
+    ref: CheckpointRef,
+    channels: ReadonlyArray<string>
+  ) => Effect.Effect<Record<string, DeltaChannelHistory>, ReadError>
+}>()("langgraph-checkpoint-effect/CheckpointStorage") {}
+
+/**
+ * Metadata is stored as JSON whatever serializer the values use (an
+ * encrypting serializer included), so that `list` can filter on it.
+ */
+const metadataSerializer = new JsonPlusSerializer()
+const utf8 = { encode: new TextEncoder(), decode: new TextDecoder() }
+
+const sortWrites = (writes: ReadonlyArray<WriteRow>): Array<WriteRow> =>
+  writes
+    .map((write) => ({ write, key: writesSortKey(write.task_path, write.task_id, write.idx) }))
+    .sort((a, b) => compareWritesSortKeys(a.key, b.key))
+    .map(({ write }) => write)
+
+const invalidConfig = (operation: string) => (error: Schema.SchemaError) =>
+  new InvalidConfig({ operation, detail: formatIssue(error.issue) })
+
+const invalidInput = (operation: string, argument: string) => (error: Schema.SchemaError) =>
+  new InvalidInput({ operation, argument, detail: formatIssue(error.issue) })
+
+const decodeRef = (operation: string, ref: unknown) =>
+  Schema.decodeUnknownEffect(CheckpointRef)(ref).pipe(Effect.mapError(invalidConfig(operation)), Effect.map(locate))
+
+const decodeIdRef = (operation: string, ref: unknown) =>
+  Schema.decodeUnknownEffect(CheckpointIdRef)(ref).pipe(
+    Effect.mapError(invalidConfig(operation)),
+    Effect.map((ref) => ({ ...ref, checkpoint_ns: ref.checkpoint_ns ?? "" }))
+  )
+
+const decodeThreadId = (operation: string, thread_id: unknown) =>
+  Schema.decodeUnknownEffect(CheckpointRef.fields.thread_id)(thread_id).pipe(Effect.mapError(invalidConfig(operation)))
+
+/**
+ * Builds the service over a driver.
+ *
+ * @since 0.1.0
+ */
+export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
+  const serializer = yield* Serializer
+
+  const dump = (operation: string, path: string, value: unknown) =>
+    serializer.dump(value).pipe(Effect.mapError((cause) => new SerializationFailed({ operation, path, cause })))
+
+  const dumpMetadata = (operation: string, metadata: unknown) =>
+    Effect.tryPromise({
+      try: () => metadataSerializer.dumpsTyped(metadata),
+      catch: (cause) => new SerializationFailed({ operation, path: "metadata", cause })
+    }).pipe(Effect.map(([, bytes]) => utf8.decode.decode(bytes)))
+
+  const dumpBlob = Effect.fnUntraced(function*(
+    checkpoint: typeof Checkpoint.Type,
+    channel: string,
+    version: string | number
+  ): Effect.fn.Return<BlobRow, SerializationFailed> {
+    const value = Object.hasOwn(checkpoint.channel_values, channel) ? checkpoint.channel_values[channel] : undefined
+    if (value === undefined) return { channel, version: String(version), type: "empty", bytes: undefined }
+    const { bytes, type } = yield* dump("put", `channel_values.${channel}`, value)
+    return { channel, version: String(version), type, bytes }
+  })
+
+  const put = Effect.fn("CheckpointStorage.put")(function*(
+    ref: CheckpointRef,
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+    newVersions: ChannelVersions
+  ) {
+    const location = yield* decodeRef("put", ref)
+    const decoded = yield* Schema.decodeUnknownEffect(Checkpoint)(checkpoint).pipe(
+      Effect.mapError(invalidInput("put", "checkpoint"))
+    )
+    yield* Schema.decodeUnknownEffect(CheckpointMetadata)(metadata).pipe(
+      Effect.mapError(invalidInput("put", "metadata"))
+    )
+    const versions = yield* Schema.decodeUnknownEffect(ChannelVersions)(newVersions).pipe(
+      Effect.mapError(invalidInput("put", "newVersions"))
+    )
+    yield* Effect.annotateCurrentSpan({ thread_id: location.thread_id, checkpoint_id: decoded.id })
+    const blobs = yield* Effect.forEach(
+      Object.entries(versions),
+      ([channel, version]) => dumpBlob(decoded, channel, version)
+    )
+    const row: CheckpointRow = {
+      thread_id: location.thread_id,
+      checkpoint_ns: location.checkpoint_ns,
+      checkpoint_id: decoded.id,
+      parent_checkpoint_id: location.checkpoint_id,
+      checkpoint: {
+        v: decoded.v,
+        id: decoded.id,
+        ts: decoded.ts,
+        channel_versions: decoded.channel_versions,
+        versions_seen: decoded.versions_seen
+      },
+      metadata: yield* dumpMetadata("put", metadata)
+    }
+    yield* driver.put(row, blobs)
+    return { thread_id: row.thread_id, checkpoint_ns: row.checkpoint_ns, checkpoint_id: row.checkpoint_id }
+  })
+
+  const putWrites = Effect.fn("CheckpointStorage.putWrites")(function*(
+    ref: CheckpointIdRef,
+    writes: ReadonlyArray<readonly [channel: string, value: unknown]>,
+    task: TaskRef
+  ) {
+    const checkpoint = yield* decodeIdRef("putWrites", ref)
+    const decodedWrites = yield* Schema.decodeUnknownEffect(PendingWrites)(writes).pipe(
+      Effect.mapError(invalidInput("putWrites", "writes"))
+    )
+    const { task_id, task_path } = yield* Schema.decodeUnknownEffect(TaskRef)(task).pipe(
+      Effect.mapError(invalidInput("putWrites", "task"))
+    )
+    yield* Effect.annotateCurrentSpan({ thread_id: checkpoint.thread_id, checkpoint_id: checkpoint.checkpoint_id })
+    const rows = yield* Effect.forEach(decodedWrites, ([channel, value], index) =>
+      dump("putWrites", `writes[${index}] (channel "${channel}")`, value).pipe(
+        Effect.map(({ bytes, type }): WriteRow => ({
+          task_id,
+          task_path: task_path ?? "",
+          idx: Object.hasOwn(WRITES_IDX_MAP, channel) ? WRITES_IDX_MAP[channel]! : index,
+          channel,
+          type,
+          bytes
+        }))
+      ))
+    yield* driver.putWrites(checkpoint, rows)
+  })
+
+  const corrupted = (row: CheckpointRow, detail: string) =>
+    new CorruptedCheckpoint({
+      thread_id: row.thread_id,
+      checkpoint_ns: row.checkpoint_ns,
+      checkpoint_id: row.checkpoint_id,
+      detail
+    })
+
+  const load = (row: CheckpointRow, what: string, value: Serialized) =>
+    serializer.load(value).pipe(
+      Effect.mapError((cause) => corrupted(row, `${what} does not deserialize: ${String(cause)}`))
+    )
+
+  const decodeHeader = (row: CheckpointRow) =>
+    Schema.decodeUnknownEffect(CheckpointHeader)(row.checkpoint).pipe(
+      Effect.mapError((error) => corrupted(row, `checkpoint: ${formatIssue(error.issue)}`))
+    )
+
+  const decodeMetadata = (row: CheckpointRow) =>
+    Effect.tryPromise({
+      try: () => metadataSerializer.loadsTyped("json", row.metadata),
+      catch: (cause) => corrupted(row, `metadata does not deserialize: ${String(cause)}`)
+    }).pipe(
+      Effect.flatMap(Schema.decodeUnknownEffect(CheckpointMetadata)),
+      Effect.mapError((error) =>
+        Schema.isSchemaError(error) ? corrupted(row, `metadata: ${formatIssue(error.issue)}`) : error
+      )
+    )
+
+  const loadWrites = (row: CheckpointRow, writes: ReadonlyArray<WriteRow>) =>
+    Effect.forEach(sortWrites(writes), (write) =>
+      load(row, `write ${write.idx} of task ${write.task_id}`, write).pipe(
+        Effect.map((value): StoredWrite => [write.task_id, write.channel, value])
+      ))
+
+  /** The stored value of each channel at the header's version. */
+  const loadChannelValues = (row: CheckpointRow, header: CheckpointHeader, blobs: ReadonlyArray<BlobRow>) =>
+    Effect.forEach(
+      blobs.filter((blob) => blob.type !== "empty" && String(header.channel_versions[blob.channel]) === blob.version),
+      (blob) =>
+        load(row, `channel "${blob.channel}"`, { type: blob.type, bytes: blob.bytes ?? new Uint8Array() }).pipe(
+          Effect.map((value) => [blob.channel, value] as const)
+        )
+    )
+
+  /** Checkpoints older than format 4 kept pending sends as writes on their parent. */
+  const migratePendingSends = Effect.fnUntraced(function*(
+    row: CheckpointRow,
+    parent_checkpoint_id: string,
+    checkpoint: Checkpoint
+  ) {
+    const sends = yield* driver.channelWrites(
+      { thread_id: row.thread_id, checkpoint_ns: row.checkpoint_ns, checkpoint_id: parent_checkpoint_id },
+      TASKS
+    )
+    const loaded = yield* loadWrites(row, sends)
+    const versions = Object.values(checkpoint.channel_versions)
+    checkpoint.channel_values[TASKS] = loaded.map(([, , value]) => value)
+    checkpoint.channel_versions[TASKS] = versions.length > 0 ? maxChannelVersion(...versions) : 1
+  })
+
+  const decodeStored = Effect.fnUntraced(function*({ blobs, row, writes }: StoredCheckpoint) {
+    const header = yield* decodeHeader(row)
+    const checkpoint: Checkpoint = {
+      ...header,
+      channel_values: Object.fromEntries(yield* loadChannelValues(row, header, blobs))
+    }
+    if (header.v < 4 && row.parent_checkpoint_id !== undefined) {
+      yield* migratePendingSends(row, row.parent_checkpoint_id, checkpoint)
+    }
+    const tuple: CheckpointTuple = {
+      config: configOf(row.thread_id, row.checkpoint_ns, row.checkpoint_id),
+      checkpoint,
+      metadata: (yield* decodeMetadata(row)) as CheckpointTuple["metadata"] & {},
+      pendingWrites: yield* loadWrites(row, writes)
+    }
+    if (row.parent_checkpoint_id !== undefined) {
+      tuple.parentConfig = configOf(row.thread_id, row.checkpoint_ns, row.parent_checkpoint_id)
+    }
+    return tuple
+  })
+
+  const getTuple = Effect.fn("CheckpointStorage.getTuple")(function*(ref: CheckpointRef) {
+    const location = yield* decodeRef("getTuple", ref)
+    yield* annotate(location)
+    const stored = yield* driver.getTuple(location)
+    return Option.isNone(stored) ? Option.none() : Option.some(yield* decodeStored(stored.value))
+  })
+
+  const list = (query: ListQuery): Stream.Stream<CheckpointTuple, ReadError> =>
+    Stream.unwrap(Effect.gen(function*() {
+      const decoded = yield* Schema.decodeUnknownEffect(ListQuery)(query).pipe(
+        Effect.mapError(invalidInput("list", "query"))
+      )
+      const filter = yield* Effect.forEach(
+        Object.entries(decoded.filter ?? {}),
+        ([name, value]) =>
+          Effect.try({
+            try: () => [name, JSON.stringify(value)] as const,
+            catch: () => new InvalidInput({ operation: "list", argument: "filter", detail: `${name} is not JSON` })
+          })
+      )
+      return driver.list({
+        thread_id: decoded.thread_id,
+        checkpoint_ns: decoded.checkpoint_ns,
+        checkpoint_id: decoded.checkpoint_id || undefined,
+        before: decoded.before || undefined,
+        limit: decoded.limit,
+        filter
+      }).pipe(Stream.mapEffect(decodeStored))
+    })).pipe(Stream.withSpan("CheckpointStorage.list"))
+
+  const deleteThread = Effect.fn("CheckpointStorage.deleteThread")(function*(thread_id: string) {
+    const id = yield* decodeThreadId("deleteThread", thread_id)
+    yield* Effect.annotateCurrentSpan({ thread_id: id })
+    yield* driver.deleteThread(id)
+  })
+
+  const getDeltaChannelHistory = Effect.fn("CheckpointStorage.getDeltaChannelHistory")(function*(
+    ref: CheckpointRef,
+    channels: ReadonlyArray<string>
+  ) {
+    const location = yield* decodeRef("getDeltaChannelHistory", ref)
+    const wanted = yield* Schema.decodeUnknownEffect(Schema.Array(Schema.String))(channels).pipe(
+      Effect.mapError(invalidInput("getDeltaChannelHistory", "channels"))
+    )
+    yield* annotate(location)
+    if (wanted.length === 0) return {}
+    const ancestors = yield* driver.ancestors(location, wanted)
+    // Collected newest first, reversed at the end.
+    const collected = new Map(wanted.map((channel) => [channel, [] as Array<StoredWrite>]))
+    const seeds = new Map<string, unknown>()
+    const remaining = new Set(wanted)
+    for (const { blobs, row, writes } of ancestors) {
+      if (remaining.size === 0) break
+      const header = yield* decodeHeader(row)
+      const stepWrites = yield* loadWrites(row, writes.filter((write) => remaining.has(write.channel)))
+      for (const write of stepWrites.reverse()) collected.get(write[1])?.push(write)
+      for (const [channel, value] of yield* loadChannelValues(row, header, blobs)) {
+        if (!remaining.has(channel)) continue
+        seeds.set(channel, value)
+        remaining.delete(channel)
+      }
+    }
+    return Object.fromEntries(wanted.map((channel): [string, DeltaChannelHistory] => {
+      const writes = (collected.get(channel) ?? []).reverse()
+      return [channel, seeds.has(channel) ? { writes, seed: seeds.get(channel) } : { writes }]
+    }))
+  })
+
+  return CheckpointStorage.of({ put, putWrites, getTuple, list, deleteThread, getDeltaChannelHistory })
+})
+
+const annotate = (location: Location) =>
+  Effect.annotateCurrentSpan({
+    thread_id: location.thread_id,
+    checkpoint_ns: location.checkpoint_ns,
+    ...(location.checkpoint_id === undefined ? {} : { checkpoint_id: location.checkpoint_id })
+  })
+
+/**
+ * Builds the service layer over a driver.
+ *
+ * @since 0.1.0
+ */
+export const layerDriver = <E, R>(
+  driver: Effect.Effect<StorageDriver, E, R>
+): Layer.Layer<CheckpointStorage, E, Exclude<R, Scope.Scope>> =>
+  Layer.effect(CheckpointStorage, Effect.flatMap(driver, make))
+
+/**
+ * An in-memory storage: the reference semantics, for tests and short-lived
+ * processes. Each build of the layer starts empty.
+ *
+ * @since 0.1.0
+ */
+export const layerMemory: Layer.Layer<CheckpointStorage> = layerDriver(Effect.sync(MemoryDriver.make))

@@ -1,0 +1,162 @@
+/**
+ * The LangGraph adapter: a `BaseCheckpointSaver` that runs the
+ * {@link CheckpointStorage} service through a `ManagedRuntime`, so
+ * `graph.compile({ checkpointer })` works for users who never write Effect.
+ *
+ * @since 0.1.0
+ */
+import type { RunnableConfig } from "@langchain/core/runnables"
+import {
+  BaseCheckpointSaver,
+  type ChannelVersions,
+  type Checkpoint,
+  type CheckpointListOptions,
+  type CheckpointMetadata,
+  type CheckpointTuple,
+  type DeltaChannelHistory,
+  type PendingWrite,
+  type SerializerProtocol
+} from "@langchain/langgraph-checkpoint"
+import { Effect, Layer, ManagedRuntime, Option, Stream } from "effect"
+import { type CheckpointIdRef, configOf } from "./Checkpoint.ts"
+import { InvalidConfig } from "./CheckpointError.ts"
+import { CheckpointStorage, layerMemory } from "./CheckpointStorage.ts"
+import * as Serializer from "./Serializer.ts"
+
+/**
+ * @since 0.1.0
+ */
+export interface SaverOptions {
+  /**
+   * The serializer for channel values and writes (default: LangGraph's
+   * `JsonPlusSerializer`). Metadata is always stored as JSON.
+   */
+  readonly serde?: SerializerProtocol
+}
+
+/**
+ * @since 0.1.0
+ */
+export class EffectCheckpointSaver extends BaseCheckpointSaver {
+  readonly #runtime: ManagedRuntime.ManagedRuntime<CheckpointStorage, unknown>
+
+  private constructor(runtime: ManagedRuntime.ManagedRuntime<CheckpointStorage, unknown>, serde: SerializerProtocol) {
+    super(serde)
+    this.#runtime = runtime
+  }
+
+  /**
+   * A saver over any storage layer. The layer is built on first use (call
+   * `ready()` to build it now) and released by `close()`.
+   */
+  static fromLayer<E>(layer: Layer.Layer<CheckpointStorage, E>, options: SaverOptions = {}): EffectCheckpointSaver {
+    const serializer = options.serde === undefined ? Serializer.Serializer.defaultValue() : Serializer.fromProtocol(options.serde)
+    const runtime = ManagedRuntime.make(layer.pipe(Layer.provide(Layer.succeed(Serializer.Serializer, serializer))))
+    return new EffectCheckpointSaver(runtime, serializer.protocol)
+  }
+
+  /**
+   * A ready saver from a connection string: `"memory:"` keeps checkpoints in
+   * this process. Rejects with `InvalidConfig` for a scheme no driver serves,
+   * and with the driver's error when it cannot start.
+   */
+  static async fromConnString(url: string, options: SaverOptions = {}): Promise<EffectCheckpointSaver> {
+    const layer = layerFromConnString(url)
+    if (layer instanceof InvalidConfig) throw layer
+    const saver = EffectCheckpointSaver.fromLayer(layer, options)
+    await saver.ready()
+    return saver
+  }
+
+  /** Builds the storage layer now, surfacing connection or migration errors. */
+  async ready(): Promise<void> {
+    await this.#runtime.context()
+  }
+
+  /** Releases everything the layer acquired (pools, connections, fibers). */
+  async close(): Promise<void> {
+    await this.#runtime.dispose()
+  }
+
+  #run<A, E>(effect: Effect.Effect<A, E, CheckpointStorage>): Promise<A> {
+    return this.#runtime.runPromise(effect)
+  }
+
+  override async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
+    // The contract: no thread, no tuple.
+    if (config.configurable?.thread_id === undefined) return undefined
+    return this.#run(
+      CheckpointStorage.use((storage) => storage.getTuple(configurable(config))).pipe(Effect.map(Option.getOrUndefined))
+    )
+  }
+
+  override async *list(config: RunnableConfig, options: CheckpointListOptions = {}): AsyncGenerator<CheckpointTuple> {
+    const configurable = config.configurable ?? {}
+    const stream = Stream.unwrap(CheckpointStorage.use((storage) =>
+      Effect.succeed(storage.list({
+        thread_id: configurable.thread_id,
+        checkpoint_ns: configurable.checkpoint_ns,
+        checkpoint_id: configurable.checkpoint_id,
+        before: options.before?.configurable?.checkpoint_id,
+        limit: options.limit,
+        filter: options.filter
+      }))
+    ))
+    yield* Stream.toAsyncIterableWith(stream, await this.#runtime.context())
+  }
+
+  override async put(
+    config: RunnableConfig,
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+    newVersions: ChannelVersions
+  ): Promise<RunnableConfig> {
+    const stored = await this.#run(
+      CheckpointStorage.use((storage) => storage.put(configurable(config), checkpoint, metadata, newVersions))
+    )
+    return configOf(stored.thread_id, stored.checkpoint_ns ?? "", stored.checkpoint_id)
+  }
+
+  override async putWrites(
+    config: RunnableConfig,
+    writes: Array<PendingWrite>,
+    taskId: string,
+    taskPath?: string
+  ): Promise<void> {
+    await this.#run(CheckpointStorage.use((storage) =>
+      storage.putWrites(
+        configurable(config),
+        writes,
+        taskPath === undefined ? { task_id: taskId } : { task_id: taskId, task_path: taskPath }
+      )
+    ))
+  }
+
+  override async deleteThread(threadId: string): Promise<void> {
+    await this.#run(CheckpointStorage.use((storage) => storage.deleteThread(threadId)))
+  }
+
+  override async getDeltaChannelHistory(options: {
+    config: RunnableConfig
+    channels: Array<string>
+  }): Promise<Record<string, DeltaChannelHistory>> {
+    return this.#run(CheckpointStorage.use((storage) =>
+      storage.getDeltaChannelHistory(configurable(options.config), options.channels)
+    ))
+  }
+}
+
+/**
+ * The `configurable` of a config, passed on unchecked: the service decodes it
+ * and answers bad input with `InvalidConfig`.
+ */
+const configurable = (config: RunnableConfig): CheckpointIdRef => (config.configurable ?? {}) as CheckpointIdRef
+
+/** The storage layer a connection string names. */
+const layerFromConnString = (url: string): Layer.Layer<CheckpointStorage, unknown> | InvalidConfig => {
+  if (url === "memory:" || url === "memory://") return layerMemory
+  return new InvalidConfig({
+    operation: "fromConnString",
+    detail: `unsupported connection string "${url.replace(/\/\/[^@/]*@/, "//***@")}": expected "memory:"`
+  })
+}

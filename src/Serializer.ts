@@ -1,0 +1,69 @@
+/**
+ * The serializer as a service: turns channel values, pending writes and
+ * metadata into typed bytes and back. It defaults to LangGraph's
+ * `JsonPlusSerializer`, so stored values are exactly what LangGraph expects
+ * (LangChain messages, `Uint8Array`, `Set`, `Map`, `DeltaSnapshot`, …).
+ *
+ * @since 0.1.0
+ */
+import { JsonPlusSerializer, type SerializerProtocol } from "@langchain/langgraph-checkpoint"
+import { Context, Effect, Layer } from "effect"
+
+/**
+ * A serialized value: the serializer's type tag (`"json"`, `"bytes"`, …) and
+ * its bytes. The tag is stored with the bytes, so a `Uint8Array` written as
+ * `"bytes"` is read back as bytes, never parsed as JSON.
+ *
+ * @since 0.1.0
+ */
+export interface Serialized {
+  readonly type: string
+  readonly bytes: Uint8Array
+}
+
+/**
+ * @since 0.1.0
+ */
+export interface SerializerService {
+  /** The LangGraph protocol object behind this service (the adapter's `serde`). */
+  readonly protocol: SerializerProtocol
+  readonly dump: (value: unknown) => Effect.Effect<Serialized, unknown>
+  readonly load: (value: Serialized) => Effect.Effect<unknown, unknown>
+}
+
+/**
+ * Wraps any LangGraph `SerializerProtocol` (e.g. an encrypting serializer).
+ *
+ * @since 0.1.0
+ */
+export const fromProtocol = (protocol: SerializerProtocol): SerializerService => ({
+  protocol,
+  dump: (value) =>
+    Effect.tryPromise({
+      try: () => protocol.dumpsTyped(value),
+      catch: (cause) => cause
+    }).pipe(Effect.map(([type, bytes]) => ({ type, bytes }))),
+  load: ({ bytes, type }) =>
+    Effect.tryPromise({
+      try: () => protocol.loadsTyped(type, bytes),
+      catch: (cause) => cause
+    })
+})
+
+/**
+ * The serializer used by storage operations. Without a layer it is LangGraph's
+ * `JsonPlusSerializer`.
+ *
+ * @since 0.1.0
+ */
+export const Serializer = Context.Reference<SerializerService>("langgraph-checkpoint-effect/Serializer", {
+  defaultValue: () => fromProtocol(new JsonPlusSerializer())
+})
+
+/**
+ * Provides a serializer built from a LangGraph `SerializerProtocol`.
+ *
+ * @since 0.1.0
+ */
+export const layer = (protocol: SerializerProtocol): Layer.Layer<never> =>
+  Layer.succeed(Serializer, fromProtocol(protocol))

@@ -1,0 +1,123 @@
+/**
+ * The small interface a storage backend implements: rows and bytes only.
+ *
+ * `CheckpointStorage.make` turns a driver into the service users see, doing
+ * all validation, serialization, decoding and tracing in one place, so every
+ * driver (memory, SQL) gets the same semantics and errors for free. The rows
+ * mirror the three LangGraph tables: checkpoints, per-channel blobs keyed by
+ * (thread, namespace, channel, version) and written once, and pending writes.
+ *
+ * @since 0.1.0
+ */
+import type { Effect, Option, Stream } from "effect"
+import type { CheckpointHeader, Location } from "./Checkpoint.ts"
+import type { StorageFailure } from "./CheckpointError.ts"
+
+/**
+ * One checkpoint without its channel values.
+ *
+ * @since 0.1.0
+ */
+export interface CheckpointRow {
+  readonly thread_id: string
+  readonly checkpoint_ns: string
+  readonly checkpoint_id: string
+  readonly parent_checkpoint_id: string | undefined
+  /** Validated on the way in; decoded again on the way out, since storage may hold anything. */
+  readonly checkpoint: CheckpointHeader
+  /** The serializer's JSON text of the metadata. */
+  readonly metadata: string
+}
+
+/**
+ * One channel's value at one version. `type: "empty"` records that the
+ * channel had no value at that version (no bytes).
+ *
+ * @since 0.1.0
+ */
+export interface BlobRow {
+  readonly channel: string
+  readonly version: string
+  readonly type: string
+  readonly bytes: Uint8Array | undefined
+}
+
+/**
+ * One pending write of a task against a checkpoint. Special channels
+ * (`WRITES_IDX_MAP`) have negative `idx` and replace an earlier write with the
+ * same `(task_id, idx)`; ordinary writes are kept as first written.
+ *
+ * @since 0.1.0
+ */
+export interface WriteRow {
+  readonly task_id: string
+  readonly task_path: string
+  readonly idx: number
+  readonly channel: string
+  readonly type: string
+  readonly bytes: Uint8Array
+}
+
+/**
+ * A checkpoint as stored, with the blobs of its channel versions and its
+ * pending writes (in any order: the service sorts them).
+ *
+ * @since 0.1.0
+ */
+export interface StoredCheckpoint {
+  readonly row: CheckpointRow
+  readonly blobs: ReadonlyArray<BlobRow>
+  readonly writes: ReadonlyArray<WriteRow>
+}
+
+/**
+ * What `list` selects, resolved: `undefined` means "any".
+ *
+ * @since 0.1.0
+ */
+export interface ListSelection {
+  readonly thread_id: string | undefined
+  readonly checkpoint_ns: string | undefined
+  readonly checkpoint_id: string | undefined
+  readonly before: string | undefined
+  readonly limit: number | undefined
+  /** Top-level metadata keys and the JSON values they must equal. */
+  readonly filter: ReadonlyArray<readonly [key: string, json: string]>
+}
+
+/**
+ * @since 0.1.0
+ */
+export interface StorageDriver {
+  /**
+   * Stores a checkpoint and the blobs of the channels it changed, atomically.
+   * Idempotent: the checkpoint row is replaced, blobs already present are kept.
+   */
+  readonly put: (row: CheckpointRow, blobs: ReadonlyArray<BlobRow>) => Effect.Effect<void, StorageFailure>
+  /** Stores a task's writes against a checkpoint, atomically, with the upsert rule of {@link WriteRow}. */
+  readonly putWrites: (
+    checkpoint: Location & { readonly checkpoint_id: string },
+    writes: ReadonlyArray<WriteRow>
+  ) => Effect.Effect<void, StorageFailure>
+  /** The named checkpoint, or the namespace's latest when `checkpoint_id` is undefined. */
+  readonly getTuple: (location: Location) => Effect.Effect<Option.Option<StoredCheckpoint>, StorageFailure>
+  /** Matching checkpoints, newest (greatest id) first. */
+  readonly list: (selection: ListSelection) => Stream.Stream<StoredCheckpoint, StorageFailure>
+  /** The pending writes on one checkpoint's channel (for migrating checkpoints older than format 4). */
+  readonly channelWrites: (
+    checkpoint: Location & { readonly checkpoint_id: string },
+    channel: string
+  ) => Effect.Effect<ReadonlyArray<WriteRow>, StorageFailure>
+  /**
+   * The ancestors of a checkpoint (the namespace's latest when unnamed),
+   * nearest first, following parent ids. Each carries only the blobs and
+   * writes of `channels`. The walk may stop at the first ancestor by which
+   * every channel has met a non-empty blob.
+   */
+  readonly ancestors: (
+    location: Location,
+    channels: ReadonlyArray<string>
+  ) => Effect.Effect<ReadonlyArray<StoredCheckpoint>, StorageFailure>
+  /** Removes every checkpoint, blob and write of a thread, atomically. */
+  readonly deleteThread: (thread_id: string) => Effect.Effect<void, StorageFailure>
+}

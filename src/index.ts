@@ -1,0 +1,12 @@
+/**
+ * langgraph-checkpoint-effect: LangGraph checkpoints as Effect services.
+ *
+ * @since 0.1.0
+ */
+export * as Checkpoint from "./Checkpoint.ts"
+export * as CheckpointError from "./CheckpointError.ts"
+export * as CheckpointStorage from "./CheckpointStorage.ts"
+export * as MemoryDriver from "./memory/MemoryDriver.ts"
+export { EffectCheckpointSaver, type SaverOptions } from "./Saver.ts"
+export * as Serializer from "./Serializer.ts"
+export * as StorageDriver from "./StorageDriver.ts"

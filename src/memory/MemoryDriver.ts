@@ -1,0 +1,181 @@
+/**
+ * The in-memory driver: the reference semantics every SQL driver is tested
+ * against. Each operation runs synchronously inside one `Effect.sync`, so it
+ * is atomic with respect to concurrent fibers and callers.
+ *
+ * @since 0.1.0
+ */
+import { Effect, Option, Stream } from "effect"
+import type { Location } from "../Checkpoint.ts"
+import type {
+  BlobRow,
+  CheckpointRow,
+  ListSelection,
+  StorageDriver,
+  StoredCheckpoint,
+  WriteRow
+} from "../StorageDriver.ts"
+
+type Namespaces = Map<string, Map<string, CheckpointRow>>
+
+const key = (...parts: ReadonlyArray<string | number>): string => JSON.stringify(parts)
+
+/**
+ * Builds a fresh, empty in-memory driver.
+ *
+ * @since 0.1.0
+ */
+export const make = (): StorageDriver => {
+  // thread → namespace → checkpoint id → row
+  const threads = new Map<string, Namespaces>()
+  // [thread, ns, channel, version] → blob
+  const blobs = new Map<string, BlobRow>()
+  // [thread, ns, checkpoint id] → [task id, idx] → write
+  const writes = new Map<string, Map<string, WriteRow>>()
+
+  const namespace = (thread_id: string, checkpoint_ns: string) => threads.get(thread_id)?.get(checkpoint_ns)
+
+  const latest = (checkpoints: Map<string, CheckpointRow>): CheckpointRow | undefined => {
+    let found: CheckpointRow | undefined
+    for (const row of checkpoints.values()) {
+      if (found === undefined || row.checkpoint_id > found.checkpoint_id) found = row
+    }
+    return found
+  }
+
+  const find = (location: Location): CheckpointRow | undefined => {
+    const checkpoints = namespace(location.thread_id, location.checkpoint_ns)
+    if (checkpoints === undefined) return undefined
+    return location.checkpoint_id === undefined ? latest(checkpoints) : checkpoints.get(location.checkpoint_id)
+  }
+
+  const blobOf = (row: CheckpointRow, channel: string): BlobRow | undefined => {
+    const version = row.checkpoint.channel_versions[channel]
+    return version === undefined
+      ? undefined
+      : blobs.get(key(row.thread_id, row.checkpoint_ns, channel, String(version)))
+  }
+
+  const writesOf = (row: CheckpointRow): ReadonlyArray<WriteRow> =>
+    Array.from(writes.get(key(row.thread_id, row.checkpoint_ns, row.checkpoint_id))?.values() ?? [])
+
+  const stored = (row: CheckpointRow): StoredCheckpoint => ({
+    row,
+    blobs: Object.keys(row.checkpoint.channel_versions).flatMap((channel) => blobOf(row, channel) ?? []).map(copy),
+    writes: writesOf(row).map(copy)
+  })
+
+  const matches = (selection: ListSelection) => (row: CheckpointRow): boolean => {
+    if (selection.checkpoint_id !== undefined && row.checkpoint_id !== selection.checkpoint_id) return false
+    if (selection.before !== undefined && row.checkpoint_id >= selection.before) return false
+    if (selection.filter.length === 0) return true
+    const metadata: Record<string, unknown> = JSON.parse(row.metadata)
+    return selection.filter.every(([name, json]) =>
+      Object.hasOwn(metadata, name) && jsonEqual(metadata[name], JSON.parse(json))
+    )
+  }
+
+  const selectRows = (selection: ListSelection): Array<CheckpointRow> => {
+    const rows: Array<CheckpointRow> = []
+    const threadIds = selection.thread_id === undefined ? threads.keys() : [selection.thread_id]
+    for (const thread_id of threadIds) {
+      for (const [checkpoint_ns, checkpoints] of threads.get(thread_id) ?? []) {
+        if (selection.checkpoint_ns !== undefined && checkpoint_ns !== selection.checkpoint_ns) continue
+        for (const row of checkpoints.values()) if (matches(selection)(row)) rows.push(row)
+      }
+    }
+    rows.sort(newestFirst)
+    return selection.limit === undefined ? rows : rows.slice(0, selection.limit)
+  }
+
+  return {
+    put: (row, rowBlobs) =>
+      Effect.sync(() => {
+        let namespaces = threads.get(row.thread_id)
+        if (namespaces === undefined) threads.set(row.thread_id, namespaces = new Map())
+        let checkpoints = namespaces.get(row.checkpoint_ns)
+        if (checkpoints === undefined) namespaces.set(row.checkpoint_ns, checkpoints = new Map())
+        checkpoints.set(row.checkpoint_id, row)
+        for (const blob of rowBlobs) {
+          const blobKey = key(row.thread_id, row.checkpoint_ns, blob.channel, blob.version)
+          if (!blobs.has(blobKey)) blobs.set(blobKey, copy(blob))
+        }
+      }),
+
+    putWrites: (checkpoint, rows) =>
+      Effect.sync(() => {
+        const writesKey = key(checkpoint.thread_id, checkpoint.checkpoint_ns, checkpoint.checkpoint_id)
+        let stored = writes.get(writesKey)
+        if (stored === undefined) writes.set(writesKey, stored = new Map())
+        for (const write of rows) {
+          const writeKey = key(write.task_id, write.idx)
+          if (write.idx >= 0 && stored.has(writeKey)) continue
+          stored.set(writeKey, copy(write))
+        }
+      }),
+
+    getTuple: (location) => Effect.sync(() => Option.map(Option.fromUndefinedOr(find(location)), stored)),
+
+    list: (selection) => Stream.suspend(() => Stream.fromIterable(selectRows(selection).map(stored))),
+
+    channelWrites: (checkpoint, channel) =>
+      Effect.sync(() =>
+        Array.from(writes.get(key(checkpoint.thread_id, checkpoint.checkpoint_ns, checkpoint.checkpoint_id))?.values() ?? [])
+          .filter((write) => write.channel === channel)
+          .map(copy)
+      ),
+
+    ancestors: (location, channels) =>
+      Effect.sync(() => {
+        const wanted = new Set(channels)
+        const remaining = new Set(channels)
+        const chain: Array<StoredCheckpoint> = []
+        const checkpoints = namespace(location.thread_id, location.checkpoint_ns)
+        let parentId = find(location)?.parent_checkpoint_id
+        while (parentId !== undefined && remaining.size > 0) {
+          const row = checkpoints?.get(parentId)
+          if (row === undefined) break
+          const rowBlobs = channels.flatMap((channel) => {
+            const blob = blobOf(row, channel)
+            return blob === undefined || blob.type === "empty" ? [] : [copy(blob)]
+          })
+          chain.push({ row, blobs: rowBlobs, writes: writesOf(row).filter((write) => wanted.has(write.channel)).map(copy) })
+          for (const blob of rowBlobs) remaining.delete(blob.channel)
+          parentId = row.parent_checkpoint_id
+        }
+        return chain
+      }),
+
+    deleteThread: (thread_id) =>
+      Effect.sync(() => {
+        threads.delete(thread_id)
+        const prefix = key(thread_id).slice(0, -1) + ","
+        for (const table of [blobs, writes]) {
+          for (const rowKey of table.keys()) if (rowKey.startsWith(prefix)) table.delete(rowKey)
+        }
+      })
+  }
+}
+
+/**
+ * Stored bytes are never shared with callers: a `Uint8Array` value is the
+ * caller's own object, which it may mutate after `put` or after a read.
+ */
+const copy = <A extends { readonly bytes: Uint8Array | undefined }>(row: A): A =>
+  row.bytes === undefined ? row : { ...row, bytes: row.bytes.slice() }
+
+const newestFirst = (a: CheckpointRow, b: CheckpointRow): number =>
+  a.checkpoint_id < b.checkpoint_id ? 1 : a.checkpoint_id > b.checkpoint_id ? -1 :
+  a.thread_id < b.thread_id ? -1 : a.thread_id > b.thread_id ? 1 :
+  a.checkpoint_ns < b.checkpoint_ns ? -1 : a.checkpoint_ns > b.checkpoint_ns ? 1 : 0
+
+/** Deep equality of JSON values (object key order does not matter), as `jsonb =` compares. */
+const jsonEqual = (a: unknown, b: unknown): boolean => {
+  if (a === b) return true
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false
+  if (Array.isArray(a) !== Array.isArray(b)) return false
+  const aKeys = Object.keys(a)
+  const bKeys = Object.keys(b)
+  return aKeys.length === bKeys.length &&
+    aKeys.every((k) => Object.hasOwn(b, k) && jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]))
+}
