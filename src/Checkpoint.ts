@@ -26,6 +26,23 @@ export const ChannelVersion = Schema.Union([Schema.String, Schema.Finite])
 /** @since 0.1.0 */
 export const ChannelVersions = Schema.Record(Schema.String, ChannelVersion)
 
+/**
+ * The version after `current`: the next integer plus a random fraction.
+ *
+ * Channel values are stored once per (thread, namespace, channel, version),
+ * so two branches of a thread (a fork from an earlier checkpoint) must never
+ * give different values the same version. Plain counters would: both
+ * branches would write version 3. The random fraction keeps versions unique
+ * across branches while staying numbers that grow with every step, as
+ * LangGraph requires.
+ *
+ * @since 0.1.0
+ */
+export const nextVersion = (current: string | number | undefined): number => {
+  const integer = typeof current === "string" ? Number.parseInt(current, 10) : current
+  return Math.floor(Number.isFinite(integer) ? integer! : 0) + 1 + Math.random() / 2
+}
+
 /** @since 0.1.0 */
 export type ChannelVersions = typeof ChannelVersions.Type
 

@@ -41,7 +41,8 @@ import {
   type StorageFailure
 } from "./CheckpointError.ts"
 import * as MemoryDriver from "./memory/MemoryDriver.ts"
-import { Serializer, type Serialized } from "./Serializer.ts"
+import * as Serializer from "./Serializer.ts"
+import type { Serialized } from "./Serializer.ts"
 import type { BlobRow, CheckpointRow, StorageDriver, StoredCheckpoint, WriteRow } from "./StorageDriver.ts"
 
 /** @since 0.1.0 */
@@ -93,8 +94,9 @@ export class CheckpointStorage extends Context.Service<CheckpointStorage, {
  * Metadata is stored as JSON whatever serializer the values use (an
  * encrypting serializer included), so that `list` can filter on it.
  */
-const metadataSerializer = new JsonPlusSerializer()
-const utf8 = { encode: new TextEncoder(), decode: new TextDecoder() }
+const metadataSerializer = Serializer.fromProtocol(new JsonPlusSerializer())
+const utf8 = new TextDecoder()
+const utf8Encoder = new TextEncoder()
 
 const sortWrites = (writes: ReadonlyArray<WriteRow>): Array<WriteRow> =>
   writes
@@ -126,16 +128,16 @@ const decodeThreadId = (operation: string, thread_id: unknown) =>
  * @since 0.1.0
  */
 export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
-  const serializer = yield* Serializer
+  const serializer = yield* Serializer.Serializer
 
   const dump = (operation: string, path: string, value: unknown) =>
     serializer.dump(value).pipe(Effect.mapError((cause) => new SerializationFailed({ operation, path, cause })))
 
   const dumpMetadata = (operation: string, metadata: unknown) =>
-    Effect.tryPromise({
-      try: () => metadataSerializer.dumpsTyped(metadata),
-      catch: (cause) => new SerializationFailed({ operation, path: "metadata", cause })
-    }).pipe(Effect.map(([, bytes]) => utf8.decode.decode(bytes)))
+    metadataSerializer.dump(metadata).pipe(
+      Effect.mapError((cause) => new SerializationFailed({ operation, path: "metadata", cause })),
+      Effect.map(({ bytes }) => utf8.decode(bytes))
+    )
 
   const dumpBlob = Effect.fnUntraced(function*(
     checkpoint: typeof Checkpoint.Type,
@@ -233,10 +235,8 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
     )
 
   const decodeMetadata = (row: CheckpointRow) =>
-    Effect.tryPromise({
-      try: () => metadataSerializer.loadsTyped("json", row.metadata),
-      catch: (cause) => corrupted(row, `metadata does not deserialize: ${String(cause)}`)
-    }).pipe(
+    metadataSerializer.load({ type: "json", bytes: utf8Encoder.encode(row.metadata) }).pipe(
+      Effect.mapError((cause) => corrupted(row, `metadata does not deserialize: ${String(cause)}`)),
       Effect.flatMap(Schema.decodeUnknownEffect(CheckpointMetadata)),
       Effect.mapError((error) =>
         Schema.isSchemaError(error) ? corrupted(row, `metadata: ${formatIssue(error.issue)}`) : error

@@ -18,7 +18,7 @@ import {
   type SerializerProtocol
 } from "@langchain/langgraph-checkpoint"
 import { Effect, Layer, ManagedRuntime, Option, Stream } from "effect"
-import { type CheckpointIdRef, configOf } from "./Checkpoint.ts"
+import { type CheckpointIdRef, configOf, nextVersion } from "./Checkpoint.ts"
 import { InvalidConfig } from "./CheckpointError.ts"
 import { CheckpointStorage, layerMemory } from "./CheckpointStorage.ts"
 import * as Serializer from "./Serializer.ts"
@@ -80,6 +80,11 @@ export class EffectCheckpointSaver extends BaseCheckpointSaver {
 
   #run<A, E>(effect: Effect.Effect<A, E, CheckpointStorage>): Promise<A> {
     return this.#runtime.runPromise(effect)
+  }
+
+  /** Versions unique across forks of a thread (see `Checkpoint.nextVersion`). */
+  override getNextVersion(current: number | undefined): number {
+    return nextVersion(current)
   }
 
   override async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {

@@ -32,7 +32,21 @@ export interface SerializerService {
 }
 
 /**
+ * What `JsonPlusSerializer` (through fast-safe-stringify) writes instead of a
+ * value `JSON.stringify` throws on, such as a `BigInt`: the whole value would
+ * silently become this string.
+ */
+const unserializable = new TextEncoder().encode(
+  JSON.stringify("[unable to serialize, circular reference is too complex to analyze]")
+)
+
+const isUnserializable = ({ bytes, type }: Serialized): boolean =>
+  type === "json" && bytes.length === unserializable.length && bytes.every((byte, i) => byte === unserializable[i])
+
+/**
  * Wraps any LangGraph `SerializerProtocol` (e.g. an encrypting serializer).
+ * A value the protocol can only replace by a placeholder string fails instead
+ * of being stored as that string.
  *
  * @since 0.1.0
  */
@@ -42,7 +56,13 @@ export const fromProtocol = (protocol: SerializerProtocol): SerializerService =>
     Effect.tryPromise({
       try: () => protocol.dumpsTyped(value),
       catch: (cause) => cause
-    }).pipe(Effect.map(([type, bytes]) => ({ type, bytes }))),
+    }).pipe(
+      Effect.map(([type, bytes]) => ({ type, bytes })),
+      Effect.filterOrFail(
+        (serialized) => !isUnserializable(serialized),
+        () => new TypeError("the value holds something JSON cannot represent (such as a BigInt)")
+      )
+    ),
   load: ({ bytes, type }) =>
     Effect.tryPromise({
       try: () => protocol.loadsTyped(type, bytes),
