@@ -108,7 +108,7 @@ export interface Location {
  *
  * @since 0.1.0
  */
-export const locate = (ref: typeof CheckpointRef.Type): Location => ({
+export const locate = (ref: CheckpointRef): Location => ({
   thread_id: ref.thread_id,
   checkpoint_ns: ref.checkpoint_ns ?? "",
   checkpoint_id: ref.checkpoint_id || ref.thread_ts || undefined

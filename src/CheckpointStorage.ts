@@ -110,17 +110,17 @@ const invalidConfig = (operation: string) => (error: Schema.SchemaError) =>
 const invalidInput = (operation: string, argument: string) => (error: Schema.SchemaError) =>
   new InvalidInput({ operation, argument, detail: formatIssue(error.issue) })
 
-const decodeRef = (operation: string, ref: unknown) =>
-  Schema.decodeUnknownEffect(CheckpointRef)(ref).pipe(Effect.mapError(invalidConfig(operation)), Effect.map(locate))
+const decodeRef = (operation: string, ref: CheckpointRef) =>
+  Schema.decodeEffect(CheckpointRef)(ref).pipe(Effect.mapError(invalidConfig(operation)), Effect.map(locate))
 
-const decodeIdRef = (operation: string, ref: unknown) =>
-  Schema.decodeUnknownEffect(CheckpointIdRef)(ref).pipe(
+const decodeIdRef = (operation: string, ref: CheckpointIdRef) =>
+  Schema.decodeEffect(CheckpointIdRef)(ref).pipe(
     Effect.mapError(invalidConfig(operation)),
     Effect.map((ref) => ({ ...ref, checkpoint_ns: ref.checkpoint_ns ?? "" }))
   )
 
-const decodeThreadId = (operation: string, thread_id: unknown) =>
-  Schema.decodeUnknownEffect(CheckpointRef.fields.thread_id)(thread_id).pipe(Effect.mapError(invalidConfig(operation)))
+const decodeThreadId = (operation: string, thread_id: string) =>
+  Schema.decodeEffect(CheckpointRef.fields.thread_id)(thread_id).pipe(Effect.mapError(invalidConfig(operation)))
 
 /**
  * Builds the service over a driver.
@@ -131,16 +131,16 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
   const serializer = yield* Serializer.Serializer
 
   const dump = (operation: string, path: string, value: unknown) =>
-    serializer.dump(value).pipe(Effect.mapError((cause) => new SerializationFailed({ operation, path, cause })))
+    serializer.dump(value).pipe(Effect.mapError(({ cause }) => new SerializationFailed({ operation, path, cause })))
 
   const dumpMetadata = (operation: string, metadata: unknown) =>
     metadataSerializer.dump(metadata).pipe(
-      Effect.mapError((cause) => new SerializationFailed({ operation, path: "metadata", cause })),
+      Effect.mapError(({ cause }) => new SerializationFailed({ operation, path: "metadata", cause })),
       Effect.map(({ bytes }) => utf8.decode(bytes))
     )
 
   const dumpBlob = Effect.fnUntraced(function*(
-    checkpoint: typeof Checkpoint.Type,
+    checkpoint: Checkpoint,
     channel: string,
     version: string | number
   ): Effect.fn.Return<BlobRow, SerializationFailed> {
@@ -157,13 +157,13 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
     newVersions: ChannelVersions
   ) {
     const location = yield* decodeRef("put", ref)
-    const decoded = yield* Schema.decodeUnknownEffect(Checkpoint)(checkpoint).pipe(
+    const decoded = yield* Schema.decodeEffect(Checkpoint)(checkpoint).pipe(
       Effect.mapError(invalidInput("put", "checkpoint"))
     )
-    yield* Schema.decodeUnknownEffect(CheckpointMetadata)(metadata).pipe(
+    yield* Schema.decodeEffect(CheckpointMetadata)(metadata).pipe(
       Effect.mapError(invalidInput("put", "metadata"))
     )
-    const versions = yield* Schema.decodeUnknownEffect(ChannelVersions)(newVersions).pipe(
+    const versions = yield* Schema.decodeEffect(ChannelVersions)(newVersions).pipe(
       Effect.mapError(invalidInput("put", "newVersions"))
     )
     yield* Effect.annotateCurrentSpan({ thread_id: location.thread_id, checkpoint_id: decoded.id })
@@ -195,10 +195,10 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
     task: TaskRef
   ) {
     const checkpoint = yield* decodeIdRef("putWrites", ref)
-    const decodedWrites = yield* Schema.decodeUnknownEffect(PendingWrites)(writes).pipe(
+    const decodedWrites = yield* Schema.decodeEffect(PendingWrites)(writes).pipe(
       Effect.mapError(invalidInput("putWrites", "writes"))
     )
-    const { task_id, task_path } = yield* Schema.decodeUnknownEffect(TaskRef)(task).pipe(
+    const { task_id, task_path } = yield* Schema.decodeEffect(TaskRef)(task).pipe(
       Effect.mapError(invalidInput("putWrites", "task"))
     )
     yield* Effect.annotateCurrentSpan({ thread_id: checkpoint.thread_id, checkpoint_id: checkpoint.checkpoint_id })
@@ -226,7 +226,7 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
 
   const load = (row: CheckpointRow, what: string, value: Serialized) =>
     serializer.load(value).pipe(
-      Effect.mapError((cause) => corrupted(row, `${what} does not deserialize: ${String(cause)}`))
+      Effect.mapError((error) => corrupted(row, `${what} does not deserialize: ${error.message}`))
     )
 
   const decodeHeader = (row: CheckpointRow) =>
@@ -236,7 +236,7 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
 
   const decodeMetadata = (row: CheckpointRow) =>
     metadataSerializer.load({ type: "json", bytes: utf8Encoder.encode(row.metadata) }).pipe(
-      Effect.mapError((cause) => corrupted(row, `metadata does not deserialize: ${String(cause)}`)),
+      Effect.mapError((error) => corrupted(row, `metadata does not deserialize: ${error.message}`)),
       Effect.flatMap(Schema.decodeUnknownEffect(CheckpointMetadata)),
       Effect.mapError((error) =>
         Schema.isSchemaError(error) ? corrupted(row, `metadata: ${formatIssue(error.issue)}`) : error
@@ -305,7 +305,7 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
 
   const list = (query: ListQuery): Stream.Stream<CheckpointTuple, ReadError> =>
     Stream.unwrap(Effect.gen(function*() {
-      const decoded = yield* Schema.decodeUnknownEffect(ListQuery)(query).pipe(
+      const decoded = yield* Schema.decodeEffect(ListQuery)(query).pipe(
         Effect.mapError(invalidInput("list", "query"))
       )
       const filter = yield* Effect.forEach(
@@ -337,7 +337,7 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
     channels: ReadonlyArray<string>
   ) {
     const location = yield* decodeRef("getDeltaChannelHistory", ref)
-    const wanted = yield* Schema.decodeUnknownEffect(Schema.Array(Schema.String))(channels).pipe(
+    const wanted = yield* Schema.decodeEffect(Schema.Array(Schema.String))(channels).pipe(
       Effect.mapError(invalidInput("getDeltaChannelHistory", "channels"))
     )
     yield* annotate(location)

@@ -7,7 +7,7 @@
  * @since 0.1.0
  */
 import { JsonPlusSerializer, type SerializerProtocol } from "@langchain/langgraph-checkpoint"
-import { Context, Effect, Layer } from "effect"
+import { Context, Data, Effect, Layer } from "effect"
 
 /**
  * A serialized value: the serializer's type tag (`"json"`, `"bytes"`, …) and
@@ -27,8 +27,8 @@ export interface Serialized {
 export interface SerializerService {
   /** The LangGraph protocol object behind this service (the adapter's `serde`). */
   readonly protocol: SerializerProtocol
-  readonly dump: (value: unknown) => Effect.Effect<Serialized, unknown>
-  readonly load: (value: Serialized) => Effect.Effect<unknown, unknown>
+  readonly dump: (value: unknown) => Effect.Effect<Serialized, SerializerError>
+  readonly load: (value: Serialized) => Effect.Effect<unknown, SerializerError>
 }
 
 /**
@@ -44,6 +44,20 @@ const isUnserializable = ({ bytes, type }: Serialized): boolean =>
   type === "json" && bytes.length === unserializable.length && bytes.every((byte, i) => byte === unserializable[i])
 
 /**
+ * The serializer threw. Storage operations report it as `SerializationFailed`
+ * (writing) or `CorruptedCheckpoint` (reading).
+ *
+ * @since 0.1.0
+ */
+export class SerializerError extends Data.TaggedError("SerializerError")<{ readonly cause: unknown }> {
+  override get message(): string {
+    return this.cause instanceof Error ? this.cause.message : String(this.cause)
+  }
+}
+
+const asError = (cause: unknown) => new SerializerError({ cause })
+
+/**
  * Wraps any LangGraph `SerializerProtocol` (e.g. an encrypting serializer).
  * A value the protocol can only replace by a placeholder string fails instead
  * of being stored as that string.
@@ -55,18 +69,18 @@ export const fromProtocol = (protocol: SerializerProtocol): SerializerService =>
   dump: (value) =>
     Effect.tryPromise({
       try: () => protocol.dumpsTyped(value),
-      catch: (cause) => cause
+      catch: asError
     }).pipe(
       Effect.map(([type, bytes]) => ({ type, bytes })),
       Effect.filterOrFail(
         (serialized) => !isUnserializable(serialized),
-        () => new TypeError("the value holds something JSON cannot represent (such as a BigInt)")
+        () => new SerializerError({ cause: "the value holds something JSON cannot represent (such as a BigInt)" })
       )
     ),
   load: ({ bytes, type }) =>
     Effect.tryPromise({
       try: () => protocol.loadsTyped(type, bytes),
-      catch: (cause) => cause
+      catch: asError
     })
 })
 

@@ -5,7 +5,7 @@
 import { describe, expect, it, layer } from "@effect/vitest"
 import { ERROR, INTERRUPT, TASKS, uuid6 } from "@langchain/langgraph-checkpoint"
 import { Effect, Exit, Option, Stream } from "effect"
-import { Checkpoint, CheckpointStorage } from "../src/index.ts"
+import { Checkpoint, CheckpointStorage, MemoryDriver } from "../src/index.ts"
 
 const { CheckpointStorage: Storage } = CheckpointStorage
 
@@ -321,6 +321,39 @@ layer(CheckpointStorage.layerMemory)("CheckpointStorage (memory)", (it) => {
       const tuple = yield* latest(thread_id)
       expect(tuple.checkpoint.channel_values[TASKS]).toEqual(["send-1"])
       expect(tuple.checkpoint.channel_versions[TASKS]).toBe(1)
+    }))
+})
+
+describe("stored data that no longer decodes", () => {
+  it.effect("is a CorruptedCheckpoint naming the thread, namespace and checkpoint", () =>
+    Effect.gen(function*() {
+      const driver = MemoryDriver.make()
+      const storage = yield* CheckpointStorage.make(driver)
+      const id = uuid6(-1)
+      const row = {
+        thread_id: "t",
+        checkpoint_ns: "ns",
+        checkpoint_id: id,
+        parent_checkpoint_id: undefined,
+        checkpoint: { v: 4, id, ts: "now", channel_versions: { a: 1 }, versions_seen: {} },
+        metadata: "{}"
+      }
+      yield* driver.put(row, [{ channel: "a", version: "1", type: "json", bytes: new TextEncoder().encode("{not json") }])
+      const blobError = yield* Effect.flip(storage.getTuple({ thread_id: "t", checkpoint_ns: "ns" }))
+      expect(blobError._tag).toBe("CorruptedCheckpoint")
+      expect(blobError.message).toMatch(new RegExp(`^checkpoint ${id} of thread "t" \\(namespace "ns"\\) cannot be read: channel "a"`))
+
+      yield* driver.put({ ...row, checkpoint: { ...row.checkpoint, channel_versions: "oops" } as never }, [])
+      const headerError = yield* Effect.flip(storage.getTuple({ thread_id: "t", checkpoint_ns: "ns" }))
+      expect(headerError._tag).toBe("CorruptedCheckpoint")
+      expect(headerError.message).toContain("channel_versions")
+
+      yield* driver.put({ ...row, checkpoint: { ...row.checkpoint, channel_versions: {} }, metadata: "[1]" }, [])
+      const metadataError = yield* Effect.flip(
+        Stream.runCollect(storage.list({ thread_id: "t" }))
+      )
+      expect(metadataError._tag).toBe("CorruptedCheckpoint")
+      expect(metadataError.message).toContain("metadata")
     }))
 })
 
