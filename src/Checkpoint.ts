@@ -14,7 +14,7 @@ import type {
   DeltaChannelHistory as LangGraphDeltaHistory,
   PendingWrite as LangGraphPendingWrite
 } from "@langchain/langgraph-checkpoint"
-import { Schema } from "effect"
+import { Effect, Schema } from "effect"
 
 /**
  * A channel version: LangGraph uses integers by default, savers may use strings.
@@ -49,6 +49,9 @@ export type ChannelVersions = typeof ChannelVersions.Type
 /** An identifier LangGraph writes as a key: a thread, a checkpoint or a task. */
 const Id = Schema.NonEmptyString
 
+/** `checkpoint_ns`: absent means the root namespace `""`. */
+const Namespace = Schema.String.pipe(Schema.withDecodingDefault(Effect.succeed("")))
+
 /**
  * `checkpoint_id` as LangGraph passes it: an empty string or `undefined` both
  * mean "none" (see `getCheckpointId` in `@langchain/langgraph-checkpoint`).
@@ -68,7 +71,7 @@ const OptionalCheckpointId = Schema.optional(Schema.String)
  */
 export const CheckpointRef = Schema.Struct({
   thread_id: Id,
-  checkpoint_ns: Schema.optional(Schema.String),
+  checkpoint_ns: Namespace,
   checkpoint_id: OptionalCheckpointId,
   thread_ts: OptionalCheckpointId
 })
@@ -83,7 +86,7 @@ export type CheckpointRef = typeof CheckpointRef.Encoded
  */
 export const CheckpointIdRef = Schema.Struct({
   thread_id: Id,
-  checkpoint_ns: Schema.optional(Schema.String),
+  checkpoint_ns: Namespace,
   checkpoint_id: Id
 })
 
@@ -103,14 +106,13 @@ export interface Location {
 }
 
 /**
- * Resolves a decoded reference: applies the namespace default and the legacy
- * `thread_ts` alias.
+ * Resolves a decoded reference, applying the legacy `thread_ts` alias.
  *
  * @since 0.1.0
  */
-export const locate = (ref: CheckpointRef): Location => ({
+export const locate = (ref: typeof CheckpointRef.Type): Location => ({
   thread_id: ref.thread_id,
-  checkpoint_ns: ref.checkpoint_ns ?? "",
+  checkpoint_ns: ref.checkpoint_ns,
   checkpoint_id: ref.checkpoint_id || ref.thread_ts || undefined
 })
 
@@ -184,10 +186,29 @@ export const PendingWrites = Schema.Array(PendingWrite)
 export type StoredWrite = CheckpointPendingWrite
 
 /**
- * A checkpoint with its metadata, parent and pending writes.
+ * A `RunnableConfig` as tuples carry it: the location in `configurable`.
  *
  * @since 0.1.0
  */
+export const TupleConfig = Schema.Struct({
+  configurable: Schema.Struct({ thread_id: Id, checkpoint_ns: Schema.String, checkpoint_id: Id })
+})
+
+/**
+ * A checkpoint with its metadata, parent and pending writes, as `getTuple`
+ * and `list` return it (e.g. to validate another saver's output).
+ *
+ * @since 0.1.0
+ */
+export const CheckpointTuple = Schema.Struct({
+  config: TupleConfig,
+  checkpoint: Checkpoint,
+  metadata: Schema.optional(CheckpointMetadata),
+  parentConfig: Schema.optional(TupleConfig),
+  pendingWrites: Schema.optional(Schema.Array(Schema.Tuple([Schema.String, Schema.String, Schema.Unknown])))
+})
+
+/** @since 0.1.0 */
 export type CheckpointTuple = LangGraphTuple
 
 /**
@@ -206,6 +227,7 @@ export type DeltaChannelHistory = LangGraphDeltaHistory
  */
 export const ListQuery = Schema.Struct({
   thread_id: Schema.optional(Id),
+  /** Without it, every namespace. */
   checkpoint_ns: Schema.optional(Schema.String),
   checkpoint_id: OptionalCheckpointId,
   /** Only checkpoints older than this checkpoint id. */

@@ -115,8 +115,7 @@ const decodeRef = (operation: string, ref: CheckpointRef) =>
 
 const decodeIdRef = (operation: string, ref: CheckpointIdRef) =>
   Schema.decodeEffect(CheckpointIdRef)(ref).pipe(
-    Effect.mapError(invalidConfig(operation)),
-    Effect.map((ref) => ({ ...ref, checkpoint_ns: ref.checkpoint_ns ?? "" }))
+    Effect.mapError(invalidConfig(operation))
   )
 
 const decodeThreadId = (operation: string, thread_id: string) =>

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it, layer } from "@effect/vitest"
 import { ERROR, INTERRUPT, TASKS, uuid6 } from "@langchain/langgraph-checkpoint"
-import { Effect, Exit, Option, Stream } from "effect"
+import { Effect, Exit, Option, Schema, Stream } from "effect"
 import { Checkpoint, CheckpointStorage, MemoryDriver } from "../src/index.ts"
 
 const { CheckpointStorage: Storage } = CheckpointStorage
@@ -128,6 +128,8 @@ layer(CheckpointStorage.layerMemory)("CheckpointStorage (memory)", (it) => {
         const ref = yield* storage.put({ thread_id, checkpoint_ns: awkward }, cp, meta, cp.channel_versions)
         yield* storage.putWrites(ref, [[awkward, awkward]], { task_id: awkward, task_path: awkward })
         const tuple = yield* latest(thread_id, awkward)
+        // What the service returns is a well-formed tuple by the published schema.
+        expect(Schema.decodeUnknownSync(Checkpoint.CheckpointTuple)(tuple)).toEqual(tuple)
         expect(tuple.checkpoint).toEqual(cp)
         expect(tuple.metadata).toEqual(meta)
         expect(tuple.pendingWrites).toEqual([[awkward, awkward, awkward]])
