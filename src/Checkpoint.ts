@@ -16,6 +16,28 @@ import type {
 } from "@langchain/langgraph-checkpoint"
 import { Effect, Schema } from "effect"
 
+const nulIssue = "must not contain the NUL character (U+0000)"
+
+/**
+ * A name stored as a key (a namespace, channel, node or task path). Keys are
+ * SQL `text`, which cannot hold U+0000; values and metadata can.
+ *
+ * @since 0.1.0
+ */
+export const Name = Schema.String.check(Schema.isPattern(/^[^\u0000]*$/, { message: nulIssue }))
+
+/** An identifier LangGraph writes as a key: a thread, a checkpoint or a task. */
+const Id = Name.check(Schema.isNonEmpty())
+
+/**
+ * A record keyed by names. (A record whose key schema fails drops the entry;
+ * here a NUL in a key is an error instead.)
+ */
+const NameRecord = <Value extends Schema.Constraint>(value: Value) =>
+  Schema.Record(Schema.String, value).check(Schema.makeFilter((record: object) =>
+    Object.keys(record).filter((key) => key.includes("\u0000")).map((key) => ({ path: [key], issue: nulIssue }))
+  ))
+
 /**
  * A channel version: LangGraph uses integers by default, savers may use strings.
  *
@@ -24,7 +46,7 @@ import { Effect, Schema } from "effect"
 export const ChannelVersion = Schema.Union([Schema.String, Schema.Finite])
 
 /** @since 0.1.0 */
-export const ChannelVersions = Schema.Record(Schema.String, ChannelVersion)
+export const ChannelVersions = NameRecord(ChannelVersion)
 
 /**
  * The version after `current`: the next integer plus a random fraction.
@@ -46,11 +68,8 @@ export const nextVersion = (current: string | number | undefined): number => {
 /** @since 0.1.0 */
 export type ChannelVersions = typeof ChannelVersions.Type
 
-/** An identifier LangGraph writes as a key: a thread, a checkpoint or a task. */
-const Id = Schema.NonEmptyString
-
 /** `checkpoint_ns`: absent means the root namespace `""`. */
-const Namespace = Schema.String.pipe(Schema.withDecodingDefault(Effect.succeed("")))
+const Namespace = Name.pipe(Schema.withDecodingDefault(Effect.succeed("")))
 
 /**
  * `checkpoint_id` as LangGraph passes it: an empty string or `undefined` both
@@ -127,7 +146,7 @@ export const CheckpointHeader = Schema.Struct({
   id: Id,
   ts: Schema.String,
   channel_versions: ChannelVersions,
-  versions_seen: Schema.Record(Schema.String, ChannelVersions)
+  versions_seen: NameRecord(ChannelVersions)
 })
 
 /** @since 0.1.0 */
@@ -170,7 +189,7 @@ export type CheckpointMetadata = LangGraphMetadata
  *
  * @since 0.1.0
  */
-export const PendingWrite = Schema.Tuple([Schema.String, Schema.Unknown])
+export const PendingWrite = Schema.Tuple([Name, Schema.Unknown])
 
 /** @since 0.1.0 */
 export type PendingWrite = LangGraphPendingWrite
@@ -228,7 +247,7 @@ export type DeltaChannelHistory = LangGraphDeltaHistory
 export const ListQuery = Schema.Struct({
   thread_id: Schema.optional(Id),
   /** Without it, every namespace. */
-  checkpoint_ns: Schema.optional(Schema.String),
+  checkpoint_ns: Schema.optional(Name),
   checkpoint_id: OptionalCheckpointId,
   /** Only checkpoints older than this checkpoint id. */
   before: OptionalCheckpointId,
@@ -248,7 +267,7 @@ export type ListQuery = typeof ListQuery.Encoded
  */
 export const TaskRef = Schema.Struct({
   task_id: Id,
-  task_path: Schema.optional(Schema.String)
+  task_path: Schema.optional(Name)
 })
 
 /** @since 0.1.0 */

@@ -119,20 +119,40 @@ layer(CheckpointStorage.layerMemory)("CheckpointStorage (memory)", (it) => {
   describe("exact round trips", () => {
     const awkward = "NUL:\u0000 astral:\u{1F600}\u{10FFFF} cjk:漢字 rtl:שלום quote:\"' backslash:\\ newline:\n"
 
-    it.effect("NUL and astral characters in values, metadata, ids and namespaces", () =>
+    it.effect("NUL and astral characters in values and metadata (keys too)", () =>
       Effect.gen(function*() {
         const storage = yield* Storage
-        const thread_id = `${newThread()}-${awkward}`
+        const printable = awkward.replace("\u0000", "")
+        const thread_id = `${newThread()}-${printable}`
         const cp = checkpoint({ text: awkward, nested: { [awkward]: [awkward, { deep: awkward }] } })
-        const meta = metadata({ note: awkward, [awkward]: awkward })
-        const ref = yield* storage.put({ thread_id, checkpoint_ns: awkward }, cp, meta, cp.channel_versions)
-        yield* storage.putWrites(ref, [[awkward, awkward]], { task_id: awkward, task_path: awkward })
-        const tuple = yield* latest(thread_id, awkward)
+        const meta = metadata({ note: awkward, [awkward]: awkward, private: "\uE000\uE0000" })
+        const ref = yield* storage.put({ thread_id, checkpoint_ns: printable }, cp, meta, cp.channel_versions)
+        yield* storage.putWrites(ref, [[printable, awkward]], { task_id: printable, task_path: printable })
+        const tuple = yield* latest(thread_id, printable)
         // What the service returns is a well-formed tuple by the published schema.
         expect(Schema.decodeUnknownSync(Checkpoint.CheckpointTuple)(tuple)).toEqual(tuple)
         expect(tuple.checkpoint).toEqual(cp)
         expect(tuple.metadata).toEqual(meta)
-        expect(tuple.pendingWrites).toEqual([[awkward, awkward, awkward]])
+        expect(tuple.pendingWrites).toEqual([[printable, printable, awkward]])
+        const filtered = yield* Stream.runCollect(storage.list({ thread_id, filter: { note: awkward } }))
+        expect(Array.from(filtered)).toHaveLength(1)
+      }))
+
+    it.effect("NUL in a key (thread, namespace, channel, task) is a typed error", () =>
+      Effect.gen(function*() {
+        const storage = yield* Storage
+        const nul = "a\u0000b"
+        const thread = yield* Effect.flip(storage.put({ thread_id: nul }, checkpoint(), metadata(), {}))
+        expect(thread._tag).toBe("InvalidConfig")
+        expect(thread.message).toContain("NUL")
+        const ns = yield* Effect.flip(storage.getTuple({ thread_id: "t", checkpoint_ns: nul }))
+        expect(ns._tag).toBe("InvalidConfig")
+        const channel = yield* Effect.flip(storage.put({ thread_id: "t" }, checkpoint({ [nul]: 1 }), metadata(), { [nul]: 1 }))
+        expect(channel._tag).toBe("InvalidInput")
+        const ref = yield* putValues(newThread(), {})
+        const task = yield* Effect.flip(storage.putWrites(ref, [["a", 1]], { task_id: nul }))
+        expect(task._tag).toBe("InvalidInput")
+        expect((yield* latest(ref.thread_id)).pendingWrites).toEqual([])
       }))
 
     it.effect("unknown metadata keys are kept exactly", () =>
