@@ -92,7 +92,27 @@ export class StorageFailure extends Schema.TaggedError<StorageFailure>()("Storag
 }
 
 /**
- * Every error a checkpoint operation can fail with.
+ * The database's schema is not the one this library version works with:
+ * newer than it knows (written by a later version; upgrade the library), or
+ * older (run the migrations first).
+ *
+ * @since 0.1.0
+ */
+export class IncompatibleSchema extends Schema.TaggedError<IncompatibleSchema>()("IncompatibleSchema", {
+  found: Schema.Number,
+  supported: Schema.Number
+}) {
+  override get message(): string {
+    if (this.found > this.supported) {
+      return `the database schema is at migration ${this.found}, newer than this library knows (up to ${this.supported}): upgrade langgraph-checkpoint-effect`
+    }
+    const state = this.found < 0 ? "has no checkpoint tables" : `is at migration ${this.found}`
+    return `the database schema ${state}, this library needs migration ${this.supported}: run the migrations first`
+  }
+}
+
+/**
+ * Every error a checkpoint operation or a storage layer can fail with.
  *
  * @since 0.1.0
  */
@@ -102,6 +122,7 @@ export type CheckpointError =
   | SerializationFailed
   | CorruptedCheckpoint
   | StorageFailure
+  | IncompatibleSchema
 
 /**
  * The schema of the union, for matching and for crossing process boundaries.
@@ -113,7 +134,8 @@ export const CheckpointError = Schema.Union([
   InvalidInput,
   SerializationFailed,
   CorruptedCheckpoint,
-  StorageFailure
+  StorageFailure,
+  IncompatibleSchema
 ])
 
 /**

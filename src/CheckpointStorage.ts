@@ -104,6 +104,18 @@ const sortWrites = (writes: ReadonlyArray<WriteRow>): Array<WriteRow> =>
     .sort((a, b) => compareWritesSortKeys(a.key, b.key))
     .map(({ write }) => write)
 
+/**
+ * The writes of one batch with their positions, keeping only the last write
+ * to each special channel: those share one storage key per task, and the
+ * last one is the one that counts.
+ */
+const lastSpecialWrites = (writes: ReadonlyArray<readonly [string, unknown]>) =>
+  writes.flatMap(([channel, value], index) =>
+    Object.hasOwn(WRITES_IDX_MAP, channel) && writes.findLastIndex(([other]) => other === channel) !== index
+      ? []
+      : [[channel, value, index] as const]
+  )
+
 const invalidConfig = (operation: string) => (error: Schema.SchemaError) =>
   new InvalidConfig({ operation, detail: formatIssue(error.issue) })
 
@@ -201,7 +213,7 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
       Effect.mapError(invalidInput("putWrites", "task"))
     )
     yield* Effect.annotateCurrentSpan({ thread_id: checkpoint.thread_id, checkpoint_id: checkpoint.checkpoint_id })
-    const rows = yield* Effect.forEach(decodedWrites, ([channel, value], index) =>
+    const rows = yield* Effect.forEach(lastSpecialWrites(decodedWrites), ([channel, value, index]) =>
       dump("putWrites", `writes[${index}] (channel "${channel}")`, value).pipe(
         Effect.map(({ bytes, type }): WriteRow => ({
           task_id,

@@ -57,11 +57,12 @@ export class EffectCheckpointSaver extends BaseCheckpointSaver {
 
   /**
    * A ready saver from a connection string: `"memory:"` keeps checkpoints in
-   * this process. Rejects with `InvalidConfig` for a scheme no driver serves,
-   * and with the driver's error when it cannot start.
+   * this process; `"postgres://…"` (or `"postgresql://…"`) uses PostgreSQL,
+   * migrating its tables on start. Rejects with `InvalidConfig` for a scheme
+   * no driver serves, and with the driver's error when it cannot start.
    */
   static async fromConnString(url: string, options: SaverOptions = {}): Promise<EffectCheckpointSaver> {
-    const layer = layerFromConnString(url)
+    const layer = await layerFromConnString(url)
     if (layer instanceof InvalidConfig) throw layer
     const saver = EffectCheckpointSaver.fromLayer(layer, options)
     await saver.ready()
@@ -157,11 +158,24 @@ export class EffectCheckpointSaver extends BaseCheckpointSaver {
  */
 const configurable = (config: RunnableConfig): CheckpointIdRef => (config.configurable ?? {}) as CheckpointIdRef
 
-/** The storage layer a connection string names. */
-const layerFromConnString = (url: string): Layer.Layer<CheckpointStorage, unknown> | InvalidConfig => {
-  if (url === "memory:" || url === "memory://") return layerMemory
+/**
+ * The storage layer a connection string names. Drivers load on demand, so
+ * a memory saver never loads a database client.
+ */
+const layerFromConnString = async (url: string): Promise<Layer.Layer<CheckpointStorage, unknown> | InvalidConfig> => {
+  const scheme = url.slice(0, url.indexOf(":") + 1).toLowerCase()
+  switch (scheme) {
+    case "memory:":
+      return layerMemory
+    case "postgres:":
+    case "postgresql:": {
+      const Postgres = await import("./postgres.ts")
+      return Postgres.layer({ url })
+    }
+  }
   return new InvalidConfig({
     operation: "fromConnString",
-    detail: `unsupported connection string "${url.replace(/\/\/[^@/]*@/, "//***@")}": expected "memory:"`
+    detail: `unsupported connection string "${url.replace(/\/\/[^@/]*@/, "//***@")}": ` +
+      `expected "memory:" or "postgres://…"`
   })
 }

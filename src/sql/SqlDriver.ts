@@ -1,0 +1,327 @@
+/**
+ * The one SQL driver: a {@link StorageDriver} over `effect/sql`'s `SqlClient`,
+ * serving PostgreSQL, PGlite and CockroachDB. Every operation is a single
+ * statement, so each is atomic on its own and costs one round trip:
+ *
+ * - `put`: a data-modifying CTE inserts the changed channels' blobs (from
+ *   `unnest` over parallel arrays) and upserts the checkpoint row.
+ * - `putWrites`: one upsert whose `WHERE` applies LangGraph's rule: special
+ *   channels replace, ordinary writes keep the first.
+ * - `getTuple` and each `list` page: one query; blobs and writes come back as
+ *   parallel one-dimensional arrays (`bytea[]` in the binary protocol).
+ * - `ancestors`: one recursive query that stops once every channel is seeded.
+ * - `deleteThread`: one statement deleting from the three tables.
+ *
+ * @since 0.1.0
+ */
+import { Effect, Option, Stream } from "effect"
+import { SqlClient, type SqlError } from "effect/sql"
+import type { Location } from "../Checkpoint.ts"
+import { StorageFailure } from "../CheckpointError.ts"
+import type {
+  BlobRow,
+  CheckpointRow,
+  ListSelection,
+  StorageDriver,
+  StoredCheckpoint,
+  WriteRow
+} from "../StorageDriver.ts"
+import * as Jsonb from "./Jsonb.ts"
+import type { Tables } from "./Tables.ts"
+
+/**
+ * @since 0.1.0
+ */
+export interface SqlDriverOptions {
+  /** Checkpoints fetched per `list` query (default 100). */
+  readonly pageSize?: number | undefined
+}
+
+/** A checkpoint row as the tuple projection returns it. */
+interface TupleRow {
+  readonly thread_id: string
+  readonly checkpoint_ns: string
+  readonly checkpoint_id: string
+  readonly parent_checkpoint_id: string | null
+  readonly checkpoint: CheckpointRow["checkpoint"]
+  readonly metadata: string
+  readonly blob_channels: ReadonlyArray<string> | null
+  readonly blob_versions: ReadonlyArray<string> | null
+  readonly blob_types: ReadonlyArray<string> | null
+  readonly blob_values: ReadonlyArray<Uint8Array | null> | null
+  readonly write_task_ids: ReadonlyArray<string> | null
+  readonly write_task_paths: ReadonlyArray<string> | null
+  readonly write_idxs: ReadonlyArray<number> | null
+  readonly write_channels: ReadonlyArray<string> | null
+  readonly write_types: ReadonlyArray<string> | null
+  readonly write_values: ReadonlyArray<Uint8Array> | null
+}
+
+/**
+ * Selects full tuples from a CTE named `page` holding checkpoint rows. With
+ * `channels`, only blobs and writes of the channels in that array expression.
+ */
+const tupleProjection = (t: Tables, order: string, channels?: string) => `
+SELECT page.thread_id, page.checkpoint_ns, page.checkpoint_id, page.parent_checkpoint_id, page.checkpoint,
+  page.metadata::text AS metadata,
+  b.channels AS blob_channels, b.versions AS blob_versions, b.types AS blob_types, b.blobs AS blob_values,
+  w.task_ids AS write_task_ids, w.task_paths AS write_task_paths, w.idxs AS write_idxs,
+  w.channels AS write_channels, w.types AS write_types, w.blobs AS write_values
+FROM page
+LEFT JOIN LATERAL (
+  SELECT array_agg(bl.channel) AS channels, array_agg(bl.version) AS versions,
+    array_agg(bl.type) AS types, array_agg(bl.blob) AS blobs
+  FROM jsonb_each_text(page.checkpoint -> 'channel_versions') AS v (channel, version)
+  JOIN ${t.blobs} bl ON bl.thread_id = page.thread_id AND bl.checkpoint_ns = page.checkpoint_ns
+    AND bl.channel = v.channel AND bl.version = v.version
+  WHERE bl.type <> 'empty'${channels === undefined ? "" : ` AND v.channel = ANY(${channels})`}
+) b ON true
+LEFT JOIN LATERAL (
+  SELECT array_agg(cw.task_id) AS task_ids, array_agg(cw.task_path) AS task_paths, array_agg(cw.idx) AS idxs,
+    array_agg(cw.channel) AS channels, array_agg(cw.type) AS types, array_agg(cw.blob) AS blobs
+  FROM ${t.writes} cw
+  WHERE cw.thread_id = page.thread_id AND cw.checkpoint_ns = page.checkpoint_ns
+    AND cw.checkpoint_id = page.checkpoint_id${channels === undefined ? "" : ` AND cw.channel = ANY(${channels})`}
+) w ON true
+ORDER BY ${order}`
+
+const columns = "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata"
+const newestFirst = "page.checkpoint_id DESC, page.thread_id, page.checkpoint_ns"
+
+/** Every statement the driver runs, built once per set of tables. */
+const statements = (t: Tables) => ({
+  put: `
+WITH blobs AS (
+  INSERT INTO ${t.blobs} (thread_id, checkpoint_ns, channel, version, type, blob)
+  SELECT $1, $2, b.channel, b.version, b.type, CASE WHEN b.type = 'empty' THEN NULL ELSE b.blob END
+  FROM unnest($7::text[], $8::text[], $9::text[], $10::bytea[]) AS b (channel, version, type, blob)
+  ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING
+)
+INSERT INTO ${t.checkpoints} (${columns})
+VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb)
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id)
+DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata`,
+
+  putWrites: `
+INSERT INTO ${t.writes} (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
+SELECT $1, $2, $3, $4, $5, w.idx, w.channel, w.type, w.blob
+FROM unnest($6::int4[], $7::text[], $8::text[], $9::bytea[]) AS w (idx, channel, type, blob)
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
+DO UPDATE SET task_path = EXCLUDED.task_path, channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob
+WHERE EXCLUDED.idx < 0`,
+
+  getTuple: `
+WITH page AS (
+  SELECT ${columns} FROM ${t.checkpoints}
+  WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3
+)${tupleProjection(t, newestFirst)}`,
+
+  getLatest: `
+WITH page AS (
+  SELECT ${columns} FROM ${t.checkpoints}
+  WHERE thread_id = $1 AND checkpoint_ns = $2
+  ORDER BY checkpoint_id DESC LIMIT 1
+)${tupleProjection(t, newestFirst)}`,
+
+  // $1 thread (or null: every thread), $2 namespace, $3 checkpoint id, $4 before,
+  // $5 metadata filter, $6 page size, then the position after the previous page.
+  list: (everyThread: boolean) => `
+WITH page AS (
+  SELECT ${columns} FROM ${t.checkpoints} cp
+  WHERE ${everyThread ? "$1::text IS NULL" : "cp.thread_id = $1"}
+    AND ($2::text IS NULL OR cp.checkpoint_ns = $2)
+    AND ($3::text IS NULL OR cp.checkpoint_id = $3)
+    AND ($4::text IS NULL OR cp.checkpoint_id < $4)
+    AND NOT EXISTS (
+      SELECT 1 FROM jsonb_each($5::jsonb) AS f
+      WHERE (cp.metadata -> f.key) IS DISTINCT FROM f.value
+    )
+    AND ($7::text IS NULL OR (cp.checkpoint_id, $8::text, $9::text) < ($7, cp.thread_id, cp.checkpoint_ns))
+  ORDER BY cp.checkpoint_id DESC, cp.thread_id, cp.checkpoint_ns
+  LIMIT $6
+)${tupleProjection(t, newestFirst)}`,
+
+  channelWrites: `
+SELECT task_id, task_path, idx, channel, type, blob FROM ${t.writes}
+WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3 AND channel = $4`,
+
+  // The parent chain of the target, nearest first. `remaining` holds the
+  // channels not yet seeded above a row; the walk stops once it is empty.
+  ancestors: (latest: boolean) => `
+WITH RECURSIVE target AS (
+  SELECT thread_id, checkpoint_ns, parent_checkpoint_id FROM ${t.checkpoints}
+  WHERE thread_id = $1 AND checkpoint_ns = $2 AND ${latest ? "$3::text IS NULL" : "checkpoint_id = $3"}
+  ORDER BY checkpoint_id DESC LIMIT 1
+),
+page AS (
+  SELECT p.thread_id, p.checkpoint_ns, p.checkpoint_id, p.parent_checkpoint_id, p.checkpoint, p.metadata,
+    $4::text[] AS remaining, 0 AS depth
+  FROM target
+  JOIN ${t.checkpoints} p ON p.thread_id = target.thread_id AND p.checkpoint_ns = target.checkpoint_ns
+    AND p.checkpoint_id = target.parent_checkpoint_id
+  UNION ALL
+  SELECT p.thread_id, p.checkpoint_ns, p.checkpoint_id, p.parent_checkpoint_id, p.checkpoint, p.metadata,
+    unseeded.channels, c.depth + 1
+  FROM page c
+  CROSS JOIN LATERAL (
+    SELECT ARRAY(
+      SELECT ch FROM unnest(c.remaining) AS ch
+      WHERE NOT EXISTS (
+        SELECT 1 FROM ${t.blobs} bl
+        WHERE bl.thread_id = c.thread_id AND bl.checkpoint_ns = c.checkpoint_ns AND bl.channel = ch
+          AND bl.version = c.checkpoint -> 'channel_versions' ->> ch AND bl.type <> 'empty'
+      )
+    ) AS channels
+  ) unseeded
+  JOIN ${t.checkpoints} p ON p.thread_id = c.thread_id AND p.checkpoint_ns = c.checkpoint_ns
+    AND p.checkpoint_id = c.parent_checkpoint_id
+  WHERE cardinality(unseeded.channels) > 0
+)${tupleProjection(t, "page.depth", "page.remaining")}`,
+
+  deleteThread: `
+WITH writes AS (DELETE FROM ${t.writes} WHERE thread_id = $1),
+  blobs AS (DELETE FROM ${t.blobs} WHERE thread_id = $1)
+DELETE FROM ${t.checkpoints} WHERE thread_id = $1`
+})
+
+const zip = <A>(length: number, f: (i: number) => A): Array<A> => Array.from({ length }, (_, i) => f(i))
+
+const toStored = (row: TupleRow): StoredCheckpoint => {
+  const blobChannels = row.blob_channels ?? []
+  const writeTaskIds = row.write_task_ids ?? []
+  return {
+    row: {
+      thread_id: row.thread_id,
+      checkpoint_ns: row.checkpoint_ns,
+      checkpoint_id: row.checkpoint_id,
+      parent_checkpoint_id: row.parent_checkpoint_id ?? undefined,
+      checkpoint: row.checkpoint,
+      metadata: Jsonb.decodeNul(row.metadata)
+    },
+    blobs: zip(blobChannels.length, (i): BlobRow => ({
+      channel: blobChannels[i]!,
+      version: row.blob_versions![i]!,
+      type: row.blob_types![i]!,
+      bytes: row.blob_values![i] ?? undefined
+    })),
+    writes: zip(writeTaskIds.length, (i): WriteRow => ({
+      task_id: writeTaskIds[i]!,
+      task_path: row.write_task_paths![i]!,
+      idx: row.write_idxs![i]!,
+      channel: row.write_channels![i]!,
+      type: row.write_types![i]!,
+      bytes: row.write_values![i]!
+    }))
+  }
+}
+
+const failure = (operation: string) => (cause: SqlError.SqlError) =>
+  new StorageFailure({ operation, retryable: cause.isRetryable, cause })
+
+const emptyBytes = new Uint8Array(0)
+
+/**
+ * Builds the driver over the `SqlClient` in context.
+ *
+ * @since 0.1.0
+ */
+export const make = Effect.fnUntraced(function*(tables: Tables, options: SqlDriverOptions = {}) {
+  const sql = yield* SqlClient.SqlClient
+  const q = statements(tables)
+  const listAll = q.list(true)
+  const listThread = q.list(false)
+  const ancestorsOf = q.ancestors(false)
+  const ancestorsOfLatest = q.ancestors(true)
+  const pageSize = options.pageSize ?? 100
+
+  const run = <A extends object>(operation: string, text: string, params: ReadonlyArray<unknown>) =>
+    sql.unsafe<A>(text, params).pipe(Effect.mapError(failure(operation)))
+
+  const tuples = (operation: string, text: string, params: ReadonlyArray<unknown>) =>
+    run<TupleRow>(operation, text, params).pipe(Effect.map((rows) => rows.map(toStored)))
+
+  const listPage = (selection: ListSelection, filter: string, after: StoredCheckpoint["row"] | undefined, limit: number) =>
+    tuples("list", selection.thread_id === undefined ? listAll : listThread, [
+      selection.thread_id ?? null,
+      selection.checkpoint_ns ?? null,
+      selection.checkpoint_id ?? null,
+      selection.before ?? null,
+      filter,
+      limit,
+      after?.checkpoint_id ?? null,
+      after?.thread_id ?? null,
+      after?.checkpoint_ns ?? null
+    ])
+
+  const driver: StorageDriver = {
+    put: (row, blobs) =>
+      run("put", q.put, [
+        row.thread_id,
+        row.checkpoint_ns,
+        row.checkpoint_id,
+        row.parent_checkpoint_id ?? null,
+        JSON.stringify(row.checkpoint),
+        Jsonb.encodeNul(row.metadata),
+        blobs.map((blob) => blob.channel),
+        blobs.map((blob) => blob.version),
+        blobs.map((blob) => blob.type),
+        blobs.map((blob) => blob.bytes ?? emptyBytes)
+      ]).pipe(Effect.asVoid),
+
+    putWrites: (checkpoint, writes) =>
+      writes.length === 0 ? Effect.void : run("putWrites", q.putWrites, [
+        checkpoint.thread_id,
+        checkpoint.checkpoint_ns,
+        checkpoint.checkpoint_id,
+        writes[0]!.task_id,
+        writes[0]!.task_path,
+        writes.map((write) => write.idx),
+        writes.map((write) => write.channel),
+        writes.map((write) => write.type),
+        writes.map((write) => write.bytes)
+      ]).pipe(Effect.asVoid),
+
+    getTuple: (location) =>
+      (location.checkpoint_id === undefined
+        ? tuples("getTuple", q.getLatest, [location.thread_id, location.checkpoint_ns])
+        : tuples("getTuple", q.getTuple, [location.thread_id, location.checkpoint_ns, location.checkpoint_id]))
+        .pipe(Effect.map((rows) => Option.fromUndefinedOr(rows[0]))),
+
+    list: (selection) => {
+      const filter = Jsonb.encodeNul(
+        `{${selection.filter.map(([key, json]) => `${JSON.stringify(key)}:${json}`).join(",")}}`
+      )
+      // Keyset pages: each page resumes after the last row of the previous one.
+      return Stream.paginate(
+        { after: undefined as StoredCheckpoint["row"] | undefined, left: selection.limit ?? Infinity },
+        ({ after, left }) =>
+          listPage(selection, filter, after, Math.min(pageSize, left)).pipe(Effect.map((page) => {
+            const last = page.at(-1)?.row
+            const more = page.length === Math.min(pageSize, left) && left - page.length > 0 && last !== undefined
+            return [page, more ? Option.some({ after: last, left: left - page.length }) : Option.none()] as const
+          }))
+      )
+    },
+
+    channelWrites: (checkpoint, channel) =>
+      run<Omit<WriteRow, "bytes"> & { readonly blob: Uint8Array }>("getTuple", q.channelWrites, [
+        checkpoint.thread_id,
+        checkpoint.checkpoint_ns,
+        checkpoint.checkpoint_id,
+        channel
+      ]).pipe(Effect.map((rows) => rows.map(({ blob, ...write }) => ({ ...write, bytes: blob })))),
+
+    ancestors: (location: Location, channels) =>
+      location.checkpoint_id === undefined
+        ? tuples("getDeltaChannelHistory", ancestorsOfLatest, [location.thread_id, location.checkpoint_ns, null, channels])
+        : tuples("getDeltaChannelHistory", ancestorsOf, [
+          location.thread_id,
+          location.checkpoint_ns,
+          location.checkpoint_id,
+          channels
+        ]),
+
+    deleteThread: (thread_id) => run("deleteThread", q.deleteThread, [thread_id]).pipe(Effect.asVoid)
+  }
+  return driver
+})

@@ -1,0 +1,32 @@
+/**
+ * Where the tables live: the LangGraph PostgreSQL layout, optionally in a
+ * schema of its own.
+ *
+ * @since 0.1.0
+ */
+
+/**
+ * @since 0.1.0
+ */
+export interface Tables {
+  readonly schema: string
+  readonly checkpoints: string
+  readonly blobs: string
+  readonly writes: string
+  readonly migrations: string
+}
+
+const quote = (identifier: string) => `"${identifier.replaceAll("\"", "\"\"")}"`
+
+/**
+ * Qualified, quoted table names in `schema` (default `public`).
+ *
+ * @since 0.1.0
+ */
+export const make = (schema = "public"): Tables => ({
+  schema: quote(schema),
+  checkpoints: `${quote(schema)}.checkpoints`,
+  blobs: `${quote(schema)}.checkpoint_blobs`,
+  writes: `${quote(schema)}.checkpoint_writes`,
+  migrations: `${quote(schema)}.checkpoint_migrations`
+})

@@ -1,0 +1,35 @@
+/**
+ * Fresh databases on the test server, one per suite, so suites running in
+ * parallel never see each other's tables.
+ */
+import pg from "pg"
+import { inject } from "vitest"
+
+export const serverUrl = () => inject("databaseUrl")
+
+const withDatabase = (url: string, database: string) => {
+  const parsed = new URL(url)
+  parsed.pathname = `/${database}`
+  return parsed.toString()
+}
+
+/** Runs statements on the server's own database. */
+export const admin = async <A>(f: (client: pg.Client) => Promise<A>, url = serverUrl()): Promise<A> => {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    return await f(client)
+  } finally {
+    await client.end()
+  }
+}
+
+/** Creates an empty database and returns its URL and a function that drops it. */
+export const createDatabase = async (prefix: string) => {
+  const name = `lce_${prefix}_${process.pid}_${Math.random().toString(36).slice(2, 8)}`
+  await admin((client) => client.query(`CREATE DATABASE "${name}"`))
+  return {
+    url: withDatabase(serverUrl(), name),
+    drop: () => admin((client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`))
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * Vitest global setup: a PostgreSQL server for the tests that need one.
+ *
+ * With `DATABASE_URL` set, that server is used. Otherwise a throwaway server
+ * is initialised in a temporary directory from the PostgreSQL binaries on
+ * this machine, started on a free port, and removed afterwards. Without
+ * either, the run fails with a message saying what to do: it never skips.
+ */
+import { execFileSync, spawnSync } from "node:child_process"
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
+import { createServer } from "node:net"
+import { tmpdir, userInfo } from "node:os"
+import { join } from "node:path"
+import type { TestProject } from "vitest/node"
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    databaseUrl: string
+  }
+}
+
+const binaries = (): string => {
+  const root = "/usr/lib/postgresql"
+  const versions = existsSync(root) ? readdirSync(root).sort((a, b) => Number(b) - Number(a)) : []
+  const found = versions.map((version) => join(root, version, "bin")).find((bin) => existsSync(join(bin, "initdb")))
+  if (found === undefined) {
+    throw new Error(
+      "The PostgreSQL tests need a server: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres) " +
+        "or install the PostgreSQL server binaries (initdb, pg_ctl) so a throwaway server can be started."
+    )
+  }
+  return found
+}
+
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      server.close(() => typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port")))
+    })
+  })
+
+/** PostgreSQL refuses to run as root: run its tools as the `postgres` user then. */
+const asServerUser = (command: string, args: Array<string>) =>
+  userInfo().uid === 0 ? ["runuser", ["-u", "postgres", "--", command, ...args]] as const : [command, args] as const
+
+const startThrowaway = async () => {
+  const bin = binaries()
+  const dir = mkdtempSync(join(tmpdir(), "lce-postgres-"))
+  if (userInfo().uid === 0) {
+    const uid = Number(execFileSync("id", ["-u", "postgres"], { encoding: "utf8" }).trim())
+    const gid = Number(execFileSync("id", ["-g", "postgres"], { encoding: "utf8" }).trim())
+    chownSync(dir, uid, gid)
+  }
+  const data = join(dir, "data")
+  const port = await freePort()
+  const run = (tool: string, args: Array<string>) => {
+    const [command, argv] = asServerUser(join(bin, tool), args)
+    const result = spawnSync(command, argv, { encoding: "utf8" })
+    if (result.status !== 0) throw new Error(`${tool} failed: ${result.stderr || result.stdout}`)
+  }
+  run("initdb", ["-D", data, "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8"])
+  run("pg_ctl", [
+    "-D", data, "-l", join(dir, "server.log"), "-w", "-o",
+    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300`,
+    "start"
+  ])
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    stop: () => {
+      run("pg_ctl", ["-D", data, "-m", "immediate", "stop"])
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }
+}
+
+export default async function setup(project: TestProject) {
+  if (process.env.DATABASE_URL !== undefined && process.env.DATABASE_URL !== "") {
+    project.provide("databaseUrl", process.env.DATABASE_URL)
+    return
+  }
+  const server = await startThrowaway()
+  project.provide("databaseUrl", server.url)
+  return server.stop
+}
