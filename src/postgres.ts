@@ -48,6 +48,12 @@ export interface PostgresOptions extends SqlStorage.SqlStorageOptions {
   readonly prepare?: boolean | undefined
   /** Reported to the server as `application_name`. */
   readonly applicationName?: string | undefined
+  /**
+   * The largest message the client accepts from the server, in bytes
+   * (default 1 GiB, PostgreSQL's own limit for one value). A checkpoint and
+   * its channel values come back as one row.
+   */
+  readonly maxMessageSize?: number | undefined
 }
 
 const redacted = (value: string | Redacted.Redacted | undefined) =>
@@ -63,7 +69,8 @@ const poolConfig = (options: PostgresOptions): PgClient.PgPoolConfig => ({
   password: redacted(options.password),
   maxConnections: options.poolSize ?? 10,
   prepare: options.prepare ?? true,
-  applicationName: options.applicationName ?? "langgraph-checkpoint-effect"
+  applicationName: options.applicationName ?? "langgraph-checkpoint-effect",
+  maxMessageSize: options.maxMessageSize ?? 1024 * 1024 * 1024
 })
 
 const connectFailure = (cause: unknown) => new StorageFailure({ operation: "connect", retryable: true, cause })

@@ -14,7 +14,9 @@ const initializer = {
   beforeAll: async () => {
     database = await createDatabase("validation")
   },
-  afterAll: () => database.drop(),
+  afterAll: async () => {
+    await database.drop()
+  },
   createCheckpointer: () => EffectCheckpointSaver.fromLayer(Postgres.layer({ url: database.url, poolSize: 2 })),
   // Some specs reuse fixed thread ids: each starts from empty tables.
   destroyCheckpointer: async (saver: EffectCheckpointSaver) => {

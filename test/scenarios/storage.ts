@@ -1,11 +1,12 @@
 /**
- * The CheckpointStorage service used from Effect: typed errors for bad input,
- * exact round trips of awkward values, write ordering and concurrency.
+ * The CheckpointStorage contract seen from Effect, for every driver: typed
+ * errors for bad input, exact round trips of awkward values, write ordering,
+ * concurrency, listing and DeltaChannel history.
  */
-import { describe, expect, it, layer } from "@effect/vitest"
+import { describe, expect, layer } from "@effect/vitest"
 import { ERROR, INTERRUPT, TASKS, uuid6 } from "@langchain/langgraph-checkpoint"
-import { Effect, Exit, Option, Schema, Stream } from "effect"
-import { Checkpoint, CheckpointStorage, MemoryDriver } from "../src/index.ts"
+import { Effect, type Layer, Option, Schema, Stream } from "effect"
+import { Checkpoint, CheckpointStorage } from "../../src/index.ts"
 
 const { CheckpointStorage: Storage } = CheckpointStorage
 
@@ -26,7 +27,7 @@ const metadata = (extra: Record<string, unknown> = {}): Checkpoint.CheckpointMet
 })
 
 let threads = 0
-const newThread = () => `thread-${++threads}`
+const newThread = () => `thread-${process.pid}-${Date.now()}-${++threads}`
 
 /** Puts a checkpoint whose values are all new, returning its reference. */
 const putValues = (thread_id: string, values: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
@@ -39,7 +40,8 @@ const putValues = (thread_id: string, values: Record<string, unknown>, extra: Re
 const latest = (thread_id: string, checkpoint_ns = "") =>
   Storage.use((storage) => storage.getTuple({ thread_id, checkpoint_ns })).pipe(Effect.map(Option.getOrThrow))
 
-layer(CheckpointStorage.layerMemory)("CheckpointStorage (memory)", (it) => {
+export const storageScenarios = (name: string, storage: Layer.Layer<CheckpointStorage.CheckpointStorage, unknown>) =>
+  layer(storage, { timeout: 60_000 })(`CheckpointStorage (${name})`, (it) => {
   describe("bad input is a typed error and writes nothing", () => {
     it.effect("a missing thread_id", () =>
       Effect.gen(function*() {
@@ -346,45 +348,3 @@ layer(CheckpointStorage.layerMemory)("CheckpointStorage (memory)", (it) => {
     }))
 })
 
-describe("stored data that no longer decodes", () => {
-  it.effect("is a CorruptedCheckpoint naming the thread, namespace and checkpoint", () =>
-    Effect.gen(function*() {
-      const driver = MemoryDriver.make()
-      const storage = yield* CheckpointStorage.make(driver)
-      const id = uuid6(-1)
-      const row = {
-        thread_id: "t",
-        checkpoint_ns: "ns",
-        checkpoint_id: id,
-        parent_checkpoint_id: undefined,
-        checkpoint: { v: 4, id, ts: "now", channel_versions: { a: 1 }, versions_seen: {} },
-        metadata: "{}"
-      }
-      yield* driver.put(row, [{ channel: "a", version: "1", type: "json", bytes: new TextEncoder().encode("{not json") }])
-      const blobError = yield* Effect.flip(storage.getTuple({ thread_id: "t", checkpoint_ns: "ns" }))
-      expect(blobError._tag).toBe("CorruptedCheckpoint")
-      expect(blobError.message).toMatch(new RegExp(`^checkpoint ${id} of thread "t" \\(namespace "ns"\\) cannot be read: channel "a"`))
-
-      yield* driver.put({ ...row, checkpoint: { ...row.checkpoint, channel_versions: "oops" } as never }, [])
-      const headerError = yield* Effect.flip(storage.getTuple({ thread_id: "t", checkpoint_ns: "ns" }))
-      expect(headerError._tag).toBe("CorruptedCheckpoint")
-      expect(headerError.message).toContain("channel_versions")
-
-      yield* driver.put({ ...row, checkpoint: { ...row.checkpoint, channel_versions: {} }, metadata: "[1]" }, [])
-      const metadataError = yield* Effect.flip(
-        Stream.runCollect(storage.list({ thread_id: "t" }))
-      )
-      expect(metadataError._tag).toBe("CorruptedCheckpoint")
-      expect(metadataError.message).toContain("metadata")
-    }))
-})
-
-describe("CheckpointStorage.layerMemory", () => {
-  it.effect("each build starts empty", () =>
-    Effect.gen(function*() {
-      const thread_id = newThread()
-      yield* putValues(thread_id, { a: 1 }).pipe(Effect.provide(CheckpointStorage.layerMemory))
-      const exit = yield* Effect.exit(latest(thread_id).pipe(Effect.provide(CheckpointStorage.layerMemory)))
-      expect(Exit.isFailure(exit)).toBe(true)
-    }))
-})

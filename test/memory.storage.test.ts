@@ -1,0 +1,59 @@
+/**
+ * The storage contract on the memory driver, and what only the memory driver shows.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { uuid6 } from "@langchain/langgraph-checkpoint"
+import { Effect, Stream } from "effect"
+import { CheckpointStorage, MemoryDriver } from "../src/index.ts"
+import { storageScenarios } from "./scenarios/storage.ts"
+
+storageScenarios("memory", CheckpointStorage.layerMemory)
+
+describe("stored data that no longer decodes", () => {
+  it.effect("is a CorruptedCheckpoint naming the thread, namespace and checkpoint", () =>
+    Effect.gen(function*() {
+      const driver = MemoryDriver.make()
+      const storage = yield* CheckpointStorage.make(driver)
+      const id = uuid6(-1)
+      const row = {
+        thread_id: "t",
+        checkpoint_ns: "ns",
+        checkpoint_id: id,
+        parent_checkpoint_id: undefined,
+        checkpoint: { v: 4, id, ts: "now", channel_versions: { a: 1 }, versions_seen: {} },
+        metadata: "{}"
+      }
+      yield* driver.put(row, [{ channel: "a", version: "1", type: "json", bytes: new TextEncoder().encode("{not json") }])
+      const blobError = yield* Effect.flip(storage.getTuple({ thread_id: "t", checkpoint_ns: "ns" }))
+      expect(blobError._tag).toBe("CorruptedCheckpoint")
+      expect(blobError.message).toMatch(new RegExp(`^checkpoint ${id} of thread "t" \\(namespace "ns"\\) cannot be read: channel "a"`))
+
+      yield* driver.put({ ...row, checkpoint: { ...row.checkpoint, channel_versions: "oops" } as never }, [])
+      const headerError = yield* Effect.flip(storage.getTuple({ thread_id: "t", checkpoint_ns: "ns" }))
+      expect(headerError._tag).toBe("CorruptedCheckpoint")
+      expect(headerError.message).toContain("channel_versions")
+
+      yield* driver.put({ ...row, checkpoint: { ...row.checkpoint, channel_versions: {} }, metadata: "[1]" }, [])
+      const metadataError = yield* Effect.flip(
+        Stream.runCollect(storage.list({ thread_id: "t" }))
+      )
+      expect(metadataError._tag).toBe("CorruptedCheckpoint")
+      expect(metadataError.message).toContain("metadata")
+    }))
+})
+
+describe("CheckpointStorage.layerMemory", () => {
+  it.effect("each build starts empty", () =>
+    Effect.gen(function*() {
+      const put = CheckpointStorage.CheckpointStorage.use((storage) =>
+        storage.put({ thread_id: "t" }, { v: 4, id: uuid6(-1), ts: "", channel_values: {}, channel_versions: {}, versions_seen: {} }, {
+          source: "input",
+          step: -1,
+          parents: {}
+        }, {})
+      )
+      const count = Stream.runCount(CheckpointStorage.CheckpointStorage.use((storage) => Effect.succeed(storage.list({}))).pipe(Stream.unwrap))
+      yield* put.pipe(Effect.provide(CheckpointStorage.layerMemory))
+      expect(yield* count.pipe(Effect.provide(CheckpointStorage.layerMemory))).toBe(0)
+    }))
+})

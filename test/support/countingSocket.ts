@@ -1,0 +1,58 @@
+/**
+ * A socket for PgClient's `stream` option that counts round trips: every
+ * extended-protocol exchange the client sends ends with one Sync message,
+ * and the client waits for the server's ReadyForQuery before it can use the
+ * answer, so Sync messages written = round trips.
+ */
+import { connect } from "node:net"
+import { Duplex } from "node:stream"
+
+export const makeCountingSocket = (url: string) => {
+  const { hostname, port } = new URL(url)
+  let syncs = 0
+  // The first message (StartupMessage) has no type byte; after it every
+  // message is a type byte and a length that counts itself.
+  let started = false
+  let pending: Buffer = Buffer.alloc(0)
+
+  const count = (chunk: Buffer) => {
+    pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk])
+    for (;;) {
+      const header = started ? 5 : 4
+      if (pending.length < header) return
+      const length = started ? pending.readInt32BE(1) + 1 : pending.readInt32BE(0)
+      if (pending.length < length) return
+      if (started && pending[0] === 0x53) syncs++
+      started = true
+      pending = pending.subarray(length)
+    }
+  }
+
+  const open = () => {
+    const socket = connect({ host: hostname, port: Number(port || 5432), noDelay: true })
+    const duplex = new Duplex({
+      write(chunk: Buffer, _encoding, callback) {
+        count(chunk)
+        socket.write(chunk, callback)
+      },
+      read() {
+        socket.resume()
+      },
+      final(callback) {
+        socket.end(callback)
+      },
+      destroy(error, callback) {
+        socket.destroy()
+        callback(error)
+      }
+    })
+    socket.on("data", (data) => {
+      if (!duplex.push(data)) socket.pause()
+    })
+    socket.on("end", () => duplex.push(null))
+    socket.on("error", (error) => duplex.destroy(error))
+    return duplex
+  }
+
+  return { open, roundTrips: () => syncs }
+}
