@@ -7,7 +7,6 @@
  * @since 0.1.0
  */
 import {
-  JsonPlusSerializer,
   maxChannelVersion,
   TASKS,
   compareWritesSortKeys,
@@ -41,6 +40,7 @@ import {
   type StorageFailure
 } from "./CheckpointError.ts"
 import * as MemoryDriver from "./memory/MemoryDriver.ts"
+import { FastJsonPlusSerializer } from "./FastJsonPlus.ts"
 import * as Serializer from "./Serializer.ts"
 import type { Serialized } from "./Serializer.ts"
 import type { BlobRow, CheckpointRow, StorageDriver, StoredCheckpoint, WriteRow } from "./StorageDriver.ts"
@@ -94,7 +94,7 @@ export class CheckpointStorage extends Context.Service<CheckpointStorage, {
  * Metadata is stored as JSON whatever serializer the values use (an
  * encrypting serializer included), so that `list` can filter on it.
  */
-const metadataSerializer = Serializer.fromProtocol(new JsonPlusSerializer())
+const metadataSerializer = Serializer.fromProtocol(new FastJsonPlusSerializer())
 const utf8 = new TextDecoder()
 const utf8Encoder = new TextEncoder()
 

@@ -1,13 +1,14 @@
 /**
  * The serializer as a service: turns channel values, pending writes and
  * metadata into typed bytes and back. It defaults to LangGraph's
- * `JsonPlusSerializer`, so stored values are exactly what LangGraph expects
+ * `JsonPlusSerializer` format, so stored values are exactly what LangGraph expects
  * (LangChain messages, `Uint8Array`, `Set`, `Map`, `DeltaSnapshot`, …).
  *
  * @since 0.1.0
  */
-import { JsonPlusSerializer, type SerializerProtocol } from "@langchain/langgraph-checkpoint"
+import type { SerializerProtocol } from "@langchain/langgraph-checkpoint"
 import { Context, Data, Effect, Layer } from "effect"
+import { FastJsonPlusSerializer } from "./FastJsonPlus.ts"
 
 /**
  * A serialized value: the serializer's type tag (`"json"`, `"bytes"`, …) and
@@ -86,12 +87,12 @@ export const fromProtocol = (protocol: SerializerProtocol): SerializerService =>
 
 /**
  * The serializer used by storage operations. Without a layer it is LangGraph's
- * `JsonPlusSerializer`.
+ * `JsonPlusSerializer` (with faster reading, see `FastJsonPlus`).
  *
  * @since 0.1.0
  */
 export const Serializer = Context.Reference<SerializerService>("langgraph-checkpoint-effect/Serializer", {
-  defaultValue: () => fromProtocol(new JsonPlusSerializer())
+  defaultValue: () => fromProtocol(new FastJsonPlusSerializer())
 })
 
 /**

@@ -6,6 +6,7 @@
 export * as Checkpoint from "./Checkpoint.ts"
 export * as CheckpointError from "./CheckpointError.ts"
 export * as CheckpointStorage from "./CheckpointStorage.ts"
+export { FastJsonPlusSerializer } from "./FastJsonPlus.ts"
 export * as MemoryDriver from "./memory/MemoryDriver.ts"
 export { EffectCheckpointSaver, type SaverOptions } from "./Saver.ts"
 export * as Serializer from "./Serializer.ts"

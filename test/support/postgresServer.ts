@@ -46,7 +46,7 @@ const freePort = () =>
 const asServerUser = (command: string, args: Array<string>) =>
   userInfo().uid === 0 ? ["runuser", ["-u", "postgres", "--", command, ...args]] as const : [command, args] as const
 
-const startThrowaway = async () => {
+export const startThrowaway = async () => {
   const bin = binaries()
   const dir = mkdtempSync(join(tmpdir(), "lce-postgres-"))
   if (userInfo().uid === 0) {
@@ -76,12 +76,14 @@ const startThrowaway = async () => {
   }
 }
 
+/** `DATABASE_URL`, or a throwaway server. */
+export const ensureServer = async (): Promise<{ readonly url: string; readonly stop: () => void }> => {
+  const url = process.env.DATABASE_URL
+  return url !== undefined && url !== "" ? { url, stop: () => undefined } : startThrowaway()
+}
+
 export default async function setup(project: TestProject) {
-  if (process.env.DATABASE_URL !== undefined && process.env.DATABASE_URL !== "") {
-    project.provide("databaseUrl", process.env.DATABASE_URL)
-    return
-  }
-  const server = await startThrowaway()
+  const server = await ensureServer()
   project.provide("databaseUrl", server.url)
   return server.stop
 }

@@ -1,0 +1,452 @@
+/**
+ * `npm run bench`: EffectCheckpointSaver against the official
+ * @langchain/langgraph-checkpoint-postgres saver on the same PostgreSQL, in
+ * the same process, interleaved, with LangGraph's MemorySaver as the
+ * in-process reference and a plain INSERT of the same bytes as the floor.
+ * Writes bench/RESULTS.md.
+ *
+ * Uses DATABASE_URL, or starts a throwaway server. `BENCH_SCALE=0.1` runs a
+ * smaller version of every scenario.
+ */
+import { PgClient } from "@effect/sql-pg"
+import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages"
+import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph"
+import { type BaseCheckpointSaver, type Checkpoint, MemorySaver, uuid6 } from "@langchain/langgraph-checkpoint"
+import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres"
+import type { RunnableConfig } from "@langchain/core/runnables"
+import { Effect, ManagedRuntime, Redacted } from "effect"
+import { SqlClient } from "effect/sql"
+import { execFileSync } from "node:child_process"
+import { writeFileSync } from "node:fs"
+import { cpus } from "node:os"
+import { join } from "node:path"
+import pg from "pg"
+import { EffectCheckpointSaver } from "../src/index.ts"
+import { ensureServer } from "../test/support/postgresServer.ts"
+
+const scale = Number(process.env.BENCH_SCALE ?? "1")
+const n = (count: number) => Math.max(2, Math.round(count * scale))
+
+// ---------------------------------------------------------------- subjects
+
+const server = await ensureServer()
+
+const admin = async <A>(database: string, f: (client: pg.Client) => Promise<A>): Promise<A> => {
+  const url = new URL(server.url)
+  url.pathname = `/${database}`
+  const client = new pg.Client({ connectionString: url.toString() })
+  await client.connect()
+  try {
+    return await f(client)
+  } finally {
+    await client.end()
+  }
+}
+const serverDatabase = new URL(server.url).pathname.slice(1) || "postgres"
+
+const createDatabase = async (name: string) => {
+  const database = `lce_bench_${name}`
+  await admin(serverDatabase, async (client) => {
+    await client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
+    await client.query(`CREATE DATABASE ${database}`)
+  })
+  const url = new URL(server.url)
+  url.pathname = `/${database}`
+  return { database, url: url.toString() }
+}
+
+const tableBytes = (database: string) =>
+  admin(database, async (client) => {
+    await client.query("VACUUM ANALYZE")
+    const result = await client.query<{ bytes: string }>(`
+      SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint AS bytes
+      FROM pg_class c
+      WHERE c.relname IN ('checkpoints', 'checkpoint_blobs', 'checkpoint_writes')
+        AND c.relnamespace = 'public'::regnamespace`)
+    return Number(result.rows[0]!.bytes)
+  })
+
+interface Subject {
+  readonly name: string
+  readonly saver: BaseCheckpointSaver
+  readonly storageBytes: () => Promise<number>
+  readonly close: () => Promise<void>
+}
+
+const ours = async (): Promise<Subject> => {
+  const { database, url } = await createDatabase("effect")
+  const saver = await EffectCheckpointSaver.fromConnString(url)
+  return { name: "EffectCheckpointSaver", saver, storageBytes: () => tableBytes(database), close: () => saver.close() }
+}
+
+const official = async (): Promise<Subject> => {
+  const { database, url } = await createDatabase("official")
+  const pool = new pg.Pool({ connectionString: url, max: 10 })
+  const saver = new PostgresSaver(pool)
+  await saver.setup()
+  return { name: "PostgresSaver (official)", saver, storageBytes: () => tableBytes(database), close: () => saver.end() }
+}
+
+/** MemorySaver keeps serialized bytes; its storage is the sum of them. */
+const memory = async (): Promise<Subject> => {
+  const saver = new MemorySaver()
+  const bytes = (value: unknown): number =>
+    value instanceof Uint8Array ? value.length : Array.isArray(value) || (typeof value === "object" && value !== null)
+      ? Object.values(value).reduce((sum: number, v) => sum + bytes(v), 0)
+      : 0
+  return {
+    name: "MemorySaver",
+    saver,
+    storageBytes: async () => bytes(saver.storage) + bytes(saver.writes),
+    close: async () => undefined
+  }
+}
+
+/** The floor: one plain INSERT of the same bytes, through the same client stack. */
+const makeFloor = async () => {
+  const { url } = await createDatabase("floor")
+  const runtime = ManagedRuntime.make(PgClient.layer({ url: Redacted.make(url), maxConnections: 10 }))
+  const run = <A>(effect: Effect.Effect<A, unknown, SqlClient.SqlClient>) => runtime.runPromise(effect)
+  await run(SqlClient.SqlClient.use((sql) => sql.unsafe("CREATE TABLE floor (id bigserial PRIMARY KEY, data bytea)")))
+  return {
+    insert: (bytes: Uint8Array) =>
+      run(SqlClient.SqlClient.use((sql) => sql.unsafe("INSERT INTO floor (data) VALUES ($1)", [bytes]))),
+    close: () => runtime.dispose()
+  }
+}
+
+// ---------------------------------------------------------------- workload
+
+const words = (
+  "the of and to in is you that it he was for on are as with his they at be this have from or one had by word " +
+  "but not what all were we when your can said there use an each which she do how their if will up other about out " +
+  "many then them these so some her would make like him into time has look two more write go see number no way could " +
+  "people my than first water been call who oil its now find long down day did get come made may part graph state agent"
+).split(" ")
+let seed = 42
+const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648
+const text = (count: number) => Array.from({ length: count }, () => words[Math.floor(random() * words.length)]).join(" ")
+
+/** A chat message of about 800 bytes serialized. */
+const message = (step: number): BaseMessage =>
+  step % 2 === 0
+    ? new HumanMessage({ content: text(130), id: `m-${step}` })
+    : new AIMessage({ content: text(130), id: `m-${step}` })
+
+const encoder = new TextEncoder()
+const serializedSize = (value: unknown) => encoder.encode(JSON.stringify(value)).length
+
+/**
+ * One thread as LangGraph drives it: each super-step stores the node's write
+ * against the current checkpoint, then the next checkpoint, in which only the
+ * `messages` channel changed.
+ */
+class ChatThread {
+  messages: Array<BaseMessage> = []
+  version: number | undefined
+  config: RunnableConfig
+  step = 0
+  readonly saver: BaseCheckpointSaver
+  constructor(saver: BaseCheckpointSaver, thread_id: string) {
+    this.saver = saver
+    this.config = { configurable: { thread_id, checkpoint_ns: "" } }
+  }
+
+  /** The input checkpoint every thread starts from. */
+  async start() {
+    this.version = this.saver.getNextVersion(undefined as never) as number
+    const checkpoint: Checkpoint = {
+      v: 4,
+      id: uuid6(-1),
+      ts: new Date().toISOString(),
+      channel_values: { messages: [] },
+      channel_versions: { messages: this.version },
+      versions_seen: {}
+    }
+    this.config = await this.saver.put(this.config, checkpoint, { source: "input", step: -1, parents: {} }, {
+      messages: this.version
+    })
+    return this
+  }
+
+  async putWrites() {
+    const next = message(this.step)
+    await this.saver.putWrites(this.config, [["messages", [next]]], uuid6(this.step), `~__pregel_pull, agent`)
+    return next
+  }
+
+  async put(next: BaseMessage) {
+    this.messages = [...this.messages, next]
+    const previous = this.version
+    this.version = this.saver.getNextVersion(previous as never) as number
+    const checkpoint: Checkpoint = {
+      v: 4,
+      id: uuid6(this.step),
+      ts: new Date().toISOString(),
+      channel_values: { messages: this.messages },
+      channel_versions: { messages: this.version, "branch:to:agent": this.version },
+      versions_seen: { agent: previous === undefined ? {} : { messages: previous } }
+    }
+    this.config = await this.saver.put(
+      this.config,
+      checkpoint,
+      { source: "loop", step: this.step, parents: {} },
+      { messages: this.version, "branch:to:agent": this.version }
+    )
+    this.step++
+  }
+
+  async superStep() {
+    await this.put(await this.putWrites())
+  }
+}
+
+// ---------------------------------------------------------------- measuring
+
+const now = () => performance.now()
+const percentile = (samples: Array<number>, p: number) => {
+  const sorted = [...samples].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN
+}
+const time = async (f: () => Promise<unknown>) => {
+  const start = now()
+  await f()
+  return now() - start
+}
+const ms = (value: number) => value < 10 ? value.toFixed(2) : value < 100 ? value.toFixed(1) : value.toFixed(0)
+const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(2)
+
+interface Row {
+  readonly name: string
+  readonly samples: Array<number>
+  readonly total?: number
+  readonly count?: number
+}
+
+const subjects = [await ours(), await official(), await memory()]
+const [effect, officialSubject] = subjects as [Subject, Subject, Subject]
+const sections: Array<string> = []
+const verdicts: Array<string> = []
+
+const table = (title: string, rows: ReadonlyArray<Row>, unit = "op") => {
+  const base = rows.find((row) => row.name === officialSubject.name)
+  const lines = [
+    `### ${title}`,
+    "",
+    `| saver | ${unit}s/s | p50 ms | p99 ms | speed-up vs official (p50) |`,
+    "|---|---:|---:|---:|---:|"
+  ]
+  for (const row of rows) {
+    const opsPerSecond = row.total === undefined
+      ? 1000 / (row.samples.reduce((a, b) => a + b, 0) / row.samples.length)
+      : (row.count ?? row.samples.length) / (row.total / 1000)
+    const ratio = base === undefined ? "" : (percentile(base.samples, 50) / percentile(row.samples, 50)).toFixed(1) + "x"
+    lines.push(
+      `| ${row.name} | ${opsPerSecond.toFixed(1)} | ${ms(percentile(row.samples, 50))} | ${ms(percentile(row.samples, 99))} | ${ratio} |`
+    )
+  }
+  sections.push(lines.join("\n"))
+}
+
+const target = (what: string, ratio: number, goal: number) =>
+  verdicts.push(`| ${what} | ${ratio.toFixed(1)}x | ≥ ${goal}x | ${ratio >= goal ? "met" : "**missed**"} |`)
+
+const ratioOf = (rows: ReadonlyArray<Row>) => {
+  const p50 = (name: string) => percentile(rows.find((row) => row.name === name)!.samples, 50)
+  return p50(officialSubject.name) / p50(effect.name)
+}
+
+const log = (line: string) => console.log(`[bench] ${line}`)
+
+// ---------------------------------------------------------------- scenarios
+
+{
+  const steps = n(300)
+  log(`chat thread: ${steps} super-steps, interleaved`)
+  const floor = await makeFloor()
+  const threads = await Promise.all(subjects.map((subject) => new ChatThread(subject.saver, "chat-300").start()))
+  const stepSamples = subjects.map(() => [] as Array<number>)
+  const putSamples = subjects.map(() => [] as Array<number>)
+  const writeSamples = subjects.map(() => [] as Array<number>)
+  const floorPut: Array<number> = []
+  const floorWrite: Array<number> = []
+  const totals = subjects.map(() => 0)
+  let information = 0
+  for (let step = 0; step < steps; step++) {
+    for (const [i, thread] of threads.entries()) {
+      const start = now()
+      let next: BaseMessage | undefined
+      writeSamples[i]!.push(await time(async () => (next = await thread.putWrites())))
+      putSamples[i]!.push(await time(() => thread.put(next!)))
+      const elapsed = now() - start
+      stepSamples[i]!.push(elapsed)
+      totals[i]! += elapsed
+    }
+    const latest = threads[0]!.messages
+    information += serializedSize(latest.at(-1))
+    floorWrite.push(await time(() => floor.insert(encoder.encode(JSON.stringify([latest.at(-1)])))))
+    floorPut.push(await time(() => floor.insert(encoder.encode(JSON.stringify(latest)))))
+  }
+  await floor.close()
+  table(
+    `Chat thread: ${steps} super-steps (putWrites + put), messages growing ~800 bytes a step`,
+    subjects.map((subject, i) => ({ name: subject.name, samples: stepSamples[i]!, total: totals[i]! })),
+    "super-step"
+  )
+  const pg = subjects.slice(0, 2)
+  const storage = await Promise.all(subjects.map((subject) => subject.storageBytes()))
+  sections.push([
+    `Storage after the thread: ${subjects.map((s, i) => `${s.name} ${mib(storage[i]!)} MiB`).join(", ")}. ` +
+    `The steps added ${mib(information)} MiB of messages (${(storage[1]! / information).toFixed(0)}x that for the official saver, ` +
+    `${(storage[0]! / information).toFixed(0)}x for this library).`,
+    "",
+    `Floor (one plain INSERT of the same bytes through the same client): put-sized p50 ${ms(percentile(floorPut, 50))} ms, ` +
+    `putWrites-sized p50 ${ms(percentile(floorWrite, 50))} ms. ` +
+    pg.map((subject, i) =>
+      `${subject.name}: put p50 ${ms(percentile(putSamples[i]!, 50))} ms ` +
+      `(${(percentile(putSamples[i]!, 50) / percentile(floorPut, 50)).toFixed(1)}x the floor), ` +
+      `putWrites p50 ${ms(percentile(writeSamples[i]!, 50))} ms ` +
+      `(${(percentile(writeSamples[i]!, 50) / percentile(floorWrite, 50)).toFixed(1)}x)`
+    ).join("; ") + "."
+  ].join("\n"))
+  target("super-step throughput, chat thread", (totals[1]! / totals[0]!), 2)
+  verdicts.push(
+    `| storage of the chat thread | ${mib(storage[0]!)} vs ${mib(storage[1]!)} MiB | no larger | ${
+      storage[0]! <= storage[1]! ? "met" : "**missed**"
+    } |`
+  )
+
+  // Reads of the same thread.
+  const reads = n(30)
+  const listRows = subjects.map((subject) => ({ name: subject.name, samples: [] as Array<number> }))
+  const listAllRows = subjects.map((subject) => ({ name: subject.name, samples: [] as Array<number> }))
+  const drain = async (saver: BaseCheckpointSaver, limit?: number) => {
+    let count = 0
+    for await (const _ of saver.list({ configurable: { thread_id: "chat-300" } }, limit === undefined ? {} : { limit })) {
+      count++
+    }
+    return count
+  }
+  for (let round = 0; round < reads; round++) {
+    for (const [i, subject] of subjects.entries()) listRows[i]!.samples.push(await time(() => drain(subject.saver, 10)))
+  }
+  for (let round = 0; round < Math.max(2, Math.round(reads / 10)); round++) {
+    for (const [i, subject] of subjects.entries()) listAllRows[i]!.samples.push(await time(() => drain(subject.saver)))
+  }
+  table(`list, limit 10 (thread of ${steps} checkpoints)`, listRows, "list")
+  table(`list, full (${steps} checkpoints)`, listAllRows, "list")
+  target("full list", ratioOf(listAllRows), 20)
+}
+
+{
+  log("getTuple latest at 10 / 100 / 1000 steps, and by id")
+  const sizes = [10, 100, 1000].map(n)
+  const byIdRows = subjects.map((subject) => ({ name: subject.name, samples: [] as Array<number> }))
+  for (const size of sizes) {
+    const threads = await Promise.all(subjects.map((subject) => new ChatThread(subject.saver, `read-${size}`).start()))
+    const ids: Array<Array<string>> = subjects.map(() => [])
+    for (let step = 0; step < size; step++) {
+      for (const [i, thread] of threads.entries()) {
+        await thread.superStep()
+        ids[i]!.push(String(thread.config.configurable?.checkpoint_id))
+      }
+    }
+    const rows = subjects.map((subject) => ({ name: subject.name, samples: [] as Array<number> }))
+    const reads = n(size >= 1000 ? 20 : 50)
+    for (let round = 0; round < reads; round++) {
+      for (const [i, subject] of subjects.entries()) {
+        rows[i]!.samples.push(await time(() => subject.saver.getTuple({ configurable: { thread_id: `read-${size}` } })))
+      }
+    }
+    table(`getTuple latest, thread of ${size} steps`, rows, "read")
+    if (size === sizes[2]) {
+      target(`getTuple latest at ${size} steps`, ratioOf(rows), 20)
+      for (let round = 0; round < reads; round++) {
+        const pick = Math.floor(random() * size)
+        for (const [i, subject] of subjects.entries()) {
+          const config = { configurable: { thread_id: `read-${size}`, checkpoint_ns: "", checkpoint_id: ids[i]![pick]! } }
+          byIdRows[i]!.samples.push(await time(() => subject.saver.getTuple(config)))
+        }
+      }
+      table(`getTuple by id, random checkpoints of the ${size}-step thread`, byIdRows, "read")
+      target("getTuple by id", ratioOf(byIdRows), 10)
+    }
+  }
+}
+
+{
+  const threadCount = 32
+  const steps = n(50)
+  log(`${threadCount} threads x ${steps} steps concurrently`)
+  const rows: Array<Row> = []
+  for (const subject of subjects) {
+    const samples: Array<number> = []
+    const total = await time(() =>
+      Promise.all(Array.from({ length: threadCount }, async (_, t) => {
+        const thread = await new ChatThread(subject.saver, `concurrent-${t}`).start()
+        for (let step = 0; step < steps; step++) samples.push(await time(() => thread.superStep()))
+      }))
+    )
+    rows.push({ name: subject.name, samples, total, count: threadCount * steps })
+  }
+  table(`${threadCount} threads x ${steps} super-steps, concurrently`, rows, "super-step")
+  const [a, b] = rows
+  target(`${threadCount} concurrent threads (throughput)`, b!.total! / a!.total!, 4)
+}
+
+{
+  const turns = n(100)
+  log(`StateGraph invoke loop: ${turns} turns`)
+  const graph = new StateGraph(MessagesAnnotation)
+    .addNode("agent", (state) => ({ messages: [new AIMessage({ content: text(130) })], step: state.messages.length }))
+    .addEdge(START, "agent")
+    .addEdge("agent", END)
+  const apps = subjects.map((subject) => graph.compile({ checkpointer: subject.saver }))
+  const rows = subjects.map((subject) => ({ name: subject.name, samples: [] as Array<number> }))
+  for (let turn = 0; turn < turns; turn++) {
+    for (const [i, app] of apps.entries()) {
+      rows[i]!.samples.push(
+        await time(() => app.invoke({ messages: [new HumanMessage(text(130))] }, { configurable: { thread_id: "graph" } }))
+      )
+    }
+  }
+  table(`StateGraph.invoke, one thread, ${turns} turns (each: getTuple, 2 puts, writes)`, rows, "invoke")
+}
+
+// ---------------------------------------------------------------- report
+
+const serverVersion = await admin(serverDatabase, (client) => client.query<{ server_version: string }>("SHOW server_version"))
+const packageVersion = (name: string) =>
+  (JSON.parse(execFileSync("npm", ["ls", name, "--json", "--depth=0"], { encoding: "utf8" })) as {
+    dependencies?: Record<string, { version: string }>
+  }).dependencies?.[name]?.version ?? "?"
+
+const report = [
+  "# Benchmark results",
+  "",
+  `Produced by \`npm run bench\` (bench/run.ts) on ${new Date().toISOString().slice(0, 10)}: ` +
+  `${cpus().length} cores (${cpus()[0]?.model.trim()}), Node ${process.version}, ` +
+  `PostgreSQL ${serverVersion.rows[0]!.server_version}, ` +
+  `@langchain/langgraph-checkpoint-postgres ${packageVersion("@langchain/langgraph-checkpoint-postgres")}` +
+  (scale === 1 ? "." : `, BENCH_SCALE=${scale}.`),
+  "",
+  "All savers run in one process against one server; scenarios interleave the savers step by step, so",
+  "both see the same machine. Latencies are per call as a LangGraph user makes them (through the",
+  "`BaseCheckpointSaver` API, serialization included). MemorySaver is the in-process reference.",
+  "",
+  "## Targets",
+  "",
+  "| measure | this library vs official | target | |",
+  "|---|---:|---:|---|",
+  ...verdicts,
+  "",
+  "## Scenarios",
+  "",
+  sections.join("\n\n"),
+  ""
+].join("\n")
+
+writeFileSync(join(import.meta.dirname, "RESULTS.md"), report)
+log("wrote bench/RESULTS.md")
+for (const subject of subjects) await subject.close()
+server.stop()
