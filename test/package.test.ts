@@ -15,12 +15,19 @@ afterAll(() => rmSync(project, { recursive: true, force: true }))
 const run = (command: string, args: Array<string>, cwd: string) =>
   execFileSync(command, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] })
 
-const peers = ["effect@4.1.0", "@langchain/core@1.4.0", "@langchain/langgraph@1.7.3", "@langchain/langgraph-checkpoint@1.2.2"]
+const peers = [
+  "effect@4.1.0",
+  "@effect/sql-pg@4.0.5",
+  "@langchain/core@1.4.0",
+  "@langchain/langgraph@1.7.3",
+  "@langchain/langgraph-checkpoint@1.2.2"
+]
 
 const main = `
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph"
 import { CheckpointStorage, EffectCheckpointSaver } from "langgraph-checkpoint-effect"
-import { Effect, Option } from "effect"
+import * as Postgres from "langgraph-checkpoint-effect/postgres"
+import { Effect, Layer, Option } from "effect"
 
 const State = Annotation.Root({ n: Annotation<number>({ reducer: (a, b) => a + b, default: () => 0 }) })
 const graph = new StateGraph(State).addNode("inc", () => ({ n: 1 })).addEdge(START, "inc").addEdge("inc", END)
@@ -35,7 +42,8 @@ const stored: boolean = await Effect.runPromise(
     Effect.provide(CheckpointStorage.layerMemory)
   )
 )
-console.log(JSON.stringify({ n: out.n, stored }))
+const layer: Layer.Layer<CheckpointStorage.CheckpointStorage, unknown> = Postgres.layer({ url: "postgres://localhost/x" })
+console.log(JSON.stringify({ n: out.n, stored, postgres: typeof layer }))
 await saver.close()
 `
 
@@ -51,5 +59,5 @@ it("packs, installs, type-checks and runs in a separate project", () => {
   run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", `./${tarball}`, ...peers, "typescript@5.9.3"], project)
   run(process.execPath, [join(project, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.json"], project)
   const output = run(process.execPath, ["main.ts"], project)
-  expect(JSON.parse(output)).toEqual({ n: 4, stored: false })
+  expect(JSON.parse(output)).toEqual({ n: 4, stored: false, postgres: "object" })
 }, 180_000)

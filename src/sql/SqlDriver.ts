@@ -72,9 +72,15 @@ LEFT JOIN LATERAL (
   SELECT array_agg(bl.channel) AS channels, array_agg(bl.version) AS versions,
     array_agg(bl.type) AS types, array_agg(bl.blob) AS blobs
   FROM jsonb_each_text(page.checkpoint -> 'channel_versions') AS v (channel, version)
-  JOIN ${t.blobs} bl ON bl.thread_id = page.thread_id AND bl.checkpoint_ns = page.checkpoint_ns
-    AND bl.channel = v.channel AND bl.version = v.version
-  WHERE bl.type <> 'empty'${channels === undefined ? "" : ` AND v.channel = ANY(${channels})`}
+  -- One primary-key probe per channel, whatever the table's size (the LIMIT
+  -- keeps the planner from turning the probes into a scan of every blob).
+  CROSS JOIN LATERAL (
+    SELECT bl.channel, bl.version, bl.type, bl.blob FROM ${t.blobs} bl
+    WHERE bl.thread_id = page.thread_id AND bl.checkpoint_ns = page.checkpoint_ns
+      AND bl.channel = v.channel AND bl.version = v.version AND bl.type <> 'empty'
+    LIMIT 1
+  ) bl${channels === undefined ? "" : `
+  WHERE v.channel = ANY(${channels})`}
 ) b ON true
 LEFT JOIN LATERAL (
   SELECT array_agg(cw.task_id) AS task_ids, array_agg(cw.task_path) AS task_paths, array_agg(cw.idx) AS idxs,
