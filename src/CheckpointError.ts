@@ -77,17 +77,23 @@ export class CorruptedCheckpoint extends Schema.TaggedError<CorruptedCheckpoint>
 /**
  * The storage backend failed. `retryable` says whether running the same
  * operation again may succeed (a serialization conflict, a lost connection on
- * idempotent work); retry policies consult it.
+ * idempotent work); `attempts` how many times it ran (more than one when
+ * retries ran out) and `sqlState` the server's last SQLSTATE.
  *
  * @since 0.1.0
  */
 export class StorageFailure extends Schema.TaggedError<StorageFailure>()("StorageFailure", {
   operation: Schema.String,
   retryable: Schema.Boolean,
+  attempts: Schema.optional(Schema.Number),
+  sqlState: Schema.optional(Schema.String),
   cause: Schema.Defect()
 }) {
   override get message(): string {
-    return `${this.operation}: storage failed${this.retryable ? " (retryable)" : ""}: ${describe(this.cause)}`
+    const attempts = this.attempts !== undefined && this.attempts > 1 ? ` after ${this.attempts} attempts` : ""
+    const state = this.sqlState === undefined ? "" : ` (SQLSTATE ${this.sqlState})`
+    const retryable = this.retryable && attempts === "" ? " (retryable)" : ""
+    return `${this.operation}: storage failed${attempts}${state}${retryable}: ${describe(this.cause)}`
   }
 }
 

@@ -21,6 +21,7 @@ import { Effect, Layer, ManagedRuntime, Option, Stream } from "effect"
 import { type CheckpointIdRef, configOf, nextVersion } from "./Checkpoint.ts"
 import { InvalidConfig } from "./CheckpointError.ts"
 import { CheckpointStorage, layerMemory } from "./CheckpointStorage.ts"
+import * as Retry from "./Retry.ts"
 import * as Serializer from "./Serializer.ts"
 
 /**
@@ -32,6 +33,11 @@ export interface SaverOptions {
    * `JsonPlusSerializer`). Metadata is always stored as JSON.
    */
   readonly serde?: SerializerProtocol
+  /**
+   * How retryable storage failures are retried (default
+   * `Retry.defaultPolicy`); a layer's own `retry` option wins.
+   */
+  readonly retry?: Retry.Policy
 }
 
 /**
@@ -51,7 +57,10 @@ export class EffectCheckpointSaver extends BaseCheckpointSaver {
    */
   static fromLayer<E>(layer: Layer.Layer<CheckpointStorage, E>, options: SaverOptions = {}): EffectCheckpointSaver {
     const serializer = options.serde === undefined ? Serializer.Serializer.defaultValue() : Serializer.fromProtocol(options.serde)
-    const runtime = ManagedRuntime.make(layer.pipe(Layer.provide(Layer.succeed(Serializer.Serializer, serializer))))
+    const services = Layer.succeed(Serializer.Serializer, serializer).pipe(
+      Layer.merge(options.retry === undefined ? Layer.empty : Layer.succeed(Retry.RetryPolicy, options.retry))
+    )
+    const runtime = ManagedRuntime.make(layer.pipe(Layer.provide(services)))
     return new EffectCheckpointSaver(runtime, serializer.protocol)
   }
 

@@ -9,8 +9,10 @@
  * @since 0.1.0
  */
 import { Effect } from "effect"
-import { SqlClient, type SqlError } from "effect/sql"
-import { IncompatibleSchema, StorageFailure } from "../CheckpointError.ts"
+import { SqlClient } from "effect/sql"
+import { IncompatibleSchema } from "../CheckpointError.ts"
+import * as Retry from "../Retry.ts"
+import { type Dialect, migrationLock } from "./Dialect.ts"
 import type { Tables } from "./Tables.ts"
 
 const steps = (t: Tables): ReadonlyArray<string> => [
@@ -63,24 +65,16 @@ const steps = (t: Tables): ReadonlyArray<string> => [
  */
 export const latest = 9
 
-/**
- * An arbitrary, fixed key for the transaction-level advisory lock that
- * serializes migrations across processes.
- */
-const lockKey = 7_336_201_950_018_722
-
-const storageFailure = (operation: string) => (cause: SqlError.SqlError) =>
-  new StorageFailure({ operation, retryable: cause.isRetryable, cause })
-
 /** The highest applied version, or -1 when the table does not exist. */
 const currentVersion = (t: Tables) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const [table] = yield* sql.unsafe<{ readonly present: boolean }>(
-      `SELECT to_regclass($1) IS NOT NULL AS present`,
-      [t.migrations]
+    const [table] = yield* sql.unsafe<{ readonly present: number | bigint }>(
+      `SELECT count(*) AS present FROM information_schema.tables
+       WHERE table_schema = $1 AND table_name = 'checkpoint_migrations'`,
+      [t.schemaName]
     )
-    if (table?.present !== true) return -1
+    if (table === undefined || Number(table.present) === 0) return -1
     const [row] = yield* sql.unsafe<{ readonly v: number | null }>(`SELECT max(v) AS v FROM ${t.migrations}`)
     return row?.v ?? -1
   })
@@ -89,32 +83,41 @@ const ensureSupported = (found: number) =>
   found > latest ? Effect.fail(new IncompatibleSchema({ found, supported: latest })) : Effect.void
 
 /**
- * Brings the database to {@link latest}, applying only the missing steps, in
- * one transaction. Safe when many processes start at once: they queue on an
- * advisory lock and each finds the work done by the first. Fails with
+ * Brings the database to {@link latest}, one step per transaction, applying
+ * only the missing steps. Safe when many processes start at once: each
+ * transaction first takes the dialect's migration lock, then re-reads the
+ * version, so a step is applied once whoever applies it. A step that fails
+ * with a retryable error is retried as a whole. Fails with
  * `IncompatibleSchema` when the database is newer than this library.
  *
  * @since 0.1.0
  */
-export const run = (tables: Tables) =>
+export const run = (tables: Tables, dialect: Dialect = "postgres") =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const migrate = Effect.gen(function*() {
-      yield* sql.unsafe(`SELECT pg_advisory_xact_lock(${lockKey})`)
-      yield* sql.unsafe(`CREATE SCHEMA IF NOT EXISTS ${tables.schema}`)
+    const policy = yield* Retry.RetryPolicy
+    const lock = migrationLock(dialect, tables)
+    const all = steps(tables)
+    const retried = Retry.retrying("migrate", policy)
+    yield* retried(sql.unsafe(`CREATE SCHEMA IF NOT EXISTS ${tables.schema}`))
+    for (const statement of lock.setup) yield* retried(sql.unsafe(statement))
+    /** Applies the next missing step; false once there is none. */
+    const step = sql.withTransaction(Effect.gen(function*() {
+      yield* sql.unsafe(lock.acquire)
       const found = yield* currentVersion(tables)
-      yield* ensureSupported(found)
-      const all = steps(tables)
-      for (let version = found + 1; version <= latest; version++) {
-        yield* sql.unsafe(all[version]!)
-        yield* sql.unsafe(`INSERT INTO ${tables.migrations} (v) VALUES (${version}) ON CONFLICT DO NOTHING`)
-      }
-    })
-    yield* sql.withTransaction(migrate)
-  }).pipe(
-    Effect.catchTag("SqlError", (error) => Effect.fail(storageFailure("migrate")(error))),
-    Effect.withSpan("CheckpointStorage.migrate")
-  )
+      if (found > latest) return { found }
+      if (found === latest) return { done: true }
+      const version = found + 1
+      yield* sql.unsafe(all[version]!)
+      yield* sql.unsafe(`INSERT INTO ${tables.migrations} (v) VALUES (${version}) ON CONFLICT (v) DO NOTHING`)
+      return { done: false }
+    }))
+    for (;;) {
+      const result = yield* retried(step)
+      if ("found" in result) return yield* ensureSupported(result.found)
+      if (result.done) return
+    }
+  }).pipe(Effect.withSpan("CheckpointStorage.migrate"))
 
 /**
  * Checks, without changing anything, that the database is at {@link latest}.
@@ -123,7 +126,7 @@ export const run = (tables: Tables) =>
  */
 export const verify = (tables: Tables) =>
   currentVersion(tables).pipe(
-    Effect.catchTag("SqlError", (error) => Effect.fail(storageFailure("verify schema")(error))),
+    Effect.mapError((cause) => Retry.failure("verify schema", cause)),
     Effect.flatMap((found) =>
       found === latest ? Effect.void : Effect.fail(new IncompatibleSchema({ found, supported: latest }))
     )

@@ -15,9 +15,9 @@
  * @since 0.1.0
  */
 import { Effect, Option, Stream } from "effect"
-import { SqlClient, type SqlError } from "effect/sql"
+import { SqlClient } from "effect/sql"
 import type { Location } from "../Checkpoint.ts"
-import { StorageFailure } from "../CheckpointError.ts"
+import * as Retry from "../Retry.ts"
 import type {
   BlobRow,
   CheckpointRow,
@@ -221,9 +221,6 @@ const toStored = (row: TupleRow): StoredCheckpoint => {
   }
 }
 
-const failure = (operation: string) => (cause: SqlError.SqlError) =>
-  new StorageFailure({ operation, retryable: cause.isRetryable, cause })
-
 const emptyBytes = new Uint8Array(0)
 
 /**
@@ -240,8 +237,22 @@ export const make = Effect.fnUntraced(function*(tables: Tables, options: SqlDriv
   const ancestorsOfLatest = q.ancestors(true)
   const pageSize = options.pageSize ?? 100
 
-  const run = <A extends object>(operation: string, text: string, params: ReadonlyArray<unknown>) =>
-    sql.unsafe<A>(text, params).pipe(Effect.mapError(failure(operation)))
+  const policy = yield* Retry.RetryPolicy
+
+  /**
+   * One statement. On its own it is retried by the policy. Inside a
+   * transaction the caller opened it joins that transaction (in a savepoint,
+   * so a failure leaves the transaction usable) and fails at once: the caller
+   * decides, and its own retry restarts its whole transaction.
+   */
+  const run = <A extends object>(operation: string, text: string, params: ReadonlyArray<unknown>) => {
+    const statement = sql.unsafe<A>(text, params)
+    return Effect.serviceOption(sql.transactionService).pipe(Effect.flatMap((transaction) =>
+      Option.isSome(transaction)
+        ? sql.withTransaction(statement).pipe(Effect.mapError((cause) => Retry.failure(operation, cause)))
+        : statement.pipe(Retry.retrying(operation, policy))
+    ))
+  }
 
   const tuples = (operation: string, text: string, params: ReadonlyArray<unknown>) =>
     run<TupleRow>(operation, text, params).pipe(Effect.map((rows) => rows.map(toStored)))

@@ -9,11 +9,16 @@
  * @since 0.1.0
  */
 export interface Tables {
+  /** The schema's name, unquoted. */
+  readonly schemaName: string
+  /** The schema, quoted for SQL text. */
   readonly schema: string
   readonly checkpoints: string
   readonly blobs: string
   readonly writes: string
   readonly migrations: string
+  /** CockroachDB only: the row migrations lock. */
+  readonly migrationLock: string
 }
 
 const quote = (identifier: string) => `"${identifier.replaceAll("\"", "\"\"")}"`
@@ -24,9 +29,11 @@ const quote = (identifier: string) => `"${identifier.replaceAll("\"", "\"\"")}"`
  * @since 0.1.0
  */
 export const make = (schema = "public"): Tables => ({
+  schemaName: schema,
   schema: quote(schema),
   checkpoints: `${quote(schema)}.checkpoints`,
   blobs: `${quote(schema)}.checkpoint_blobs`,
   writes: `${quote(schema)}.checkpoint_writes`,
-  migrations: `${quote(schema)}.checkpoint_migrations`
+  migrations: `${quote(schema)}.checkpoint_migrations`,
+  migrationLock: `${quote(schema)}.checkpoint_migration_lock`
 })
