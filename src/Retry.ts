@@ -16,13 +16,14 @@ import type { SqlError } from "effect/sql"
 import { StorageFailure } from "./CheckpointError.ts"
 
 /**
- * The SQLSTATE the server reported, if it reported one.
+ * The SQLSTATE the server reported, if the failure is a server error
+ * response (a socket error's `code`, such as `ECONNRESET`, is not one).
  *
  * @since 0.1.0
  */
 export const sqlState = (error: SqlError.SqlError): string | undefined => {
   const cause: unknown = error.reason.cause
-  if (typeof cause !== "object" || cause === null || !("code" in cause)) return undefined
+  if (typeof cause !== "object" || cause === null || !("code" in cause) || !("severity" in cause)) return undefined
   return typeof cause.code === "string" ? cause.code : undefined
 }
 

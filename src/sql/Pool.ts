@@ -1,0 +1,81 @@
+/**
+ * A connection pool of its own for the storage, from a URL or host options:
+ * what the PostgreSQL and CockroachDB layers share.
+ *
+ * @since 0.1.0
+ */
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Layer, Redacted } from "effect"
+import { type IncompatibleSchema, StorageFailure } from "../CheckpointError.ts"
+import type { CheckpointStorage } from "../CheckpointStorage.ts"
+import type { Dialect } from "./Dialect.ts"
+import * as SqlStorage from "./SqlStorage.ts"
+
+/**
+ * @since 0.1.0
+ */
+export interface PoolOptions extends Omit<SqlStorage.SqlStorageOptions, "dialect"> {
+  /** A `postgres://` URL. Explicit fields below win over its parts. */
+  readonly url?: string | Redacted.Redacted | undefined
+  readonly host?: string | undefined
+  readonly port?: number | undefined
+  readonly database?: string | undefined
+  readonly username?: string | undefined
+  readonly password?: string | Redacted.Redacted | undefined
+  /** The most connections the pool opens (default 10). */
+  readonly poolSize?: number | undefined
+  /**
+   * Use named prepared statements (default `true`). Turn off behind poolers
+   * that do not keep them between transactions (PgBouncer in transaction mode).
+   */
+  readonly prepare?: boolean | undefined
+  /** Reported to the server as `application_name`. */
+  readonly applicationName?: string | undefined
+  /**
+   * The largest message the client accepts from the server, in bytes
+   * (default 1 GiB, PostgreSQL's own limit for one value). A checkpoint and
+   * its channel values come back as one row.
+   */
+  readonly maxMessageSize?: number | undefined
+  /**
+   * The isolation level of every transaction on the pool's connections
+   * (default: the server's). Serialization failures this may cause are retried.
+   */
+  readonly isolation?: "serializable" | "repeatable read" | "read committed" | undefined
+}
+
+const redacted = (value: string | Redacted.Redacted | undefined) =>
+  value === undefined || Redacted.isRedacted(value) ? value : Redacted.make(value)
+
+/** The pool configuration of the options. */
+const poolConfig = (options: PoolOptions): PgClient.PgPoolConfig => ({
+  url: redacted(options.url),
+  host: options.host,
+  port: options.port,
+  database: options.database,
+  username: options.username,
+  password: redacted(options.password),
+  maxConnections: options.poolSize ?? 10,
+  prepare: options.prepare ?? true,
+  applicationName: options.applicationName ?? "langgraph-checkpoint-effect",
+  maxMessageSize: options.maxMessageSize ?? 1024 * 1024 * 1024,
+  startupParameters: options.isolation === undefined ? undefined : { default_transaction_isolation: options.isolation }
+})
+
+/** @since 0.1.0 */
+export const connectFailure = (cause: unknown) => new StorageFailure({ operation: "connect", retryable: true, cause })
+
+/**
+ * The storage over a pool of its own, closed when the layer is released.
+ * (CockroachDB speaks the PostgreSQL wire protocol.)
+ *
+ * @since 0.1.0
+ */
+export const layer = (
+  options: PoolOptions,
+  dialect: Dialect
+): Layer.Layer<CheckpointStorage, StorageFailure | IncompatibleSchema> =>
+  SqlStorage.layer({ ...options, dialect }).pipe(
+    Layer.provide(PgClient.layerFrom(PgClient.make(poolConfig(options)).pipe(Effect.mapError(connectFailure))))
+  )
+
