@@ -154,4 +154,9 @@ export const formatIssue = (issue: SchemaIssue.Issue): string =>
 
 const formatter = SchemaIssue.makeFormatterDefault()
 
-const describe = (cause: unknown): string => cause instanceof Error ? cause.message : String(cause)
+const describe = (cause: unknown): string => {
+  if (typeof cause === "object" && cause !== null && "message" in cause && typeof cause.message === "string") {
+    return cause.message
+  }
+  return typeof cause === "string" ? cause : Object.prototype.toString.call(cause)
+}

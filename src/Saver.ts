@@ -66,8 +66,8 @@ export class EffectCheckpointSaver extends BaseCheckpointSaver {
 
   /**
    * A ready saver from a connection string: `"memory:"` keeps checkpoints in
-   * this process; `"postgres://…"` (or `"postgresql://…"`) uses PostgreSQL,
-   * migrating its tables on start. Rejects with `InvalidConfig` for a scheme
+   * this process; `"postgres://…"` (or `"postgresql://…"`) uses PostgreSQL and
+   * `"cockroachdb://…"` CockroachDB, migrating their tables on start. Rejects with `InvalidConfig` for a scheme
    * no driver serves, and with the driver's error when it cannot start.
    */
   static async fromConnString(url: string, options: SaverOptions = {}): Promise<EffectCheckpointSaver> {
@@ -181,10 +181,15 @@ const layerFromConnString = async (url: string): Promise<Layer.Layer<CheckpointS
       const Postgres = await import("./postgres.ts")
       return Postgres.layer({ url })
     }
+    case "cockroachdb:":
+    case "cockroach:": {
+      const Cockroach = await import("./cockroach.ts")
+      return Cockroach.layer({ url })
+    }
   }
   return new InvalidConfig({
     operation: "fromConnString",
     detail: `unsupported connection string "${url.replace(/\/\/[^@/]*@/, "//***@")}": ` +
-      `expected "memory:" or "postgres://…"`
+      `expected "memory:", "postgres://…" or "cockroachdb://…"`
   })
 }

@@ -4,7 +4,8 @@
  * The versions are those of LangGraph's own PostgreSQL savers (recorded in
  * `checkpoint_migrations`), so a database those savers created is adopted in
  * place: the JavaScript saver stops at 4, the Python saver at 9, and only the
- * missing steps run. Every step is written to be harmless when repeated.
+ * missing steps run, then this library's own (from 100). Every step is
+ * written to be harmless when repeated.
  *
  * @since 0.1.0
  */
@@ -15,9 +16,14 @@ import * as Retry from "../Retry.ts"
 import { type Dialect, migrationLock } from "./Dialect.ts"
 import type { Tables } from "./Tables.ts"
 
-const steps = (t: Tables): ReadonlyArray<string> => [
-  `CREATE TABLE IF NOT EXISTS ${t.migrations} (v INTEGER PRIMARY KEY)`,
-  `CREATE TABLE IF NOT EXISTS ${t.checkpoints} (
+/**
+ * The steps, by version. 0–9 are LangGraph's (kept equivalent, so its
+ * databases are adopted in place); this library's own start at 100, so a
+ * later LangGraph step can never be mistaken for one of ours.
+ */
+const steps = (t: Tables): ReadonlyArray<readonly [version: number, statements: ReadonlyArray<string>]> => [
+  [0, [`CREATE TABLE IF NOT EXISTS ${t.migrations} (v INTEGER PRIMARY KEY)`]],
+  [1, [`CREATE TABLE IF NOT EXISTS ${t.checkpoints} (
     thread_id TEXT NOT NULL,
     checkpoint_ns TEXT NOT NULL DEFAULT '',
     checkpoint_id TEXT NOT NULL,
@@ -26,8 +32,8 @@ const steps = (t: Tables): ReadonlyArray<string> => [
     checkpoint JSONB NOT NULL,
     metadata JSONB NOT NULL DEFAULT '{}',
     PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
-  )`,
-  `CREATE TABLE IF NOT EXISTS ${t.blobs} (
+  )`]],
+  [2, [`CREATE TABLE IF NOT EXISTS ${t.blobs} (
     thread_id TEXT NOT NULL,
     checkpoint_ns TEXT NOT NULL DEFAULT '',
     channel TEXT NOT NULL,
@@ -35,8 +41,8 @@ const steps = (t: Tables): ReadonlyArray<string> => [
     type TEXT NOT NULL,
     blob BYTEA,
     PRIMARY KEY (thread_id, checkpoint_ns, channel, version)
-  )`,
-  `CREATE TABLE IF NOT EXISTS ${t.writes} (
+  )`]],
+  [3, [`CREATE TABLE IF NOT EXISTS ${t.writes} (
     thread_id TEXT NOT NULL,
     checkpoint_ns TEXT NOT NULL DEFAULT '',
     checkpoint_id TEXT NOT NULL,
@@ -46,27 +52,43 @@ const steps = (t: Tables): ReadonlyArray<string> => [
     type TEXT,
     blob BYTEA NOT NULL,
     PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
-  )`,
-  `ALTER TABLE ${t.blobs} ALTER COLUMN blob DROP NOT NULL`,
+  )`]],
+  [4, [`ALTER TABLE ${t.blobs} ALTER COLUMN blob DROP NOT NULL`]],
   // 5: a step LangGraph later emptied.
-  `SELECT 1`,
+  [5, []],
   // 6-8: LangGraph's Python saver adds an index on thread_id to each table.
-  // Every primary key already starts with thread_id, so they only slow writes.
-  `SELECT 1`,
-  `SELECT 1`,
-  `SELECT 1`,
-  `ALTER TABLE ${t.writes} ADD COLUMN IF NOT EXISTS task_path TEXT NOT NULL DEFAULT ''`
+  // Every primary key already starts with thread_id, so they would only slow writes.
+  [6, []],
+  [7, []],
+  [8, []],
+  [9, [`ALTER TABLE ${t.writes} ADD COLUMN IF NOT EXISTS task_path TEXT NOT NULL DEFAULT ''`]],
+  // Each thread's last activity, touched by every put: what thread-level
+  // expiry (CockroachDB TTL) and retention work from.
+  [100, [
+    `CREATE TABLE IF NOT EXISTS ${t.threads} (
+      thread_id TEXT PRIMARY KEY,
+      last_activity TIMESTAMPTZ NOT NULL DEFAULT now()
+    )`,
+    `INSERT INTO ${t.threads} (thread_id) SELECT DISTINCT thread_id FROM ${t.checkpoints}
+     ON CONFLICT (thread_id) DO NOTHING`
+  ]]
 ]
+
+/** unique_violation, duplicate_schema, duplicate_table, duplicate_object */
+const duplicate = new Set(["23505", "42P06", "42P07", "42710"])
+
+/** The last of LangGraph's versions this library knows. */
+const langGraphLatest = 9
 
 /**
  * The migration version this library brings a database to.
  *
  * @since 0.1.0
  */
-export const latest = 9
+export const latest = 100
 
-/** The highest applied version, or -1 when the table does not exist. */
-const currentVersion = (t: Tables) =>
+/** The versions applied so far (none when the table does not exist). */
+const appliedVersions = (t: Tables) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const [table] = yield* sql.unsafe<{ readonly present: number | bigint }>(
@@ -74,21 +96,26 @@ const currentVersion = (t: Tables) =>
        WHERE table_schema = $1 AND table_name = 'checkpoint_migrations'`,
       [t.schemaName]
     )
-    if (table === undefined || Number(table.present) === 0) return -1
-    const [row] = yield* sql.unsafe<{ readonly v: number | null }>(`SELECT max(v) AS v FROM ${t.migrations}`)
-    return row?.v ?? -1
+    if (table === undefined || Number(table.present) === 0) return new Set<number>()
+    const rows = yield* sql.unsafe<{ readonly v: number }>(`SELECT v FROM ${t.migrations}`)
+    return new Set(rows.map((row) => row.v))
   })
 
-const ensureSupported = (found: number) =>
-  found > latest ? Effect.fail(new IncompatibleSchema({ found, supported: latest })) : Effect.void
+/** A version this library does not know means the database is newer than it. */
+const unknownVersion = (applied: ReadonlySet<number>, known: ReadonlySet<number>) => {
+  const unknown = Math.max(...[...applied].filter((version) => !known.has(version)))
+  return Number.isFinite(unknown)
+    ? new IncompatibleSchema({ found: unknown, supported: unknown < 100 ? langGraphLatest : latest })
+    : undefined
+}
 
 /**
  * Brings the database to {@link latest}, one step per transaction, applying
  * only the missing steps. Safe when many processes start at once: each
- * transaction first takes the dialect's migration lock, then re-reads the
- * version, so a step is applied once whoever applies it. A step that fails
- * with a retryable error is retried as a whole. Fails with
- * `IncompatibleSchema` when the database is newer than this library.
+ * transaction first takes the dialect's migration lock, then re-reads what
+ * is applied, so a step runs once whoever runs it. A step that fails with a
+ * retryable error is retried as a whole. Fails with `IncompatibleSchema`
+ * when the database has a version this library does not know.
  *
  * @since 0.1.0
  */
@@ -98,36 +125,52 @@ export const run = (tables: Tables, dialect: Dialect = "postgres") =>
     const policy = yield* Retry.RetryPolicy
     const lock = migrationLock(dialect, tables)
     const all = steps(tables)
+    const known = new Set(all.map(([version]) => version))
     const retried = Retry.retrying("migrate", policy)
-    yield* retried(sql.unsafe(`CREATE SCHEMA IF NOT EXISTS ${tables.schema}`))
-    for (const statement of lock.setup) yield* retried(sql.unsafe(statement))
-    /** Applies the next missing step; false once there is none. */
+    // Run before the lock exists, so processes starting together race here:
+    // PostgreSQL reports a lost `IF NOT EXISTS` race as a duplicate, and
+    // running the statement again then finds the object there.
+    const create = (statement: string) =>
+      retried(sql.unsafe(statement).pipe(
+        Effect.retry({ times: 3, while: (error) => duplicate.has(Retry.sqlState(error) ?? "") })
+      ))
+    yield* create(`CREATE SCHEMA IF NOT EXISTS ${tables.schema}`)
+    for (const statement of lock.setup) yield* create(statement)
+    /** Applies the next missing step: "done" once there is none. */
     const step = sql.withTransaction(Effect.gen(function*() {
       yield* sql.unsafe(lock.acquire)
-      const found = yield* currentVersion(tables)
-      if (found > latest) return { found }
-      if (found === latest) return { done: true }
-      const version = found + 1
-      yield* sql.unsafe(all[version]!)
+      const applied = yield* appliedVersions(tables)
+      const unknown = unknownVersion(applied, known)
+      if (unknown !== undefined) return unknown
+      const next = all.find(([version]) => !applied.has(version))
+      if (next === undefined) return "done" as const
+      const [version, statements] = next
+      for (const statement of statements) yield* sql.unsafe(statement)
       yield* sql.unsafe(`INSERT INTO ${tables.migrations} (v) VALUES (${version}) ON CONFLICT (v) DO NOTHING`)
-      return { done: false }
+      return "applied" as const
     }))
     for (;;) {
-      const result = yield* retried(step)
-      if ("found" in result) return yield* ensureSupported(result.found)
-      if (result.done) return
+      const outcome = yield* retried(step)
+      if (outcome === "done") return
+      if (outcome !== "applied") return yield* outcome
     }
   }).pipe(Effect.withSpan("CheckpointStorage.migrate"))
 
 /**
- * Checks, without changing anything, that the database is at {@link latest}.
+ * Checks, without changing anything, that every step is applied and none is unknown.
  *
  * @since 0.1.0
  */
 export const verify = (tables: Tables) =>
-  currentVersion(tables).pipe(
+  appliedVersions(tables).pipe(
     Effect.mapError((cause) => Retry.failure("verify schema", cause)),
-    Effect.flatMap((found) =>
-      found === latest ? Effect.void : Effect.fail(new IncompatibleSchema({ found, supported: latest }))
-    )
+    Effect.flatMap((applied) => {
+      const known = new Set(steps(tables).map(([version]) => version))
+      const missing = [...known].some((version) => !applied.has(version))
+      const unknown = unknownVersion(applied, known)
+      if (unknown !== undefined) return Effect.fail(unknown)
+      return missing
+        ? Effect.fail(new IncompatibleSchema({ found: applied.size === 0 ? -1 : Math.max(...applied), supported: latest }))
+        : Effect.void
+    })
   )

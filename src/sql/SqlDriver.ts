@@ -4,13 +4,14 @@
  * statement, so each is atomic on its own and costs one round trip:
  *
  * - `put`: a data-modifying CTE inserts the changed channels' blobs (from
- *   `unnest` over parallel arrays) and upserts the checkpoint row.
+ *   `unnest` over parallel arrays), touches the thread's last activity and
+ *   upserts the checkpoint row.
  * - `putWrites`: one upsert whose `WHERE` applies LangGraph's rule: special
  *   channels replace, ordinary writes keep the first.
  * - `getTuple` and each `list` page: one query; blobs and writes come back as
  *   parallel one-dimensional arrays (`bytea[]` in the binary protocol).
  * - `ancestors`: one recursive query that stops once every channel is seeded.
- * - `deleteThread`: one statement deleting from the three tables.
+ * - `deleteThread`: one statement deleting from every table.
  *
  * @since 0.1.0
  */
@@ -102,6 +103,10 @@ WITH blobs AS (
   SELECT $1, $2, b.channel, b.version, b.type, CASE WHEN b.type = 'empty' THEN NULL ELSE b.blob END
   FROM unnest($7::text[], $8::text[], $9::text[], $10::bytea[]) AS b (channel, version, type, blob)
   ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING
+),
+thread AS (
+  INSERT INTO ${t.threads} (thread_id, last_activity) VALUES ($1, now())
+  ON CONFLICT (thread_id) DO UPDATE SET last_activity = EXCLUDED.last_activity
 )
 INSERT INTO ${t.checkpoints} (${columns})
 VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb)
@@ -186,8 +191,9 @@ page AS (
 
   deleteThread: `
 WITH writes AS (DELETE FROM ${t.writes} WHERE thread_id = $1),
-  blobs AS (DELETE FROM ${t.blobs} WHERE thread_id = $1)
-DELETE FROM ${t.checkpoints} WHERE thread_id = $1`
+  blobs AS (DELETE FROM ${t.blobs} WHERE thread_id = $1),
+  checkpoints AS (DELETE FROM ${t.checkpoints} WHERE thread_id = $1)
+DELETE FROM ${t.threads} WHERE thread_id = $1`
 })
 
 const zip = <A>(length: number, f: (i: number) => A): Array<A> => Array.from({ length }, (_, i) => f(i))

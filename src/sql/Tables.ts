@@ -17,6 +17,8 @@ export interface Tables {
   readonly blobs: string
   readonly writes: string
   readonly migrations: string
+  /** Each thread's last activity. */
+  readonly threads: string
   /** CockroachDB only: the row migrations lock. */
   readonly migrationLock: string
 }
@@ -35,5 +37,6 @@ export const make = (schema = "public"): Tables => ({
   blobs: `${quote(schema)}.checkpoint_blobs`,
   writes: `${quote(schema)}.checkpoint_writes`,
   migrations: `${quote(schema)}.checkpoint_migrations`,
+  threads: `${quote(schema)}.checkpoint_threads`,
   migrationLock: `${quote(schema)}.checkpoint_migration_lock`
 })

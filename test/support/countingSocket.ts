@@ -2,7 +2,8 @@
  * A socket for PgClient's `stream` option that counts round trips: every
  * extended-protocol exchange the client sends ends with one Sync message,
  * and the client waits for the server's ReadyForQuery before it can use the
- * answer, so Sync messages written = round trips.
+ * answer, so Sync messages written = round trips. It also records the text
+ * of every statement the client sends (Parse and Query messages).
  */
 import { connect } from "node:net"
 import { Duplex } from "node:stream"
@@ -10,6 +11,11 @@ import { Duplex } from "node:stream"
 export const makeCountingSocket = (url: string) => {
   const { hostname, port } = new URL(url)
   let syncs = 0
+  const statements: Array<string> = []
+  const cstring = (frame: Buffer, start: number) => {
+    const end = frame.indexOf(0, start)
+    return { text: frame.toString("utf8", start, end), next: end + 1 }
+  }
   // The first message (StartupMessage) has no type byte; after it every
   // message is a type byte and a length that counts itself.
   let started = false
@@ -23,6 +29,9 @@ export const makeCountingSocket = (url: string) => {
       const length = started ? pending.readInt32BE(1) + 1 : pending.readInt32BE(0)
       if (pending.length < length) return
       if (started && pending[0] === 0x53) syncs++
+      // Parse: a statement name, then the query. Query: the query.
+      if (started && pending[0] === 0x50) statements.push(cstring(pending, cstring(pending, 5).next).text)
+      if (started && pending[0] === 0x51) statements.push(cstring(pending, 5).text)
       started = true
       pending = pending.subarray(length)
     }
@@ -54,5 +63,5 @@ export const makeCountingSocket = (url: string) => {
     return duplex
   }
 
-  return { open, roundTrips: () => syncs }
+  return { open, roundTrips: () => syncs, statements: () => [...statements] }
 }

@@ -1,0 +1,184 @@
+/**
+ * The CockroachDB dialect. No CockroachDB server runs here, so the dialect
+ * runs against PostgreSQL (its statements are the subset both accept), and
+ * every statement it sends is checked against the constructs CockroachDB
+ * rejects. Thread expiry's cascade runs on PostgreSQL as well.
+ */
+import { PgClient } from "@effect/sql-pg"
+import { describe, expect, it } from "@effect/vitest"
+import { uuid6 } from "@langchain/langgraph-checkpoint"
+import { Effect, Layer, Option, Redacted, Stream } from "effect"
+import { CheckpointStorage, EffectCheckpointSaver } from "../src/index.ts"
+import * as Cockroach from "../src/cockroach.ts"
+import * as Postgres from "../src/postgres.ts"
+import { makeCountingSocket } from "./support/countingSocket.ts"
+import { admin, createDatabase } from "./support/databases.ts"
+import { storageScenarios } from "./scenarios/storage.ts"
+
+const { CheckpointStorage: Storage } = CheckpointStorage
+
+const checkpoint = (channel_values: Record<string, unknown> = {}) => ({
+  v: 4,
+  id: uuid6(-1),
+  ts: new Date().toISOString(),
+  channel_values,
+  channel_versions: Object.fromEntries(Object.keys(channel_values).map((channel) => [channel, 1])),
+  versions_seen: {}
+})
+const metadata = { source: "loop" as const, step: 0, parents: {} }
+
+const withDatabase = <A, E, R>(prefix: string, f: (url: string) => Effect.Effect<A, E, R>) =>
+  Effect.acquireUseRelease(
+    Effect.promise(() => createDatabase(prefix)),
+    (database) => f(database.url),
+    (database) => Effect.promise(() => database.drop())
+  )
+
+const cockroachUrl = (url: string) => url.replace(/^postgres(ql)?:\/\//, "cockroachdb://")
+
+/** What CockroachDB rejects, or accepts without doing what PostgreSQL does. */
+const rejectedByCockroach: ReadonlyArray<readonly [RegExp, string]> = [
+  [/\bpg_advisory/i, "advisory locks (no-op stubs in CockroachDB)"],
+  [/\bpg_[a-z_]+\s*\(/i, "PostgreSQL system functions"],
+  [/\bINDEX\s+CONCURRENTLY\b/i, "CREATE INDEX CONCURRENTLY"],
+  [/array\s*\[\s*array\s*\[|array_agg\s*\(\s*array\s*\[|\[\]\s*\[\]/i, "multidimensional arrays"],
+  [/\bLOCK\s+TABLE\b/i, "LOCK TABLE"],
+  [/\bplpgsql\b|\bCREATE\s+(OR\s+REPLACE\s+)?(FUNCTION|TRIGGER)\b|\bDO\s+\$/i, "functions, triggers, DO blocks"],
+  [/\b(LISTEN|NOTIFY|UNLISTEN)\b/i, "LISTEN/NOTIFY"],
+  [/\b(xmin|xmax|ctid)\b|::regclass|\bto_regclass\b/i, "system columns and regclass"],
+  [/\bTEMP(ORARY)?\s+TABLE\b/i, "temporary tables"]
+]
+
+const violations = (statements: ReadonlyArray<string>) =>
+  statements.flatMap((statement) =>
+    rejectedByCockroach.filter(([pattern]) => pattern.test(statement)).map(([, what]) => `${what}: ${statement}`)
+  )
+
+describe("the CockroachDB dialect", () => {
+  it.live("sends only statements CockroachDB accepts, through migrations, every operation and expiry", () =>
+    withDatabase("crdb_statements", (url) =>
+      Effect.gen(function*() {
+        const socket = makeCountingSocket(url)
+        const client = PgClient.layerFrom(PgClient.make({
+          url: Redacted.make(url),
+          stream: socket.open,
+          startupParameters: { default_transaction_isolation: "serializable" }
+        }))
+        const storage = Postgres.layerClient({ dialect: "cockroach" })
+        yield* Effect.gen(function*() {
+          yield* Cockroach.enableThreadCascade()
+          const s = yield* Storage
+          const ref = yield* s.put({ thread_id: "t" }, checkpoint({ a: [1], b: "x" }), metadata, { a: 1, b: 1 })
+          const child = yield* s.put(ref, { ...checkpoint(), channel_versions: { a: 2, b: 1 } }, metadata, { a: 2 })
+          yield* s.putWrites(child, [["a", 1], ["__error__", "e"]], { task_id: "task", task_path: "~0" })
+          yield* s.getTuple({ thread_id: "t" })
+          yield* s.getTuple(ref)
+          yield* Stream.runDrain(s.list({ thread_id: "t", filter: { source: "loop" }, before: child.checkpoint_id }))
+          yield* Stream.runDrain(s.list({ limit: 1 }))
+          yield* s.getDeltaChannelHistory(child, ["a"])
+          yield* s.deleteThread("t")
+        }).pipe(Effect.provide(storage.pipe(Layer.provideMerge(client))))
+        const sent = socket.statements()
+        expect(sent.length).toBeGreaterThan(20)
+        expect(sent.some((statement) => statement.includes("checkpoint_migration_lock"))).toBe(true)
+        expect(violations(sent)).toEqual([])
+        // Expiry itself is CockroachDB's row-level TTL; its statements are checked as text.
+        const ttl = [
+          ...Cockroach.enableTtlStatements({ after: "30 days", cron: "@daily" }).expiry,
+          ...Cockroach.disableTtlStatements()
+        ]
+        expect(violations(ttl)).toEqual([])
+        expect(ttl[0]).toBe(
+          `ALTER TABLE "public".checkpoint_threads SET (ttl_expiration_expression = 'last_activity + INTERVAL ''30 days''', ttl_job_cron = '@daily')`
+        )
+      })))
+
+  it.live("migrates safely when many processes start at once (a lock row, not an advisory lock)", () =>
+    withDatabase("crdb_migrate", (url) =>
+      Effect.gen(function*() {
+        const start = Effect.scoped(Layer.build(Cockroach.layer({ url: cockroachUrl(url), poolSize: 1 })))
+        yield* Effect.all(Array.from({ length: 6 }, () => start), { concurrency: "unbounded" })
+        const versions = yield* Effect.promise(() =>
+          admin((client) => client.query<{ v: number }>("SELECT v FROM checkpoint_migrations ORDER BY v"), url)
+        )
+        expect(versions.rows.map((row) => row.v)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 100])
+      })), 60_000)
+
+  it.live("fromConnString accepts cockroachdb:// URLs and runs SERIALIZABLE", () =>
+    withDatabase("crdb_saver", (url) =>
+      Effect.promise(async () => {
+        const saver = await EffectCheckpointSaver.fromConnString(cockroachUrl(url))
+        try {
+          const config = await saver.put({ configurable: { thread_id: "t" } }, checkpoint({ a: 1 }), metadata, { a: 1 })
+          expect((await saver.getTuple(config))?.checkpoint.channel_values).toEqual({ a: 1 })
+        } finally {
+          await saver.close()
+        }
+        expect(Cockroach.toWireUrl("cockroachdb://root@host:26257/db?sslmode=disable")).toBe(
+          "postgres://root@host:26257/db?sslmode=disable"
+        )
+      })))
+})
+
+describe("thread expiry", () => {
+  it.live("deleting a thread's row (what the TTL job does) removes the whole thread and nothing else", () =>
+    withDatabase("crdb_cascade", (url) =>
+      Effect.gen(function*() {
+        yield* Effect.gen(function*() {
+          const s = yield* Storage
+          const write = (thread_id: string) =>
+            Effect.gen(function*() {
+              const root = yield* s.put({ thread_id }, checkpoint({ log: ["seed"] }), metadata, { log: 1 })
+              yield* s.putWrites(root, [["log", "w0"]], { task_id: "t0" })
+              const child = yield* s.put(root, { ...checkpoint(), channel_versions: { log: 2 } }, metadata, { log: 2 })
+              yield* s.putWrites(child, [["log", "w1"]], { task_id: "t1" })
+              return child
+            })
+          yield* write("expired")
+          const live = yield* write("live")
+          const before = yield* s.getDeltaChannelHistory(live, ["log"])
+
+          yield* Cockroach.enableThreadCascade()
+          yield* Cockroach.enableThreadCascade() // idempotent
+          const activity = yield* Effect.promise(() =>
+            admin((client) => client.query("SELECT thread_id FROM checkpoint_threads ORDER BY thread_id"), url)
+          )
+          expect(activity.rows.map((row) => row.thread_id)).toEqual(["expired", "live"])
+
+          yield* Effect.promise(() =>
+            admin((client) => client.query("DELETE FROM checkpoint_threads WHERE thread_id = 'expired'"), url)
+          )
+          const left = yield* Effect.promise(() =>
+            admin((client) =>
+              client.query(`
+                SELECT (SELECT count(*) FROM checkpoints WHERE thread_id = 'expired')
+                     + (SELECT count(*) FROM checkpoint_blobs WHERE thread_id = 'expired')
+                     + (SELECT count(*) FROM checkpoint_writes WHERE thread_id = 'expired') AS n`), url)
+          )
+          expect(Number(left.rows[0].n)).toBe(0)
+          expect(Option.isNone(yield* s.getTuple({ thread_id: "expired" }))).toBe(true)
+          // The live thread reads back exactly as before.
+          expect(yield* s.getDeltaChannelHistory(live, ["log"])).toEqual(before)
+          // Writing and deleting still work under the constraints.
+          yield* write("new")
+          yield* s.deleteThread("live")
+          expect(Option.isNone(yield* s.getTuple({ thread_id: "live" }))).toBe(true)
+          expect(Option.isSome(yield* s.getTuple({ thread_id: "new" }))).toBe(true)
+        }).pipe(Effect.provide(
+          Postgres.layerClient({ dialect: "cockroach" }).pipe(
+            Layer.provideMerge(PgClient.layer({ url: Redacted.make(url) }))
+          )
+        ))
+      })))
+})
+
+/** The whole storage contract, in the CockroachDB dialect, SERIALIZABLE. */
+storageScenarios(
+  "cockroach dialect on postgres",
+  Layer.unwrap(
+    Effect.acquireRelease(
+      Effect.promise(() => createDatabase("crdb_contract")),
+      (database) => Effect.promise(() => database.drop())
+    ).pipe(Effect.map((database) => Cockroach.layer({ url: cockroachUrl(database.url), poolSize: 4 })))
+  )
+)
