@@ -6,7 +6,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { describe, expect, it } from "@effect/vitest"
 import { uuid6 } from "@langchain/langgraph-checkpoint"
-import { Effect, Fiber, Layer, Metric, Option, Redacted, Schedule, Stream } from "effect"
+import { Effect, Fiber, Layer, Metric, Option, Redacted, Schedule, Stream, Tracer } from "effect"
 import { SqlClient } from "effect/sql"
 import { CheckpointStorage, Retry } from "../src/index.ts"
 import * as Postgres from "../src/postgres.ts"
@@ -66,12 +66,30 @@ describe("retry", () => {
         yield* Effect.scoped(Layer.build(Postgres.layer({ url })))
         yield* inject(url, "checkpoints", 3, "40001")
         const before = yield* retryCount("put", "40001")
+        const events: Array<{ readonly span: string; readonly name: string; readonly attributes: unknown }> = []
+        const recording = Tracer.make({
+          span(options) {
+            const span = Tracer.nativeTracer.span(options)
+            const event = span.event.bind(span)
+            span.event = (name, startTime, attributes) => {
+              events.push({ span: options.name, name, attributes })
+              event(name, startTime, attributes)
+            }
+            return span
+          }
+        })
         const stored = yield* Storage.use((s) => s.put({ thread_id: "t" }, checkpoint(), metadata, {})).pipe(
-          Effect.provide(Postgres.layer({ url }))
+          Effect.provide(Postgres.layer({ url })),
+          Effect.withTracer(recording)
         )
         expect(stored.thread_id).toBe("t")
         expect(yield* attemptsMade(url)).toBe(4)
         expect((yield* retryCount("put", "40001")) - before).toBe(3)
+        expect(events.filter((event) => event.name === "checkpoint.retry")).toEqual([1, 2, 3].map((attempt) => ({
+          span: "CheckpointStorage.put",
+          name: "checkpoint.retry",
+          attributes: { operation: "put", attempt, sqlstate: "40001" }
+        })))
       })))
 
   it.live("ends in a typed error stating the attempts and the last SQLSTATE when retries run out", () =>
