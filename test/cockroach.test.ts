@@ -7,7 +7,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { describe, expect, it } from "@effect/vitest"
 import { uuid6 } from "@langchain/langgraph-checkpoint"
-import { Effect, Layer, Option, Redacted, Stream } from "effect"
+import { ConfigProvider, Effect, Layer, Option, Redacted, Stream } from "effect"
 import { CheckpointStorage, EffectCheckpointSaver } from "../src/index.ts"
 import * as Cockroach from "../src/cockroach.ts"
 import * as Postgres from "../src/postgres.ts"
@@ -103,6 +103,16 @@ describe("the CockroachDB dialect", () => {
         )
         expect(versions.rows.map((row) => row.v)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 100])
       })), 60_000)
+
+  it.live("layerConfig reads a cockroachdb:// DATABASE_URL", () =>
+    withDatabase("crdb_config", (url) =>
+      Effect.gen(function*() {
+        const stored = yield* Storage.use((s) => s.put({ thread_id: "t" }, checkpoint(), metadata, {})).pipe(
+          Effect.provide(Cockroach.layerConfig({ isolation: "read committed" })),
+          Effect.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ DATABASE_URL: cockroachUrl(url) })))
+        )
+        expect(stored.thread_id).toBe("t")
+      })))
 
   it.live("fromConnString accepts cockroachdb:// URLs and runs SERIALIZABLE", () =>
     withDatabase("crdb_saver", (url) =>

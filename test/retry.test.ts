@@ -8,7 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { uuid6 } from "@langchain/langgraph-checkpoint"
 import { Effect, Fiber, Layer, Metric, Option, Redacted, Schedule, Stream, Tracer } from "effect"
 import { SqlClient } from "effect/sql"
-import { CheckpointStorage, Retry } from "../src/index.ts"
+import { CheckpointStorage, EffectCheckpointSaver, Retry } from "../src/index.ts"
 import * as Postgres from "../src/postgres.ts"
 import { admin, createDatabase } from "./support/databases.ts"
 
@@ -119,6 +119,22 @@ describe("retry", () => {
         expect(bounded._tag === "StorageFailure" && bounded.attempts).toBeLessThanOrEqual(10)
         expect(Date.now() - started).toBeLessThan(8_000)
       })), 30_000)
+
+  it.live("a saver's own policy applies to its operations", () =>
+    withDatabase("retry_saver", (url) =>
+      Effect.gen(function*() {
+        yield* Effect.scoped(Layer.build(Postgres.layer({ url })))
+        yield* inject(url, "checkpoints", 1, "40001")
+        const saver = EffectCheckpointSaver.fromLayer(Postgres.layer({ url }), { retry: Schedule.recurs(0) })
+        const error = yield* Effect.promise(() =>
+          saver.put({ configurable: { thread_id: "t" } }, checkpoint(), metadata, {}).then(
+            () => undefined,
+            (e: unknown) => e
+          )
+        )
+        yield* Effect.promise(() => saver.close())
+        expect(error).toMatchObject({ _tag: "StorageFailure", attempts: 1, sqlState: "40001", retryable: true })
+      })))
 
   it.live("never retries what cannot succeed: a unique violation, an undefined table", () =>
     withDatabase("retry_never", (url) =>
