@@ -12,7 +12,7 @@
  *
  * @since 0.1.0
  */
-import { Config, Effect, Layer, Redacted } from "effect"
+import { Effect, type Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import type { IncompatibleSchema, StorageFailure } from "./CheckpointError.ts"
 import type { CheckpointStorage } from "./CheckpointStorage.ts"
@@ -56,14 +56,7 @@ export const layer = (options: CockroachOptions): Layer.Layer<CheckpointStorage,
 export const layerConfig = (
   options: Omit<CockroachOptions, "url"> = {}
 ): Layer.Layer<CheckpointStorage, StorageFailure | IncompatibleSchema> =>
-  Layer.unwrap(
-    Effect.gen(function*() {
-      const url = yield* Config.String("DATABASE_URL")
-      const schema = yield* Config.String("CHECKPOINT_SCHEMA").pipe(Config.withDefault(options.schema))
-      const poolSize = yield* Config.Int("CHECKPOINT_POOL_SIZE").pipe(Config.withDefault(options.poolSize))
-      return layer({ ...options, url: Redacted.make(toWireUrl(url)), schema, poolSize })
-    }).pipe(Effect.mapError(Pool.connectFailure))
-  )
+  Pool.layerConfig({ ...options, isolation: options.isolation ?? "serializable" }, "cockroach", toWireUrl)
 
 /**
  * @since 0.1.0

@@ -8,7 +8,7 @@
  *
  * @since 0.1.0
  */
-import { Config, Effect, Layer } from "effect"
+import type { Layer } from "effect"
 import type { IncompatibleSchema, StorageFailure } from "./CheckpointError.ts"
 import type { CheckpointStorage } from "./CheckpointStorage.ts"
 import * as Pool from "./sql/Pool.ts"
@@ -47,12 +47,4 @@ export const layer = (options: PostgresOptions): Layer.Layer<CheckpointStorage, 
  */
 export const layerConfig = (
   options: Omit<PostgresOptions, "url"> = {}
-): Layer.Layer<CheckpointStorage, StorageFailure | IncompatibleSchema> =>
-  Layer.unwrap(
-    Effect.gen(function*() {
-      const url = yield* Config.Redacted("DATABASE_URL")
-      const schema = yield* Config.String("CHECKPOINT_SCHEMA").pipe(Config.withDefault(options.schema))
-      const poolSize = yield* Config.Int("CHECKPOINT_POOL_SIZE").pipe(Config.withDefault(options.poolSize))
-      return layer({ ...options, url, schema, poolSize })
-    }).pipe(Effect.mapError(Pool.connectFailure))
-  )
+): Layer.Layer<CheckpointStorage, StorageFailure | IncompatibleSchema> => Pool.layerConfig(options, "postgres")

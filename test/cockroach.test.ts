@@ -6,33 +6,18 @@
  */
 import { PgClient } from "@effect/sql-pg"
 import { describe, expect, it } from "@effect/vitest"
-import { uuid6 } from "@langchain/langgraph-checkpoint"
 import { ConfigProvider, Effect, Layer, Option, Redacted, Stream } from "effect"
 import { CheckpointStorage, EffectCheckpointSaver } from "../src/index.ts"
 import * as Cockroach from "../src/cockroach.ts"
 import * as Postgres from "../src/postgres.ts"
 import { makeCountingSocket } from "./support/countingSocket.ts"
-import { admin, createDatabase } from "./support/databases.ts"
+import { admin, createDatabase, withDatabase } from "./support/databases.ts"
+import { checkpoint, metadata } from "./support/fixtures.ts"
 import { storageScenarios } from "./scenarios/storage.ts"
 
 const { CheckpointStorage: Storage } = CheckpointStorage
 
-const checkpoint = (channel_values: Record<string, unknown> = {}) => ({
-  v: 4,
-  id: uuid6(-1),
-  ts: new Date().toISOString(),
-  channel_values,
-  channel_versions: Object.fromEntries(Object.keys(channel_values).map((channel) => [channel, 1])),
-  versions_seen: {}
-})
-const metadata = { source: "loop" as const, step: 0, parents: {} }
 
-const withDatabase = <A, E, R>(prefix: string, f: (url: string) => Effect.Effect<A, E, R>) =>
-  Effect.acquireUseRelease(
-    Effect.promise(() => createDatabase(prefix)),
-    (database) => f(database.url),
-    (database) => Effect.promise(() => database.drop())
-  )
 
 const cockroachUrl = (url: string) => url.replace(/^postgres(ql)?:\/\//, "cockroachdb://")
 
@@ -68,8 +53,8 @@ describe("the CockroachDB dialect", () => {
         yield* Effect.gen(function*() {
           yield* Cockroach.enableThreadCascade()
           const s = yield* Storage
-          const ref = yield* s.put({ thread_id: "t" }, checkpoint({ a: [1], b: "x" }), metadata, { a: 1, b: 1 })
-          const child = yield* s.put(ref, { ...checkpoint(), channel_versions: { a: 2, b: 1 } }, metadata, { a: 2 })
+          const ref = yield* s.put({ thread_id: "t" }, checkpoint({ a: [1], b: "x" }), metadata(), { a: 1, b: 1 })
+          const child = yield* s.put(ref, { ...checkpoint(), channel_versions: { a: 2, b: 1 } }, metadata(), { a: 2 })
           yield* s.putWrites(child, [["a", 1], ["__error__", "e"]], { task_id: "task", task_path: "~0" })
           yield* s.getTuple({ thread_id: "t" })
           yield* s.getTuple(ref)
@@ -107,7 +92,7 @@ describe("the CockroachDB dialect", () => {
   it.live("layerConfig reads a cockroachdb:// DATABASE_URL", () =>
     withDatabase("crdb_config", (url) =>
       Effect.gen(function*() {
-        const stored = yield* Storage.use((s) => s.put({ thread_id: "t" }, checkpoint(), metadata, {})).pipe(
+        const stored = yield* Storage.use((s) => s.put({ thread_id: "t" }, checkpoint(), metadata(), {})).pipe(
           Effect.provide(Cockroach.layerConfig({ isolation: "read committed" })),
           Effect.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ DATABASE_URL: cockroachUrl(url) })))
         )
@@ -119,7 +104,7 @@ describe("the CockroachDB dialect", () => {
       Effect.promise(async () => {
         const saver = await EffectCheckpointSaver.fromConnString(cockroachUrl(url))
         try {
-          const config = await saver.put({ configurable: { thread_id: "t" } }, checkpoint({ a: 1 }), metadata, { a: 1 })
+          const config = await saver.put({ configurable: { thread_id: "t" } }, checkpoint({ a: 1 }), metadata(), { a: 1 })
           expect((await saver.getTuple(config))?.checkpoint.channel_values).toEqual({ a: 1 })
         } finally {
           await saver.close()
@@ -138,9 +123,9 @@ describe("thread expiry", () => {
           const s = yield* Storage
           const write = (thread_id: string) =>
             Effect.gen(function*() {
-              const root = yield* s.put({ thread_id }, checkpoint({ log: ["seed"] }), metadata, { log: 1 })
+              const root = yield* s.put({ thread_id }, checkpoint({ log: ["seed"] }), metadata(), { log: 1 })
               yield* s.putWrites(root, [["log", "w0"]], { task_id: "t0" })
-              const child = yield* s.put(root, { ...checkpoint(), channel_versions: { log: 2 } }, metadata, { log: 2 })
+              const child = yield* s.put(root, { ...checkpoint(), channel_versions: { log: 2 } }, metadata(), { log: 2 })
               yield* s.putWrites(child, [["log", "w1"]], { task_id: "t1" })
               return child
             })

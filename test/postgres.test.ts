@@ -7,7 +7,6 @@ import { PgClient } from "@effect/sql-pg"
 import { describe, expect, it } from "@effect/vitest"
 import { AIMessage, HumanMessage } from "@langchain/core/messages"
 import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph"
-import { uuid6 } from "@langchain/langgraph-checkpoint"
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres"
 import pg from "pg"
 import { ConfigProvider, Effect, Layer, Option, Redacted, Stream } from "effect"
@@ -15,28 +14,12 @@ import { SqlClient } from "effect/sql"
 import { CheckpointStorage, EffectCheckpointSaver } from "../src/index.ts"
 import * as Postgres from "../src/postgres.ts"
 import { makeCountingSocket } from "./support/countingSocket.ts"
-import { admin, createDatabase } from "./support/databases.ts"
+import { admin, withDatabase } from "./support/databases.ts"
+import { checkpoint, metadata } from "./support/fixtures.ts"
 
 const { CheckpointStorage: Storage } = CheckpointStorage
 const redacted = (url: string) => Redacted.make(url)
 
-const checkpoint = (channel_values: Record<string, unknown> = {}) => ({
-  v: 4,
-  id: uuid6(-1),
-  ts: new Date().toISOString(),
-  channel_values,
-  channel_versions: Object.fromEntries(Object.keys(channel_values).map((channel) => [channel, 1])),
-  versions_seen: {}
-})
-const metadata = { source: "loop" as const, step: 0, parents: {} }
-
-/** Runs `f` against a fresh database, dropped afterwards. */
-const withDatabase = <A, E, R>(prefix: string, f: (url: string) => Effect.Effect<A, E, R>) =>
-  Effect.acquireUseRelease(
-    Effect.promise(() => createDatabase(prefix)),
-    (database) => f(database.url),
-    (database) => Effect.promise(() => database.drop())
-  )
 
 const migrationVersions = (url: string) =>
   Effect.promise(() =>
@@ -85,7 +68,7 @@ describe("migrations", () => {
     withDatabase("schema", (url) =>
       Effect.gen(function*() {
         const storage = Postgres.layer({ url, schema: "agent state" })
-        const stored = yield* Storage.use((s) => s.put({ thread_id: "t" }, checkpoint({ a: 1 }), metadata, { a: 1 })).pipe(
+        const stored = yield* Storage.use((s) => s.put({ thread_id: "t" }, checkpoint({ a: 1 }), metadata(), { a: 1 })).pipe(
           Effect.provide(storage)
         )
         expect(stored.thread_id).toBe("t")
@@ -165,14 +148,14 @@ describe("one round trip per operation", () => {
           })
         yield* Effect.gen(function*() {
           const s = yield* Storage
-          let ref = yield* s.put({ thread_id: "t" }, checkpoint({ a: 1, b: [1, 2], c: "x" }), metadata, { a: 1, b: 1, c: 1 })
+          let ref = yield* s.put({ thread_id: "t" }, checkpoint({ a: 1, b: [1, 2], c: "x" }), metadata(), { a: 1, b: 1, c: 1 })
           for (let step = 0; step < 30; step++) {
             const cp = { ...checkpoint({ a: step }), channel_versions: { a: step + 2, b: 1, c: 1 } }
-            ref = yield* s.put(ref, cp, metadata, { a: step + 2 })
+            ref = yield* s.put(ref, cp, metadata(), { a: step + 2 })
             yield* s.putWrites(ref, [["a", step], ["b", [step]]], { task_id: `task-${step}`, task_path: "~0" })
           }
           const trips = {
-            put: yield* measure(s.put(ref, checkpoint({ x: 1, y: 2, z: 3 }), metadata, { x: 1, y: 1, z: 1 })),
+            put: yield* measure(s.put(ref, checkpoint({ x: 1, y: 2, z: 3 }), metadata(), { x: 1, y: 1, z: 1 })),
             putWrites: yield* measure(s.putWrites(ref, [["a", 1], ["b", 2], ["c", 3]], { task_id: "w" })),
             getTuple: yield* measure(s.getTuple({ thread_id: "t" })),
             getTupleById: yield* measure(s.getTuple(ref)),
@@ -222,7 +205,7 @@ describe("layers", () => {
         yield* Effect.gen(function*() {
           const sql = yield* SqlClient.SqlClient
           const s = yield* Storage
-          yield* sql.withTransaction(s.put({ thread_id: "rolled-back" }, checkpoint(), metadata, {}).pipe(
+          yield* sql.withTransaction(s.put({ thread_id: "rolled-back" }, checkpoint(), metadata(), {}).pipe(
             Effect.andThen(Effect.fail("abort" as const))
           )).pipe(Effect.ignore)
           expect(Option.isNone(yield* s.getTuple({ thread_id: "rolled-back" }))).toBe(true)
@@ -232,7 +215,7 @@ describe("layers", () => {
   it.live("layerConfig reads DATABASE_URL", () =>
     withDatabase("config", (url) =>
       Effect.gen(function*() {
-        const stored = yield* Storage.use((s) => s.put({ thread_id: "t" }, checkpoint(), metadata, {})).pipe(
+        const stored = yield* Storage.use((s) => s.put({ thread_id: "t" }, checkpoint(), metadata(), {})).pipe(
           Effect.provide(Postgres.layerConfig()),
           Effect.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ DATABASE_URL: url })))
         )
@@ -255,7 +238,7 @@ describe("stored data that no longer decodes", () => {
         const storage = Postgres.layer({ url })
         yield* Effect.gen(function*() {
           const s = yield* Storage
-          const ref = yield* s.put({ thread_id: "broken" }, checkpoint({ a: { deep: 1 } }), metadata, { a: 1 })
+          const ref = yield* s.put({ thread_id: "broken" }, checkpoint({ a: { deep: 1 } }), metadata(), { a: 1 })
           yield* Effect.promise(() =>
             admin((client) => client.query("UPDATE checkpoint_blobs SET blob = '\\x7b6e6f74'::bytea"), url)
           )

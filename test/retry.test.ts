@@ -10,26 +10,12 @@ import { Effect, Fiber, Layer, Metric, Option, Redacted, Schedule, Stream, Trace
 import { SqlClient } from "effect/sql"
 import { CheckpointStorage, EffectCheckpointSaver, Retry } from "../src/index.ts"
 import * as Postgres from "../src/postgres.ts"
-import { admin, createDatabase } from "./support/databases.ts"
+import { admin, withDatabase } from "./support/databases.ts"
+import { checkpoint, metadata } from "./support/fixtures.ts"
 
 const { CheckpointStorage: Storage } = CheckpointStorage
 
-const checkpoint = (id = uuid6(-1), channel_values: Record<string, unknown> = {}) => ({
-  v: 4,
-  id,
-  ts: new Date().toISOString(),
-  channel_values,
-  channel_versions: Object.fromEntries(Object.keys(channel_values).map((channel) => [channel, 1])),
-  versions_seen: {}
-})
-const metadata = { source: "loop" as const, step: 0, parents: {} }
 
-const withDatabase = <A, E, R>(prefix: string, f: (url: string) => Effect.Effect<A, E, R>) =>
-  Effect.acquireUseRelease(
-    Effect.promise(() => createDatabase(prefix)),
-    (database) => f(database.url),
-    (database) => Effect.promise(() => database.drop())
-  )
 
 const sql = (url: string, text: string) => Effect.promise(() => admin((client) => client.query(text), url))
 
@@ -78,7 +64,7 @@ describe("retry", () => {
             return span
           }
         })
-        const stored = yield* Storage.use((s) => s.put({ thread_id: "t" }, checkpoint(), metadata, {})).pipe(
+        const stored = yield* Storage.use((s) => s.put({ thread_id: "t" }, checkpoint(), metadata(), {})).pipe(
           Effect.provide(Postgres.layer({ url })),
           Effect.withTracer(recording)
         )
@@ -98,7 +84,7 @@ describe("retry", () => {
         yield* Effect.scoped(Layer.build(Postgres.layer({ url })))
         yield* inject(url, "checkpoints", 1000, "40001")
         const error = yield* Effect.flip(
-          Storage.use((s) => s.put({ thread_id: "t" }, checkpoint(), metadata, {})).pipe(
+          Storage.use((s) => s.put({ thread_id: "t" }, checkpoint(), metadata(), {})).pipe(
             Effect.provide(Postgres.layer({ url, retry: Schedule.recurs(4) }))
           )
         )
@@ -111,7 +97,7 @@ describe("retry", () => {
         yield* sql(url, "ALTER SEQUENCE injected_attempts RESTART")
         const started = Date.now()
         const bounded = yield* Effect.flip(
-          Storage.use((s) => s.put({ thread_id: "t" }, checkpoint(), metadata, {})).pipe(
+          Storage.use((s) => s.put({ thread_id: "t" }, checkpoint(), metadata(), {})).pipe(
             Effect.provide(Postgres.layer({ url }))
           )
         )
@@ -127,7 +113,7 @@ describe("retry", () => {
         yield* inject(url, "checkpoints", 1, "40001")
         const saver = EffectCheckpointSaver.fromLayer(Postgres.layer({ url }), { retry: Schedule.recurs(0) })
         const error = yield* Effect.promise(() =>
-          saver.put({ configurable: { thread_id: "t" } }, checkpoint(), metadata, {}).then(
+          saver.put({ configurable: { thread_id: "t" } }, checkpoint(), metadata(), {}).then(
             () => undefined,
             (e: unknown) => e
           )
@@ -145,7 +131,7 @@ describe("retry", () => {
           const error = yield* Effect.flip(
             Effect.gen(function*() {
               const s = yield* Storage
-              const ref = yield* s.put({ thread_id: `t-${code}` }, checkpoint(), metadata, {})
+              const ref = yield* s.put({ thread_id: `t-${code}` }, checkpoint(), metadata(), {})
               yield* s.putWrites(ref, [["a", 1]], { task_id: "task" })
             }).pipe(Effect.provide(Postgres.layer({ url })))
           )
@@ -167,7 +153,7 @@ describe("retry", () => {
           // Our failure is raised at once, inside a savepoint: the caller's transaction goes on and commits.
           yield* inject(url, "checkpoints", 1, "40001")
           const outcome = yield* client.withTransaction(Effect.gen(function*() {
-            const error = yield* Effect.flip(s.put({ thread_id: "joined" }, checkpoint(), metadata, {}))
+            const error = yield* Effect.flip(s.put({ thread_id: "joined" }, checkpoint(), metadata(), {}))
             yield* client.unsafe("INSERT INTO audit VALUES ('caller kept going')")
             return error
           }))
@@ -180,7 +166,7 @@ describe("retry", () => {
           yield* inject(url, "checkpoints", 1, "40001")
           yield* client.withTransaction(Effect.gen(function*() {
             yield* client.unsafe("INSERT INTO audit VALUES ('retried')")
-            yield* s.put({ thread_id: "retried" }, checkpoint(), metadata, {})
+            yield* s.put({ thread_id: "retried" }, checkpoint(), metadata(), {})
           })).pipe(Effect.retry({ times: 2 }))
           expect(yield* attemptsMade(url)).toBe(2)
           expect(Option.isSome(yield* s.getTuple({ thread_id: "retried" }))).toBe(true)
@@ -207,7 +193,7 @@ describe("real conflicts and lost connections", () => {
               Effect.gen(function*() {
                 // Everyone re-puts the same checkpoints (an upsert of the same rows)...
                 const id = shared[(w + r) % shared.length]!
-                const ref = yield* s.put({ thread_id: "hot" }, checkpoint(id, { v: w }), metadata, { v: `${w}.${r}` })
+                const ref = yield* s.put({ thread_id: "hot" }, checkpoint({ v: w }, id), metadata(), { v: `${w}.${r}` })
                 // ...and writes to them: its own rows, and one special channel everyone replaces.
                 yield* s.putWrites(ref, [["out", `${w}:${r}`], ["__error__", `w${w}`]], { task_id: `task-${w}-${r}` })
                 yield* s.putWrites(ref, [["__error__", `w${w}`]], { task_id: "shared-task" })
@@ -242,7 +228,7 @@ describe("real conflicts and lost connections", () => {
           const s = yield* Storage
           const run = yield* Effect.forEach(
             Array.from({ length: total }, (_, i) => i),
-            (i) => s.put({ thread_id: `t-${i % 10}` }, checkpoint(uuid6(i)), metadata, {}),
+            (i) => s.put({ thread_id: `t-${i % 10}` }, checkpoint({}, uuid6(i)), metadata(), {}),
             { concurrency: 4 }
           ).pipe(Effect.forkChild)
           for (let round = 0; round < 5; round++) {

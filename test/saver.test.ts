@@ -2,20 +2,13 @@
  * The adapter as plain LangGraph users see it: errors, construction, lifecycle
  * and a custom serializer.
  */
-import { JsonPlusSerializer, type SerializerProtocol, uuid6 } from "@langchain/langgraph-checkpoint"
+import { JsonPlusSerializer, type SerializerProtocol } from "@langchain/langgraph-checkpoint"
 import { Effect, Layer } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
 import { CheckpointError, CheckpointStorage, EffectCheckpointSaver } from "../src/index.ts"
+import { checkpoint, metadata as fixtureMetadata } from "./support/fixtures.ts"
 
-const checkpoint = (channel_values: Record<string, unknown> = {}) => ({
-  v: 4,
-  id: uuid6(-1),
-  ts: new Date().toISOString(),
-  channel_values,
-  channel_versions: Object.fromEntries(Object.keys(channel_values).map((channel) => [channel, 1])),
-  versions_seen: {}
-})
-const metadata = { source: "input" as const, step: -1, parents: {} }
+const metadata = fixtureMetadata({ source: "input", step: -1 })
 
 describe("EffectCheckpointSaver", () => {
   const savers: Array<EffectCheckpointSaver> = []

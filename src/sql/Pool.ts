@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, Redacted } from "effect"
+import { Config, Effect, Layer, Redacted } from "effect"
 import { type IncompatibleSchema, StorageFailure } from "../CheckpointError.ts"
 import type { CheckpointStorage } from "../CheckpointStorage.ts"
 import type { Dialect } from "./Dialect.ts"
@@ -79,3 +79,23 @@ export const layer = (
     Layer.provide(PgClient.layerFrom(PgClient.make(poolConfig(options)).pipe(Effect.mapError(connectFailure))))
   )
 
+
+/**
+ * The storage configured from the environment: `DATABASE_URL`, and
+ * optionally `CHECKPOINT_SCHEMA` and `CHECKPOINT_POOL_SIZE`.
+ *
+ * @since 0.1.0
+ */
+export const layerConfig = (
+  options: Omit<PoolOptions, "url">,
+  dialect: Dialect,
+  wireUrl: (url: string) => string = (url) => url
+): Layer.Layer<CheckpointStorage, StorageFailure | IncompatibleSchema> =>
+  Layer.unwrap(
+    Effect.gen(function*() {
+      const url = yield* Config.String("DATABASE_URL")
+      const schema = yield* Config.String("CHECKPOINT_SCHEMA").pipe(Config.withDefault(options.schema))
+      const poolSize = yield* Config.Int("CHECKPOINT_POOL_SIZE").pipe(Config.withDefault(options.poolSize))
+      return layer({ ...options, url: Redacted.make(wireUrl(url)), schema, poolSize }, dialect)
+    }).pipe(Effect.mapError(connectFailure))
+  )

@@ -7,24 +7,11 @@ import { describe, expect, layer } from "@effect/vitest"
 import { ERROR, INTERRUPT, TASKS, uuid6 } from "@langchain/langgraph-checkpoint"
 import { Effect, type Layer, Option, Schema, Stream } from "effect"
 import { Checkpoint, CheckpointStorage } from "../../src/index.ts"
+import { checkpoint, metadata } from "../support/fixtures.ts"
 
 const { CheckpointStorage: Storage } = CheckpointStorage
 
-const checkpoint = (channel_values: Record<string, unknown> = {}, id = uuid6(-1)): Checkpoint.Checkpoint => ({
-  v: 4,
-  id,
-  ts: new Date().toISOString(),
-  channel_values,
-  channel_versions: Object.fromEntries(Object.keys(channel_values).map((channel) => [channel, 1])),
-  versions_seen: {}
-})
 
-const metadata = (extra: Record<string, unknown> = {}): Checkpoint.CheckpointMetadata => ({
-  source: "loop",
-  step: 0,
-  parents: {},
-  ...extra
-})
 
 let threads = 0
 const newThread = () => `thread-${process.pid}-${Date.now()}-${++threads}`

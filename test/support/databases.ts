@@ -9,7 +9,7 @@ import * as Postgres from "../../src/postgres.ts"
 
 export const serverUrl = () => inject("databaseUrl")
 
-const withDatabase = (url: string, database: string) => {
+const urlOf = (url: string, database: string) => {
   const parsed = new URL(url)
   parsed.pathname = `/${database}`
   return parsed.toString()
@@ -31,7 +31,7 @@ export const createDatabase = async (prefix: string) => {
   const name = `lce_${prefix}_${process.pid}_${Math.random().toString(36).slice(2, 8)}`
   await admin((client) => client.query(`CREATE DATABASE "${name}"`))
   return {
-    url: withDatabase(serverUrl(), name),
+    url: urlOf(serverUrl(), name),
     drop: () => admin((client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`))
   }
 }
@@ -43,4 +43,12 @@ export const postgresLayer = (prefix: string, options: Omit<Postgres.PostgresOpt
       Effect.promise(() => createDatabase(prefix)),
       (database) => Effect.promise(() => database.drop())
     ).pipe(Effect.map((database) => Postgres.layer({ ...options, url: database.url })))
+  )
+
+/** Runs `f` against a fresh database, dropped afterwards. */
+export const withDatabase = <A, E, R>(prefix: string, f: (url: string) => Effect.Effect<A, E, R>) =>
+  Effect.acquireUseRelease(
+    Effect.promise(() => createDatabase(prefix)),
+    (database) => f(database.url),
+    (database) => Effect.promise(() => database.drop())
   )
