@@ -66,8 +66,10 @@ export class EffectCheckpointSaver extends BaseCheckpointSaver {
 
   /**
    * A ready saver from a connection string: `"memory:"` keeps checkpoints in
-   * this process; `"postgres://…"` (or `"postgresql://…"`) uses PostgreSQL and
-   * `"cockroachdb://…"` CockroachDB, migrating their tables on start. Rejects with `InvalidConfig` for a scheme
+   * this process; `"pglite:"` in an embedded PostgreSQL in memory and
+   * `"pglite:<directory>"` persisted in a directory; `"postgres://…"` (or
+   * `"postgresql://…"`) uses PostgreSQL and `"cockroachdb://…"` CockroachDB.
+   * SQL backends migrate their tables on start. Rejects with `InvalidConfig` for a scheme
    * no driver serves, and with the driver's error when it cannot start.
    */
   static async fromConnString(url: string, options: SaverOptions = {}): Promise<EffectCheckpointSaver> {
@@ -181,6 +183,11 @@ const layerFromConnString = async (url: string): Promise<Layer.Layer<CheckpointS
       const Postgres = await import("./postgres.ts")
       return Postgres.layer({ url })
     }
+    case "pglite:": {
+      const Pglite = await import("./pglite.ts")
+      const dataDir = url.slice("pglite:".length).replace(/^\/\//, "")
+      return Pglite.layer(dataDir === "" ? {} : { dataDir })
+    }
     case "cockroachdb:":
     case "cockroach:": {
       const Cockroach = await import("./cockroach.ts")
@@ -190,6 +197,6 @@ const layerFromConnString = async (url: string): Promise<Layer.Layer<CheckpointS
   return new InvalidConfig({
     operation: "fromConnString",
     detail: `unsupported connection string "${url.replace(/\/\/[^@/]*@/, "//***@")}": ` +
-      `expected "memory:", "postgres://…" or "cockroachdb://…"`
+      `expected "memory:", "pglite:", "pglite:<directory>", "postgres://…" or "cockroachdb://…"`
   })
 }

@@ -1,6 +1,8 @@
 /**
  * The published package: `npm pack` gives a tarball that installs in a
  * separate project, type-checks under strict settings and runs a graph.
+ * The project does not install the optional PGlite peer: importing the root
+ * and the PostgreSQL entry must not need it.
  */
 import { execFileSync } from "node:child_process"
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs"
