@@ -449,4 +449,7 @@ const report = [
 writeFileSync(join(import.meta.dirname, "RESULTS.md"), report)
 log("wrote bench/RESULTS.md")
 for (const subject of subjects) await subject.close()
+await admin(serverDatabase, async (client) => {
+  for (const name of ["effect", "official", "floor"]) await client.query(`DROP DATABASE IF EXISTS lce_bench_${name} WITH (FORCE)`)
+})
 server.stop()

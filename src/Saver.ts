@@ -65,6 +65,16 @@ export class EffectCheckpointSaver extends BaseCheckpointSaver {
   }
 
   /**
+   * A saver over the storage an Effect application already provides, for
+   * running LangGraph graphs inside it. The application's scope owns the
+   * storage: the saver's `close()` releases nothing of it.
+   */
+  static readonly make: Effect.Effect<EffectCheckpointSaver, never, CheckpointStorage> = Effect.map(
+    Effect.context<CheckpointStorage>(),
+    (context) => EffectCheckpointSaver.fromLayer(Layer.succeedContext(context))
+  )
+
+  /**
    * A ready saver from a connection string: `"memory:"` keeps checkpoints in
    * this process; `"pglite:"` in an embedded PostgreSQL in memory and
    * `"pglite:<directory>"` persisted in a directory; `"postgres://…"` (or

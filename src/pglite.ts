@@ -15,6 +15,8 @@
 import { PGlite } from "@electric-sql/pglite"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer } from "effect"
+import { mkdir } from "node:fs/promises"
+import { dirname, resolve } from "node:path"
 import { Duplex } from "node:stream"
 import { type IncompatibleSchema, StorageFailure } from "./CheckpointError.ts"
 import type { CheckpointStorage } from "./CheckpointStorage.ts"
@@ -60,7 +62,11 @@ const connect = (pglite: PGlite): Duplex => {
 const open = (dataDir: string | undefined) =>
   Effect.acquireRelease(
     Effect.tryPromise({
-      try: () => PGlite.create(dataDir),
+      try: async () => {
+        // PGlite creates the directory itself, but not its parents.
+        if (dataDir !== undefined) await mkdir(dirname(resolve(dataDir)), { recursive: true })
+        return PGlite.create(dataDir)
+      },
       catch: (cause) => new StorageFailure({ operation: "connect", retryable: false, cause })
     }),
     (pglite) => Effect.promise(() => pglite.close())

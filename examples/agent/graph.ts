@@ -1,0 +1,79 @@
+/**
+ * The agent every example runs: a LangGraph graph with a scripted model, so
+ * it needs no API key and always answers the same way.
+ *
+ * The model remembers the conversation (it is all in the checkpointed state),
+ * and saving a note is a tool call that waits for a human's approval through
+ * `interrupt()`.
+ */
+import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages"
+import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
+import { Annotation, END, interrupt, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph"
+
+export const State = Annotation.Root({
+  ...MessagesAnnotation.spec,
+  notes: Annotation<Array<string>>({ reducer: (a, b) => a.concat(b), default: () => [] })
+})
+
+const text = (message: BaseMessage | undefined) => String(message?.content ?? "")
+
+const nameIn = (messages: ReadonlyArray<BaseMessage>) => {
+  for (const message of [...messages].reverse()) {
+    const match = /(?:I'm|I am|call me) ([A-Z][a-z]+)/.exec(text(message))
+    if (message.getType() === "human" && match) return match[1]
+  }
+  return undefined
+}
+
+/** A scripted chat model that reads the whole conversation it is given. */
+const model = (state: typeof State.State) => {
+  const last = state.messages.at(-1)
+  if (last?.getType() === "tool") {
+    const saved = text(last) === "saved"
+    return { messages: [new AIMessage(`${saved ? "Saved" : "Not saved"}. I keep ${state.notes.length} note(s).`)] }
+  }
+  const said = text(last)
+  const remember = /^remember:\s*(.+)$/i.exec(said)
+  if (remember) {
+    return {
+      messages: [new AIMessage({
+        content: "",
+        tool_calls: [{ id: `call-${state.messages.length}`, name: "save_note", args: { note: remember[1] } }]
+      })]
+    }
+  }
+  const name = nameIn(state.messages)
+  const turns = state.messages.filter((message) => message.getType() === "human").length
+  const notes = state.notes.length === 0 ? "no notes yet" : `notes: ${state.notes.join("; ")}`
+  return {
+    messages: [new AIMessage(`Hello${name ? ` ${name}` : ""}! That was turn ${turns} of this thread (${notes}).`)]
+  }
+}
+
+/** Saving a note pauses the run until a human approves it. */
+const saveNote = (state: typeof State.State) => {
+  const call = (state.messages.at(-1) as AIMessage).tool_calls![0]!
+  const note = String(call.args.note)
+  const answer = interrupt<string, string>(`Save the note "${note}"?`)
+  const approved = answer === "yes"
+  return {
+    messages: [new ToolMessage({ tool_call_id: call.id!, content: approved ? "saved" : "declined" })],
+    notes: approved ? [note] : []
+  }
+}
+
+export const buildAgent = (checkpointer: BaseCheckpointSaver) =>
+  new StateGraph(State)
+    .addNode("model", model)
+    .addNode("save_note", saveNote)
+    .addEdge(START, "model")
+    .addConditionalEdges("model", (state) =>
+      (state.messages.at(-1) as AIMessage).tool_calls?.length ? "save_note" : END)
+    .addEdge("save_note", "model")
+    .compile({ checkpointer })
+
+export type Agent = ReturnType<typeof buildAgent>
+
+export const say = (content: string) => ({ messages: [new HumanMessage(content)] })
+
+export { text }
