@@ -16,15 +16,19 @@ import type {
 } from "@langchain/langgraph-checkpoint"
 import { Effect, Schema } from "effect"
 
-const nulIssue = "must not contain the NUL character (U+0000)"
+const nulIssue = "must be well-formed Unicode without the NUL character (U+0000)"
+
+/** Keys are SQL `text`: no NUL, and no unpaired surrogate (it would be stored as U+FFFD). */
+const isKey = (key: string) => !key.includes("\u0000") && key.isWellFormed()
 
 /**
  * A name stored as a key (a namespace, channel, node or task path). Keys are
- * SQL `text`, which cannot hold U+0000; values and metadata can.
+ * SQL `text`, which cannot hold U+0000 or an unpaired surrogate; values and
+ * metadata can.
  *
  * @since 0.1.0
  */
-export const Name = Schema.String.check(Schema.isPattern(/^[^\u0000]*$/, { message: nulIssue }))
+export const Name = Schema.String.check(Schema.makeFilter((key: string) => isKey(key) || nulIssue))
 
 /** An identifier LangGraph writes as a key: a thread, a checkpoint or a task. */
 const Id = Name.check(Schema.isNonEmpty())
@@ -35,7 +39,7 @@ const Id = Name.check(Schema.isNonEmpty())
  */
 const NameRecord = <Value extends Schema.Constraint>(value: Value) =>
   Schema.Record(Schema.String, value).check(Schema.makeFilter((record: object) =>
-    Object.keys(record).filter((key) => key.includes("\u0000")).map((key) => ({ path: [key], issue: nulIssue }))
+    Object.keys(record).filter((key) => !isKey(key)).map((key) => ({ path: [key], issue: nulIssue }))
   ))
 
 /**

@@ -14,7 +14,7 @@
  */
 import { PGlite } from "@electric-sql/pglite"
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, type Scope } from "effect"
 import { mkdir } from "node:fs/promises"
 import { dirname, resolve } from "node:path"
 import { Duplex } from "node:stream"
@@ -31,6 +31,11 @@ export interface PgliteOptions extends Omit<SqlStorage.SqlStorageOptions, "diale
    * one, the database lives in memory and goes with the layer.
    */
   readonly dataDir?: string | undefined
+  /**
+   * A PGlite instance to use instead of opening one (e.g. one the
+   * application also queries). The layer does not close it.
+   */
+  readonly pglite?: PGlite | undefined
 }
 
 /**
@@ -59,13 +64,13 @@ const connect = (pglite: PGlite): Duplex => {
   return duplex
 }
 
-const open = (dataDir: string | undefined) =>
+const open = (dataDir: string | undefined): Effect.Effect<PGlite, StorageFailure, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.tryPromise({
       try: async () => {
         // PGlite creates the directory itself, but not its parents.
         if (dataDir !== undefined) await mkdir(dirname(resolve(dataDir)), { recursive: true })
-        return PGlite.create(dataDir)
+        return PGlite.create(dataDir) as Promise<PGlite>
       },
       catch: (cause) => new StorageFailure({ operation: "connect", retryable: false, cause })
     }),
@@ -81,7 +86,7 @@ const open = (dataDir: string | undefined) =>
 export const layer = (options: PgliteOptions = {}): Layer.Layer<CheckpointStorage, StorageFailure | IncompatibleSchema> =>
   SqlStorage.layer({ ...options, dialect: "postgres" }).pipe(
     Layer.provide(PgClient.layerFrom(
-      open(options.dataDir).pipe(
+      (options.pglite === undefined ? open(options.dataDir) : Effect.succeed(options.pglite)).pipe(
         Effect.flatMap((pglite) =>
           PgClient.makeClient({
             stream: () => connect(pglite),

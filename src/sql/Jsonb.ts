@@ -1,30 +1,38 @@
 /**
- * JSON text in and out of `jsonb`, which cannot hold U+0000 in a string.
+ * JSON text in and out of `jsonb`, which cannot hold U+0000 or an unpaired
+ * surrogate in a string (JavaScript strings can hold both).
  *
- * Metadata may contain NUL (LangGraph's own PostgreSQL saver fails `put` on
- * it). On the way in, every NUL becomes U+E000 followed by `0`, and every
- * U+E000 (a private-use character) becomes U+E000 U+E000; the way out undoes
- * both, so any string survives exactly and `jsonb` operators still compare
- * encoded values consistently. Both directions work on JSON text: NUL only
- * appears there as the escape `\u0000` inside a string, and U+E000 only
- * inside a string.
+ * Metadata may contain either (LangGraph's own PostgreSQL saver fails `put`
+ * on NUL). On the way in, each is replaced by U+E000 (a private-use
+ * character) and a marker: NUL by `0`, a lone surrogate by `u` and its four
+ * hex digits, and U+E000 itself by a second U+E000; the way out undoes it,
+ * so any string survives exactly and `jsonb` comparisons still see equal
+ * strings as equal. Both directions work on the JSON text `JSON.stringify`
+ * writes: there NUL and lone surrogates only appear as `\u` escapes inside
+ * strings, and U+E000 only inside strings.
  *
  * @since 0.1.0
  */
 
-const escape = "\uE000"
+const mark = "\uE000"
 
 /**
  * Encodes JSON text for a `jsonb` parameter.
  *
  * @since 0.1.0
  */
-export const encodeNul = (json: string): string =>
-  !json.includes("\\u0000") && !json.includes(escape)
+export const encode = (json: string): string =>
+  !json.includes("\\u") && !json.includes(mark)
     ? json
     // An escaped backslash is matched first, so `\\u0000` (a backslash, then "u0000") is left alone.
-    : json.replace(/\\\\|\\u0000|\uE000/g, (match) =>
-      match === "\\\\" ? match : match === escape ? escape + escape : escape + "0"
+    : json.replace(/\\\\|\\u0000|\\u(d[89a-f][0-9a-f]{2})|\uE000/gi, (match, surrogate: string | undefined) =>
+      match === "\\\\"
+        ? match
+        : match === mark
+        ? mark + mark
+        : surrogate !== undefined
+        ? `${mark}u${surrogate.toLowerCase()}`
+        : `${mark}0`
     )
 
 /**
@@ -32,7 +40,9 @@ export const encodeNul = (json: string): string =>
  *
  * @since 0.1.0
  */
-export const decodeNul = (json: string): string =>
-  !json.includes(escape)
+export const decode = (json: string): string =>
+  !json.includes(mark)
     ? json
-    : json.replace(/\uE000[\uE0000]/g, (match) => match === escape + escape ? escape : "\\u0000")
+    : json.replace(/\uE000(?:\uE000|0|u(d[89a-f][0-9a-f]{2}))/g, (match, surrogate: string | undefined) =>
+      match === mark + mark ? mark : surrogate !== undefined ? `\\u${surrogate}` : "\\u0000"
+    )

@@ -208,7 +208,7 @@ const toStored = (row: TupleRow): StoredCheckpoint => {
       checkpoint_id: row.checkpoint_id,
       parent_checkpoint_id: row.parent_checkpoint_id ?? undefined,
       checkpoint: row.checkpoint,
-      metadata: Jsonb.decodeNul(row.metadata)
+      metadata: Jsonb.decode(row.metadata)
     },
     blobs: zip(blobChannels.length, (i): BlobRow => ({
       channel: blobChannels[i]!,
@@ -284,7 +284,7 @@ export const make = Effect.fnUntraced(function*(tables: Tables, options: SqlDriv
         row.checkpoint_id,
         row.parent_checkpoint_id ?? null,
         JSON.stringify(row.checkpoint),
-        Jsonb.encodeNul(row.metadata),
+        Jsonb.encode(row.metadata),
         blobs.map((blob) => blob.channel),
         blobs.map((blob) => blob.version),
         blobs.map((blob) => blob.type),
@@ -311,7 +311,7 @@ export const make = Effect.fnUntraced(function*(tables: Tables, options: SqlDriv
         .pipe(Effect.map((rows) => Option.fromUndefinedOr(rows[0]))),
 
     list: (selection) => {
-      const filter = Jsonb.encodeNul(
+      const filter = Jsonb.encode(
         `{${selection.filter.map(([key, json]) => `${JSON.stringify(key)}:${json}`).join(",")}}`
       )
       // Keyset pages: each page resumes after the last row of the previous one.

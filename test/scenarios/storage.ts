@@ -114,7 +114,13 @@ export const storageScenarios = (name: string, storage: Layer.Layer<CheckpointSt
         const printable = awkward.replace("\u0000", "")
         const thread_id = `${newThread()}-${printable}`
         const cp = checkpoint({ text: awkward, nested: { [awkward]: [awkward, { deep: awkward }] } })
-        const meta = metadata({ note: awkward, [awkward]: awkward, private: "\uE000\uE0000" })
+        const meta = metadata({
+          note: awkward,
+          [awkward]: awkward,
+          private: "\uE000\uE0000\uE000u",
+          lone: "\ud800 \udfff \\ud800 \\u0000",
+          ["\udbff"]: "key"
+        })
         const ref = yield* storage.put({ thread_id, checkpoint_ns: printable }, cp, meta, cp.channel_versions)
         yield* storage.putWrites(ref, [[printable, awkward]], { task_id: printable, task_path: printable })
         const tuple = yield* latest(thread_id, printable)
@@ -125,6 +131,8 @@ export const storageScenarios = (name: string, storage: Layer.Layer<CheckpointSt
         expect(tuple.pendingWrites).toEqual([[printable, printable, awkward]])
         const filtered = yield* Stream.runCollect(storage.list({ thread_id, filter: { note: awkward } }))
         expect(Array.from(filtered)).toHaveLength(1)
+        const lone = yield* Stream.runCollect(storage.list({ thread_id, filter: { lone: "\ud800 \udfff \\ud800 \\u0000" } }))
+        expect(Array.from(lone)).toHaveLength(1)
       }))
 
     it.effect("NUL in a key (thread, namespace, channel, task) is a typed error", () =>
@@ -134,6 +142,8 @@ export const storageScenarios = (name: string, storage: Layer.Layer<CheckpointSt
         const thread = yield* Effect.flip(storage.put({ thread_id: nul }, checkpoint(), metadata(), {}))
         expect(thread._tag).toBe("InvalidConfig")
         expect(thread.message).toContain("NUL")
+        const surrogate = yield* Effect.flip(storage.getTuple({ thread_id: "a\ud800" }))
+        expect(surrogate.message).toContain("well-formed")
         const ns = yield* Effect.flip(storage.getTuple({ thread_id: "t", checkpoint_ns: nul }))
         expect(ns._tag).toBe("InvalidConfig")
         const channel = yield* Effect.flip(storage.put({ thread_id: "t" }, checkpoint({ [nul]: 1 }), metadata(), { [nul]: 1 }))

@@ -1,0 +1,423 @@
+/**
+ * The property-based contract kit: runs generated sequences of operations
+ * against any `BaseCheckpointSaver` and checks every result against the
+ * reference {@link Model}. A failure shrinks to a minimal sequence and is
+ * reported as a readable script with the token that replays it.
+ *
+ * @since 0.1.0
+ */
+import type { RunnableConfig } from "@langchain/core/runnables"
+import { type BaseCheckpointSaver, type CheckpointTuple, uuid6 } from "@langchain/langgraph-checkpoint"
+import { Arbitrary, Data, Effect } from "effect"
+import { Model, type StoredCheckpoint } from "./Model.ts"
+import { names, type Operation, operations, type Value } from "./Operations.ts"
+
+/**
+ * A result that differs from the model.
+ *
+ * @since 0.1.0
+ */
+export class ContractViolation extends Data.TaggedError("ContractViolation")<{
+  readonly step: number
+  readonly operation: string
+  readonly detail: string
+}> {
+  override get message(): string {
+    return `step ${this.step} (${this.operation}): ${this.detail}`
+  }
+}
+
+/** A canonical text for comparing values: sorted keys, bytes tagged, undefined kept. */
+const canonical = (value: unknown): string =>
+  JSON.stringify(value, function(this: unknown, key: string, current: unknown) {
+    const raw = key === "" ? value : (this as Record<string, unknown>)[key]
+    if (raw instanceof Uint8Array) return { $bytes: Buffer.from(raw).toString("base64") }
+    if (raw === undefined) return { $undefined: true }
+    if (current !== null && typeof current === "object" && !Array.isArray(current)) {
+      return Object.fromEntries(Object.keys(current).sort().map((k) => [k, (current as Record<string, unknown>)[k]]))
+    }
+    return current
+  }) ?? "undefined"
+
+/** A generated value as LangGraph would hold it (JSON normalised, large strings built). */
+const materialize = (value: Value): unknown => {
+  if (value instanceof Uint8Array) return new Uint8Array(value)
+  if (typeof value === "object" && value !== null && !Array.isArray(value) && "_tag" in value && value._tag === "Large") {
+    return "x".repeat(Number(value.size))
+  }
+  // Through JSON once: -0 becomes 0, as any JSON store returns it; "__proto__" keys are left out.
+  return JSON.parse(JSON.stringify(value, (key, current: unknown) => key === "__proto__" ? undefined : current))
+}
+
+const describeValue = (value: Value): string => {
+  const text = value instanceof Uint8Array
+    ? `Uint8Array(${value.length})`
+    : typeof value === "object" && value !== null && "_tag" in value && value._tag === "Large"
+    ? `"x" x ${String(value.size)}`
+    : JSON.stringify(value)
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text
+}
+
+const describeWrites = (writes: ReadonlyArray<{ readonly channel: number; readonly value: Value }>) =>
+  `[${writes.map((w) => `${names.writeChannels[w.channel]}: ${describeValue(w.value)}`).join(", ")}]`
+
+/**
+ * One operation as a line of a reproduction script.
+ *
+ * @since 0.1.0
+ */
+export const describe = (operation: Operation): string => {
+  const at = (target: number | "last") => target === "last" ? "the last checkpoint" : `checkpoint #${target}`
+  const thread = (i: number) => JSON.stringify(names.threads[i])
+  const ns = (i: number) => JSON.stringify(names.namespaces[i])
+  switch (operation._tag) {
+    case "Put":
+      return `put thread ${thread(operation.thread)} ns ${ns(operation.ns)} after ${operation.parent} ` +
+        `set {${operation.changes.map((c) => `${names.channels[c.channel]}: ${c.value === null ? "<none>" : describeValue(c.value)}`).join(", ")}}` +
+        (operation.metadata.length === 0 ? "" : ` metadata {${operation.metadata.map((m) => `${names.metadataKeys[m.key]}: ${JSON.stringify(m.value)}`).join(", ")}}`)
+    case "PutWrites":
+      return `putWrites to ${at(operation.target)} task ${names.tasks[operation.task]} path ${JSON.stringify(names.taskPaths[operation.path])} ` +
+        describeWrites(operation.writes) + (operation.again === null ? "" : `, then ${describeWrites(operation.again)}`)
+    case "GetTuple":
+      return `getTuple thread ${thread(operation.thread)} ns ${ns(operation.ns)} ${operation.target === "latest" ? "latest" : operation.target === "last" ? "last put" : `#${operation.target}`}`
+    case "List":
+      return `list thread ${operation.thread === "any" ? "any" : thread(operation.thread)} ns ${operation.ns === "any" ? "any" : ns(operation.ns)}` +
+        `${operation.before === null ? "" : ` before ${at(operation.before)}`}${operation.limit === null ? "" : ` limit ${operation.limit}`}` +
+        `${operation.filter === null ? "" : ` filter ${names.metadataKeys[operation.filter.key]}=${JSON.stringify(operation.filter.value)}`}`
+    case "DeleteThread":
+      return `deleteThread ${thread(operation.thread)}`
+    case "DeltaHistory":
+      return `getDeltaChannelHistory of ${at(operation.target)} for [${operation.channels.map((c) => names.channels[c]).join(", ")}]`
+    case "Concurrent":
+      return `at once, on ${at(operation.target)}: ` +
+        operation.writers.map((w, i) =>
+          `task ${names.tasks[w.task]}#${i} writes ${describeWrites(w.writes)}`
+        ).join("; ") +
+        (operation.siblings.length === 0 ? "" : `; ${operation.siblings.length} sibling checkpoint(s)`)
+  }
+}
+
+const configOf = (c: StoredCheckpoint): RunnableConfig => ({
+  configurable: { thread_id: c.thread_id, checkpoint_ns: c.checkpoint_ns, checkpoint_id: c.id }
+})
+
+/** What a tuple of the model looks like through the contract. */
+const expectedTuple = (model: Model, c: StoredCheckpoint) => ({
+  config: { thread_id: c.thread_id, checkpoint_ns: c.checkpoint_ns, checkpoint_id: c.id },
+  checkpoint: {
+    v: 4,
+    id: c.id,
+    ts: c.ts,
+    channel_values: Object.fromEntries(c.values),
+    channel_versions: c.versions,
+    versions_seen: c.versionsSeen
+  },
+  metadata: c.metadata,
+  parentConfig: c.parent === undefined
+    ? undefined
+    : { thread_id: c.thread_id, checkpoint_ns: c.checkpoint_ns, checkpoint_id: c.parent },
+  pendingWrites: model.writes(c)
+})
+
+const actualTuple = (tuple: CheckpointTuple | undefined) =>
+  tuple === undefined ? undefined : {
+    config: {
+      thread_id: tuple.config.configurable?.thread_id,
+      checkpoint_ns: tuple.config.configurable?.checkpoint_ns ?? "",
+      checkpoint_id: tuple.config.configurable?.checkpoint_id
+    },
+    checkpoint: tuple.checkpoint,
+    metadata: tuple.metadata,
+    parentConfig: tuple.parentConfig?.configurable === undefined ? undefined : {
+      thread_id: tuple.parentConfig.configurable.thread_id,
+      checkpoint_ns: tuple.parentConfig.configurable.checkpoint_ns ?? "",
+      checkpoint_id: tuple.parentConfig.configurable.checkpoint_id
+    },
+    pendingWrites: tuple.pendingWrites ?? []
+  }
+
+const clip = (text: string) => text.length > 600 ? `${text.slice(0, 600)}…` : text
+
+/**
+ * Runs one sequence against a saver, checking every read against the model.
+ * Fails with the first {@link ContractViolation} (or the saver's own error).
+ *
+ * @since 0.1.0
+ */
+export const check = (saver: BaseCheckpointSaver, sequence: ReadonlyArray<Operation>): Effect.Effect<void, unknown> =>
+  Effect.tryPromise({ try: () => run(saver, sequence), catch: (error) => error })
+
+const run = async (saver: BaseCheckpointSaver, sequence: ReadonlyArray<Operation>): Promise<void> => {
+  const model = new Model()
+  let counter = 0
+  const nextId = () => uuid6(counter++)
+
+  const expectEqual = (step: number, operation: Operation, what: string, expected: unknown, actual: unknown) => {
+    const e = canonical(expected)
+    const a = canonical(actual)
+    if (e !== a) {
+      throw new ContractViolation({
+        step,
+        operation: describe(operation),
+        detail: `${what}\n  expected: ${clip(e)}\n  actual:   ${clip(a)}`
+      })
+    }
+  }
+
+  let last: StoredCheckpoint | undefined
+  const pick = <A>(items: ReadonlyArray<A>, index: number | "last"): A | undefined =>
+    items.length === 0
+      ? undefined
+      : index === "last"
+      ? (items.includes(last as A) ? last as A : items.at(-1))
+      : items[index % items.length]
+
+  const putCheckpoint = async (
+    thread_id: string,
+    checkpoint_ns: string,
+    parent: StoredCheckpoint | undefined,
+    changes: ReadonlyArray<{ readonly channel: number; readonly value: Value | null }>,
+    extra: Record<string, unknown>
+  ) => {
+    const values = new Map(parent?.values ?? [])
+    const versions: Record<string, number | string> = { ...parent?.versions }
+    const newVersions: Record<string, number | string> = {}
+    for (const change of changes) {
+      const channel = names.channels[change.channel]!
+      if (change.value === null) values.delete(channel)
+      else values.set(channel, materialize(change.value))
+      const next = saver.getNextVersion(versions[channel] as never) as number | string
+      versions[channel] = next
+      newVersions[channel] = next
+    }
+    const stored: StoredCheckpoint = {
+      thread_id,
+      checkpoint_ns,
+      id: nextId(),
+      parent: parent?.id,
+      values,
+      versions,
+      versionsSeen: parent === undefined ? {} : { node: parent.versions },
+      ts: new Date().toISOString(),
+      metadata: { source: "loop", step: counter, parents: {}, ...extra }
+    }
+    const returned = await saver.put(
+      { configurable: { thread_id, checkpoint_ns, ...(parent === undefined ? {} : { checkpoint_id: parent.id }) } },
+      {
+        v: 4,
+        id: stored.id,
+        ts: stored.ts,
+        channel_values: Object.fromEntries(values),
+        channel_versions: versions,
+        versions_seen: stored.versionsSeen
+      },
+      stored.metadata as never,
+      newVersions
+    )
+    model.put(stored)
+    last = stored
+    return { stored, returned }
+  }
+
+  const writesOf = (spec: { readonly writes: ReadonlyArray<{ readonly channel: number; readonly value: Value }> }) =>
+    spec.writes.map(({ channel, value }) => [names.writeChannels[channel]!, materialize(value)] as [string, unknown])
+
+  for (const [step, operation] of sequence.entries()) {
+    switch (operation._tag) {
+      case "Put": {
+        const thread_id = names.threads[operation.thread]!
+        const checkpoint_ns = names.namespaces[operation.ns]!
+        const parent = operation.parent === "none"
+          ? undefined
+          : operation.parent === "latest"
+          ? model.latest(thread_id, checkpoint_ns)
+          : pick(model.of(thread_id, checkpoint_ns), operation.parent)
+        const extra = Object.fromEntries(operation.metadata.map((m) => [names.metadataKeys[m.key]!, m.value]))
+        const { returned, stored } = await putCheckpoint(thread_id, checkpoint_ns, parent, operation.changes, extra)
+        expectEqual(step, operation, "the config put returns", configOf(stored).configurable, {
+          thread_id: returned.configurable?.thread_id,
+          checkpoint_ns: returned.configurable?.checkpoint_ns,
+          checkpoint_id: returned.configurable?.checkpoint_id
+        })
+        break
+      }
+      case "PutWrites": {
+        const target = pick(model.checkpoints, operation.target)
+        if (target === undefined) break
+        const task = names.tasks[operation.task]!
+        const path = names.taskPaths[operation.path]!
+        for (const batch of [operation.writes, operation.again ?? []]) {
+          if (batch.length === 0) continue
+          const writes = writesOf({ writes: batch })
+          await saver.putWrites(configOf(target), writes, task, path)
+          model.putWrites(target, writes, task, path)
+          expectEqual(step, operation, "the writes", model.writes(target), (await saver.getTuple(configOf(target)))?.pendingWrites ?? [])
+        }
+        break
+      }
+      case "GetTuple": {
+        const thread_id = names.threads[operation.thread]!
+        const checkpoint_ns = names.namespaces[operation.ns]!
+        const target = operation.target === "latest"
+          ? model.latest(thread_id, checkpoint_ns)
+          : pick(model.of(thread_id, checkpoint_ns), operation.target)
+        const config = operation.target === "latest" || target === undefined
+          ? { configurable: { thread_id, checkpoint_ns, ...(target === undefined && operation.target !== "latest" ? { checkpoint_id: uuid6(-2) } : {}) } }
+          : configOf(target)
+        const actual = actualTuple(await saver.getTuple(config))
+        expectEqual(step, operation, "the tuple", target === undefined ? undefined : expectedTuple(model, target), actual)
+        break
+      }
+      case "List": {
+        const thread_id = operation.thread === "any" ? undefined : names.threads[operation.thread]!
+        const checkpoint_ns = operation.ns === "any" ? undefined : names.namespaces[operation.ns]!
+        const scope = model.checkpoints.filter((c) =>
+          (thread_id === undefined || c.thread_id === thread_id) &&
+          (checkpoint_ns === undefined || c.checkpoint_ns === checkpoint_ns)
+        )
+        const before = operation.before === null ? undefined : pick([...scope].sort((a, b) => a.id < b.id ? -1 : 1), operation.before)
+        const filter = operation.filter === null ? undefined : { [names.metadataKeys[operation.filter.key]!]: operation.filter.value }
+        // Only one namespace of one thread has an order the contract defines.
+        const ordered = thread_id !== undefined && checkpoint_ns !== undefined
+        const limit = ordered && operation.limit !== null ? operation.limit : undefined
+        let expected = scope
+          .filter((c) => before === undefined || c.id < before.id)
+          .filter((c) => filter === undefined || Object.entries(filter).every(([k, v]) => c.metadata[k] === v))
+          .sort((a, b) => a.id > b.id ? -1 : a.id < b.id ? 1 : 0)
+        if (limit !== undefined) expected = expected.slice(0, limit)
+        const actual: Array<CheckpointTuple> = []
+        for await (const tuple of saver.list(
+          { configurable: { ...(thread_id === undefined ? {} : { thread_id }), ...(checkpoint_ns === undefined ? {} : { checkpoint_ns }) } },
+          { ...(before === undefined ? {} : { before: configOf(before) }), ...(limit === undefined ? {} : { limit }), ...(filter === undefined ? {} : { filter }) }
+        )) actual.push(tuple)
+        const byPlace = <A extends { readonly config: { readonly checkpoint_ns: string; readonly thread_id: string; readonly checkpoint_id: string } }>(items: Array<A>) =>
+          ordered ? items : [...items].sort((a, b) => canonical(a.config) < canonical(b.config) ? -1 : 1)
+        expectEqual(
+          step,
+          operation,
+          "the listed tuples",
+          byPlace(expected.map((c) => expectedTuple(model, c))),
+          byPlace(actual.map((t) => actualTuple(t)!) as Array<ReturnType<typeof expectedTuple>>)
+        )
+        break
+      }
+      case "DeleteThread": {
+        const thread_id = names.threads[operation.thread]!
+        await saver.deleteThread(thread_id)
+        model.deleteThread(thread_id)
+        break
+      }
+      case "DeltaHistory": {
+        const target = pick(model.checkpoints, operation.target)
+        if (target === undefined) break
+        const channels = [...new Set(operation.channels.map((c) => names.channels[c]!))]
+        const actual = await saver.getDeltaChannelHistory({ config: configOf(target), channels })
+        expectEqual(step, operation, "the delta channel history", model.deltaHistory(target, channels), actual)
+        break
+      }
+      case "Concurrent": {
+        const target = pick(model.checkpoints, operation.target)
+        if (target === undefined) break
+        // Distinct tasks, as in one superstep; siblings are new checkpoints with the same parent.
+        const writers = operation.writers
+          .filter((w) => w.writes.length > 0)
+          .map((w, i) => ({ task: `${names.tasks[w.task]}#${i}`, path: names.taskPaths[w.path]!, writes: writesOf(w) }))
+        await Promise.all([
+          ...writers.map((w) => saver.putWrites(configOf(target), w.writes, w.task, w.path)),
+          ...operation.siblings.map((changes) => putCheckpoint(target.thread_id, target.checkpoint_ns, target, changes, {}))
+        ])
+        for (const w of writers) model.putWrites(target, w.writes, w.task, w.path)
+        expectEqual(step, operation, "the writes after concurrent writers", model.writes(target), (await saver.getTuple(configOf(target)))?.pendingWrites ?? [])
+        break
+      }
+    }
+  }
+}
+
+/**
+ * @since 0.1.0
+ */
+export interface ContractOptions<S extends BaseCheckpointSaver> {
+  /** A name for the report. */
+  readonly name: string
+  /** A fresh, empty saver for one sequence. */
+  readonly create: () => S | Promise<S>
+  /** Releases a saver `create` made. */
+  readonly destroy?: ((saver: S) => void | Promise<void>) | undefined
+  /** How many sequences to try (default 50). */
+  readonly runs?: number | undefined
+  /** A seed, for a reproducible run. */
+  readonly seed?: string | number | undefined
+  /** A replay token from an earlier report, to run exactly its failing sequence. */
+  readonly replay?: string | undefined
+  /** How large sequences grow (default 60: about 30 operations on average). */
+  readonly size?: number | undefined
+}
+
+/**
+ * @since 0.1.0
+ */
+export interface ContractReport {
+  readonly name: string
+  readonly passed: boolean
+  readonly runs: number
+  /** On failure: the minimal failing sequence as a script, and how to replay it. */
+  readonly failure?: {
+    readonly message: string
+    readonly steps: ReadonlyArray<string>
+    readonly replay: string
+    readonly script: string
+  }
+}
+
+/**
+ * Runs the contract against a saver: `runs` generated sequences, each on a
+ * fresh saver. Works outside any test runner.
+ *
+ * @since 0.1.0
+ */
+export const runContract = <S extends BaseCheckpointSaver>(options: ContractOptions<S>): Promise<ContractReport> =>
+  Effect.runPromise(Effect.gen(function*() {
+    const result = yield* Arbitrary.checkEffect(
+      operations,
+      (sequence) =>
+        Effect.acquireUseRelease(
+          Effect.promise(async () => options.create()),
+          (saver) => Effect.as(check(saver, sequence), true),
+          (saver) => Effect.promise(async () => options.destroy?.(saver))
+        ),
+      {
+        runs: options.runs ?? 50,
+        size: options.size ?? 60,
+        ...(options.seed === undefined ? {} : { seed: options.seed }),
+        ...(options.replay === undefined ? {} : { replay: options.replay as never })
+      }
+    )
+    if (result._tag === "Passed") return { name: options.name, passed: true, runs: result.runs }
+    if (result._tag !== "Falsified") {
+      return {
+        name: options.name,
+        passed: false,
+        runs: "runs" in result ? result.runs : 0,
+        failure: { message: Arbitrary.formatCheckFailure(result) ?? result._tag, steps: [], replay: "", script: "" }
+      }
+    }
+    const error = result.failure._tag === "ReturnedFalse" ? "returned false" : result.failure.error
+    // Steps after the one that failed play no part.
+    const failed = error instanceof ContractViolation ? error.step + 1 : result.shrunkInput.length
+    const steps = result.shrunkInput.slice(0, failed).map((operation, i) => `${i}. ${describe(operation)}`)
+    const message = error instanceof Error ? error.message : String(error)
+    const script = [
+      `${options.name} breaks the checkpointer contract after ${result.runs} run(s) (shrunk ${result.shrinks} times):`,
+      message,
+      "steps:",
+      ...steps.map((step) => `  ${step}`),
+      `replay: runContract({ ..., replay: ${JSON.stringify(String(result.replay))} })`
+    ].join("\n")
+    return {
+      name: options.name,
+      passed: false,
+      runs: result.runs,
+      failure: { message, steps, replay: String(result.replay), script }
+    }
+  }))

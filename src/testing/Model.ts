@@ -1,0 +1,125 @@
+/**
+ * The reference model of the checkpointer contract: what every read must
+ * return after any sequence of writes. Written from the contract
+ * (`BaseCheckpointSaver` and LangGraph's validation suite), independently of
+ * any driver in this library.
+ *
+ * @since 0.1.0
+ */
+import {
+  type CheckpointPendingWrite,
+  compareWritesSortKeys,
+  type DeltaChannelHistory,
+  WRITES_IDX_MAP,
+  writesSortKey
+} from "@langchain/langgraph-checkpoint"
+
+/**
+ * A checkpoint as it was put.
+ *
+ * @since 0.1.0
+ */
+export interface StoredCheckpoint {
+  readonly thread_id: string
+  readonly checkpoint_ns: string
+  readonly id: string
+  readonly parent: string | undefined
+  readonly values: ReadonlyMap<string, unknown>
+  readonly versions: Readonly<Record<string, number | string>>
+  readonly versionsSeen: Readonly<Record<string, Readonly<Record<string, number | string>>>>
+  readonly ts: string
+  readonly metadata: Readonly<Record<string, unknown>>
+}
+
+interface StoredWrite {
+  readonly task_id: string
+  readonly task_path: string
+  readonly idx: number
+  readonly channel: string
+  readonly value: unknown
+}
+
+const key = (...parts: ReadonlyArray<string | number>) => JSON.stringify(parts)
+
+/**
+ * @since 0.1.0
+ */
+export class Model {
+  readonly checkpoints: Array<StoredCheckpoint> = []
+  readonly #writes = new Map<string, Map<string, StoredWrite>>()
+
+  /** The checkpoints of a namespace, oldest first. */
+  of(thread_id: string, checkpoint_ns: string): Array<StoredCheckpoint> {
+    return this.checkpoints
+      .filter((c) => c.thread_id === thread_id && c.checkpoint_ns === checkpoint_ns)
+      .sort((a, b) => a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
+  }
+
+  latest(thread_id: string, checkpoint_ns: string): StoredCheckpoint | undefined {
+    return this.of(thread_id, checkpoint_ns).at(-1)
+  }
+
+  find(thread_id: string, checkpoint_ns: string, id: string | undefined): StoredCheckpoint | undefined {
+    return id === undefined ? undefined : this.of(thread_id, checkpoint_ns).find((c) => c.id === id)
+  }
+
+  put(checkpoint: StoredCheckpoint): void {
+    const index = this.checkpoints.findIndex((c) =>
+      c.thread_id === checkpoint.thread_id && c.checkpoint_ns === checkpoint.checkpoint_ns && c.id === checkpoint.id
+    )
+    if (index >= 0) this.checkpoints.splice(index, 1, checkpoint)
+    else this.checkpoints.push(checkpoint)
+  }
+
+  /** LangGraph's rule: special channels replace the task's earlier write; ordinary writes keep the first. */
+  putWrites(target: StoredCheckpoint, writes: ReadonlyArray<readonly [string, unknown]>, task_id: string, task_path: string) {
+    const stored = this.#writes.get(key(target.thread_id, target.checkpoint_ns, target.id)) ?? new Map()
+    this.#writes.set(key(target.thread_id, target.checkpoint_ns, target.id), stored)
+    writes.forEach(([channel, value], index) => {
+      const idx = Object.hasOwn(WRITES_IDX_MAP, channel) ? WRITES_IDX_MAP[channel]! : index
+      const writeKey = key(task_id, idx)
+      if (idx >= 0 && stored.has(writeKey)) return
+      stored.set(writeKey, { task_id, task_path, idx, channel, value })
+    })
+  }
+
+  /** The pending writes of a checkpoint, in `writesSortKey` order. */
+  writes(target: StoredCheckpoint): Array<CheckpointPendingWrite> {
+    return Array.from(this.#writes.get(key(target.thread_id, target.checkpoint_ns, target.id))?.values() ?? [])
+      .map((write) => ({ write, sortKey: writesSortKey(write.task_path, write.task_id, write.idx) }))
+      .sort((a, b) => compareWritesSortKeys(a.sortKey, b.sortKey))
+      .map(({ write }) => [write.task_id, write.channel, write.value])
+  }
+
+  deleteThread(thread_id: string): void {
+    for (let i = this.checkpoints.length - 1; i >= 0; i--) {
+      if (this.checkpoints[i]!.thread_id === thread_id) this.checkpoints.splice(i, 1)
+    }
+    for (const writesKey of this.#writes.keys()) {
+      if ((JSON.parse(writesKey) as Array<string>)[0] === thread_id) this.#writes.delete(writesKey)
+    }
+  }
+
+  /** `getDeltaChannelHistory`: writes on the parent chain back to the nearest stored value. */
+  deltaHistory(target: StoredCheckpoint, channels: ReadonlyArray<string>): Record<string, DeltaChannelHistory> {
+    const collected = new Map(channels.map((channel) => [channel, [] as Array<CheckpointPendingWrite>]))
+    const seeds = new Map<string, unknown>()
+    const remaining = new Set(channels)
+    let current = this.find(target.thread_id, target.checkpoint_ns, target.parent)
+    while (current !== undefined && remaining.size > 0) {
+      const writes = this.writes(current).filter(([, channel]) => remaining.has(channel))
+      for (const write of writes.reverse()) collected.get(write[1])!.push(write)
+      for (const channel of [...remaining]) {
+        if (current.values.has(channel)) {
+          seeds.set(channel, current.values.get(channel))
+          remaining.delete(channel)
+        }
+      }
+      current = this.find(current.thread_id, current.checkpoint_ns, current.parent)
+    }
+    return Object.fromEntries(channels.map((channel) => {
+      const writes = collected.get(channel)!.reverse()
+      return [channel, seeds.has(channel) ? { writes, seed: seeds.get(channel) } : { writes }]
+    }))
+  }
+}

@@ -1,0 +1,101 @@
+/**
+ * The property-based contract kit against every driver, against LangGraph's
+ * own MemorySaver (where it finds a real bug), and through @effect/vitest.
+ *
+ * `npm test` runs a bounded number of sequences; `npm run test:contract`
+ * runs many more (CONTRACT_RUNS).
+ */
+import { PGlite } from "@electric-sql/pglite"
+import { describe, expect, it } from "@effect/vitest"
+import { MemorySaver } from "@langchain/langgraph-checkpoint"
+import { Effect } from "effect"
+import { afterAll, beforeAll } from "vitest"
+import { CheckpointStorage, EffectCheckpointSaver } from "../src/index.ts"
+import * as Cockroach from "../src/cockroach.ts"
+import * as Pglite from "../src/pglite.ts"
+import * as Postgres from "../src/postgres.ts"
+import { check, operations, runContract, type ContractReport } from "../src/testing/index.ts"
+import { createDatabase } from "./support/databases.ts"
+
+const runs = (fallback: number) => Number(process.env.CONTRACT_RUNS ?? fallback)
+const passes = (report: ContractReport) => expect(report.failure?.script ?? "passed").toBe("passed")
+
+let schemas = 0
+/** Each sequence gets empty tables: a schema of its own. */
+const freshSchema = () => `contract_${process.pid}_${++schemas}`
+
+describe("runContract", () => {
+  it("memory driver", async () => {
+    passes(await runContract({
+      name: "memory",
+      create: () => EffectCheckpointSaver.fromLayer(CheckpointStorage.layerMemory),
+      destroy: (saver) => saver.close(),
+      runs: runs(100)
+    }))
+  }, 120_000)
+
+  describe("SQL drivers", () => {
+    let database: Awaited<ReturnType<typeof createDatabase>>
+    let pglite: PGlite
+    beforeAll(async () => {
+      database = await createDatabase("contract")
+      pglite = await PGlite.create()
+    }, 60_000)
+    afterAll(async () => {
+      await pglite.close()
+      await database.drop()
+    })
+
+    it("PostgreSQL", async () => {
+      passes(await runContract({
+        name: "postgres",
+        create: () => EffectCheckpointSaver.fromLayer(Postgres.layer({ url: database.url, schema: freshSchema(), poolSize: 4 })),
+        destroy: (saver) => saver.close(),
+        runs: runs(20)
+      }))
+    }, 300_000)
+
+    it("CockroachDB dialect (on PostgreSQL, SERIALIZABLE)", async () => {
+      passes(await runContract({
+        name: "cockroach dialect",
+        create: () =>
+          EffectCheckpointSaver.fromLayer(
+            Cockroach.layer({ url: database.url.replace(/^postgres/, "cockroachdb"), schema: freshSchema(), poolSize: 4 })
+          ),
+        destroy: (saver) => saver.close(),
+        runs: runs(10)
+      }))
+    }, 300_000)
+
+    it("PGlite", async () => {
+      passes(await runContract({
+        name: "pglite",
+        create: () => EffectCheckpointSaver.fromLayer(Pglite.layer({ pglite, schema: freshSchema() })),
+        destroy: (saver) => saver.close(),
+        runs: runs(15)
+      }))
+    }, 300_000)
+  })
+
+  it("finds LangGraph's MemorySaver failing on a Uint8Array pending write, and replays it", async () => {
+    const report = await runContract({ name: "MemorySaver", create: () => new MemorySaver(), runs: 200, seed: 7 })
+    expect(report.passed).toBe(false)
+    const failure = report.failure!
+    expect(failure.script).toContain("MemorySaver breaks the checkpointer contract")
+    expect(failure.steps.join("\n")).toContain("Uint8Array")
+    expect(failure.steps.length).toBeLessThanOrEqual(4)
+    expect(failure.script).toContain(`replay: runContract({ ..., replay: ${JSON.stringify(failure.replay)} })`)
+
+    const replayed = await runContract({ name: "MemorySaver", create: () => new MemorySaver(), replay: failure.replay })
+    expect(replayed.failure?.steps).toEqual(failure.steps)
+  }, 120_000)
+})
+
+describe("with @effect/vitest", () => {
+  it.effect.prop("every generated sequence keeps the contract (memory driver)", [operations], ([sequence]) =>
+    Effect.acquireUseRelease(
+      Effect.sync(() => EffectCheckpointSaver.fromLayer(CheckpointStorage.layerMemory)),
+      (saver) => check(saver, sequence),
+      (saver) => Effect.promise(() => saver.close())
+    ), { timeout: 120_000, arbitrary: { runs: runs(30) } })
+})
