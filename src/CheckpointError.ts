@@ -85,7 +85,7 @@ export class CorruptedCheckpoint extends Schema.TaggedError<CorruptedCheckpoint>
 export class StorageFailure extends Schema.TaggedError<StorageFailure>()("StorageFailure", {
   operation: Schema.String,
   retryable: Schema.Boolean,
-  attempts: Schema.optional(Schema.Number),
+  attempts: Schema.optional(Schema.Finite),
   sqlState: Schema.optional(Schema.String),
   cause: Schema.Defect()
 }) {
@@ -105,8 +105,8 @@ export class StorageFailure extends Schema.TaggedError<StorageFailure>()("Storag
  * @since 0.1.0
  */
 export class IncompatibleSchema extends Schema.TaggedError<IncompatibleSchema>()("IncompatibleSchema", {
-  found: Schema.Number,
-  supported: Schema.Number
+  found: Schema.Finite,
+  supported: Schema.Finite
 }) {
   override get message(): string {
     if (this.found > this.supported) {

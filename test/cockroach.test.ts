@@ -93,8 +93,9 @@ describe("the CockroachDB dialect", () => {
     withDatabase("crdb_config", (url) =>
       Effect.gen(function*() {
         const stored = yield* Storage.use((s) => s.put({ thread_id: "t" }, checkpoint(), metadata(), {})).pipe(
-          Effect.provide(Cockroach.layerConfig({ isolation: "read committed" })),
-          Effect.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ DATABASE_URL: cockroachUrl(url) })))
+          Effect.provide(Cockroach.layerConfig({ isolation: "read committed" }).pipe(
+            Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ DATABASE_URL: cockroachUrl(url) })))
+          ))
         )
         expect(stored.thread_id).toBe("t")
       })))

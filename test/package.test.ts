@@ -30,6 +30,8 @@ import { Annotation, END, START, StateGraph } from "@langchain/langgraph"
 import { CheckpointStorage, EffectCheckpointSaver } from "langgraph-checkpoint-effect"
 import * as Postgres from "langgraph-checkpoint-effect/postgres"
 import * as Cockroach from "langgraph-checkpoint-effect/cockroach"
+import { runContract } from "langgraph-checkpoint-effect/testing"
+import { MemorySaver } from "@langchain/langgraph"
 import { Effect, Layer, Option } from "effect"
 
 const State = Annotation.Root({ n: Annotation<number>({ reducer: (a, b) => a + b, default: () => 0 }) })
@@ -47,7 +49,8 @@ const stored: boolean = await Effect.runPromise(
 )
 const layer: Layer.Layer<CheckpointStorage.CheckpointStorage, unknown> = Postgres.layer({ url: "postgres://localhost/x" })
 const wire: string = Cockroach.toWireUrl("cockroachdb://root@host:26257/db")
-console.log(JSON.stringify({ n: out.n, stored, postgres: typeof layer, wire }))
+const contract = await runContract({ name: "memory", create: () => new MemorySaver(), runs: 1, seed: 1 })
+console.log(JSON.stringify({ n: out.n, stored, postgres: typeof layer, wire, contract: contract.name }))
 await saver.close()
 `
 
@@ -63,5 +66,11 @@ it("packs, installs, type-checks and runs in a separate project", () => {
   run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", `./${tarball}`, ...peers, "typescript@5.9.3"], project)
   run(process.execPath, [join(project, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.json"], project)
   const output = run(process.execPath, ["main.ts"], project)
-  expect(JSON.parse(output)).toEqual({ n: 4, stored: false, postgres: "object", wire: "postgres://root@host:26257/db" })
+  expect(JSON.parse(output)).toEqual({
+    n: 4,
+    stored: false,
+    postgres: "object",
+    wire: "postgres://root@host:26257/db",
+    contract: "memory"
+  })
 }, 180_000)

@@ -216,8 +216,9 @@ describe("layers", () => {
     withDatabase("config", (url) =>
       Effect.gen(function*() {
         const stored = yield* Storage.use((s) => s.put({ thread_id: "t" }, checkpoint(), metadata(), {})).pipe(
-          Effect.provide(Postgres.layerConfig()),
-          Effect.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ DATABASE_URL: url })))
+          Effect.provide(Postgres.layerConfig().pipe(
+            Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ DATABASE_URL: url })))
+          ))
         )
         expect(stored.thread_id).toBe("t")
       })))

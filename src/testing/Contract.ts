@@ -144,8 +144,17 @@ const clip = (text: string) => text.length > 600 ? `${text.slice(0, 600)}…` : 
  *
  * @since 0.1.0
  */
-export const check = (saver: BaseCheckpointSaver, sequence: ReadonlyArray<Operation>): Effect.Effect<void, unknown> =>
-  Effect.tryPromise({ try: () => run(saver, sequence), catch: (error) => error })
+export const check = (
+  saver: BaseCheckpointSaver,
+  sequence: ReadonlyArray<Operation>
+): Effect.Effect<void, ContractViolation> =>
+  Effect.tryPromise({
+    try: () => run(saver, sequence),
+    catch: (error) =>
+      error instanceof ContractViolation
+        ? error
+        : new ContractViolation({ step: sequence.length, operation: "the whole sequence", detail: String(error) })
+  })
 
 const run = async (saver: BaseCheckpointSaver, sequence: ReadonlyArray<Operation>): Promise<void> => {
   const model = new Model()
@@ -223,6 +232,19 @@ const run = async (saver: BaseCheckpointSaver, sequence: ReadonlyArray<Operation
     spec.writes.map(({ channel, value }) => [names.writeChannels[channel]!, materialize(value)] as [string, unknown])
 
   for (const [step, operation] of sequence.entries()) {
+    try {
+      await apply(step, operation)
+    } catch (error) {
+      if (error instanceof ContractViolation) throw error
+      throw new ContractViolation({
+        step,
+        operation: describe(operation),
+        detail: `the saver failed: ${error instanceof Error ? error.message : String(error)}`
+      })
+    }
+  }
+
+  async function apply(step: number, operation: Operation): Promise<void> {
     switch (operation._tag) {
       case "Put": {
         const thread_id = names.threads[operation.thread]!
