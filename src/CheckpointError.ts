@@ -118,6 +118,34 @@ export class IncompatibleSchema extends Schema.TaggedError<IncompatibleSchema>()
 }
 
 /**
+ * An operation on a whole thread named a thread that has no checkpoint.
+ *
+ * @since 0.1.0
+ */
+export class ThreadNotFound extends Schema.TaggedError<ThreadNotFound>()("ThreadNotFound", {
+  operation: Schema.String,
+  thread_id: Schema.String
+}) {
+  override get message(): string {
+    return `${this.operation}: thread "${this.thread_id}" has no checkpoints`
+  }
+}
+
+/**
+ * A copy would overwrite a thread that exists (pass `replace` to allow it).
+ *
+ * @since 0.1.0
+ */
+export class ThreadExists extends Schema.TaggedError<ThreadExists>()("ThreadExists", {
+  operation: Schema.String,
+  thread_id: Schema.String
+}) {
+  override get message(): string {
+    return `${this.operation}: thread "${this.thread_id}" already exists (pass replace: true to overwrite it)`
+  }
+}
+
+/**
  * Every error a checkpoint operation or a storage layer can fail with.
  *
  * @since 0.1.0
@@ -129,6 +157,8 @@ export type CheckpointError =
   | CorruptedCheckpoint
   | StorageFailure
   | IncompatibleSchema
+  | ThreadNotFound
+  | ThreadExists
 
 /**
  * The schema of the union, for matching and for crossing process boundaries.
@@ -141,7 +171,9 @@ export const CheckpointError = Schema.Union([
   SerializationFailed,
   CorruptedCheckpoint,
   StorageFailure,
-  IncompatibleSchema
+  IncompatibleSchema,
+  ThreadNotFound,
+  ThreadExists
 ])
 
 /**

@@ -37,9 +37,12 @@ import {
   InvalidConfig,
   InvalidInput,
   SerializationFailed,
-  type StorageFailure
+  type StorageFailure,
+  ThreadExists,
+  ThreadNotFound
 } from "./CheckpointError.ts"
 import * as MemoryDriver from "./memory/MemoryDriver.ts"
+import * as Prune from "./Prune.ts"
 import { FastJsonPlusSerializer } from "./FastJsonPlus.ts"
 import * as Serializer from "./Serializer.ts"
 import type { Serialized } from "./Serializer.ts"
@@ -79,6 +82,26 @@ export class CheckpointStorage extends Context.Service<CheckpointStorage, {
   readonly list: (query: ListQuery) => Stream.Stream<CheckpointTuple, ReadError>
   /** Removes a thread: every namespace, checkpoint, value and write. */
   readonly deleteThread: (thread_id: string) => Effect.Effect<void, InvalidConfig | StorageFailure>
+  /**
+   * Copies a whole thread (every namespace, the whole parent chain, values
+   * and writes) to `target`, in one transaction, so every checkpoint and
+   * DeltaChannel of the copy reads back as in the source. An existing target
+   * is an error unless `replace` is set.
+   */
+  readonly copyThread: (
+    source: string,
+    target: string,
+    options?: { readonly replace?: boolean | undefined }
+  ) => Effect.Effect<void, InvalidConfig | InvalidInput | ThreadNotFound | ThreadExists | StorageFailure>
+  /**
+   * Shrinks threads. `keep_latest` keeps the latest checkpoint of each
+   * namespace and everything it needs (see `Prune`): every checkpoint that
+   * stays reads back exactly as before. `delete` removes the threads.
+   */
+  readonly prune: (
+    threads: ReadonlyArray<string>,
+    options: { readonly strategy: "keep_latest" | "delete" }
+  ) => Effect.Effect<void, InvalidConfig | InvalidInput | ThreadNotFound | StorageFailure>
   /**
    * For each channel, the writes on the parent chain back to the nearest
    * ancestor that stored a value for it, oldest first, and that value as the
@@ -375,7 +398,65 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
     }))
   })
 
-  return CheckpointStorage.of({ put, putWrites, getTuple, list, deleteThread, getDeltaChannelHistory })
+  const ensureThread = (operation: string, thread_id: string) =>
+    Effect.flatMap(driver.threadExists(thread_id), (exists) =>
+      exists ? Effect.void : Effect.fail(new ThreadNotFound({ operation, thread_id })))
+
+  const copyThread = Effect.fn("CheckpointStorage.copyThread")(function*(
+    source: string,
+    target: string,
+    options: { readonly replace?: boolean | undefined } = {}
+  ) {
+    const from = yield* decodeThreadId("copyThread", source)
+    const to = yield* decodeThreadId("copyThread", target)
+    if (from === to) {
+      return yield* new InvalidInput({ operation: "copyThread", argument: "target", detail: `"${to}" is the source thread` })
+    }
+    yield* Effect.annotateCurrentSpan({ source: from, target: to })
+    yield* driver.exclusive(to, Effect.gen(function*() {
+      yield* ensureThread("copyThread", from)
+      if (yield* driver.threadExists(to)) {
+        if (options.replace !== true) return yield* new ThreadExists({ operation: "copyThread", thread_id: to })
+        yield* driver.deleteThread(to)
+      }
+      yield* driver.copyThread(from, to)
+    }))
+  })
+
+  const prune = Effect.fn("CheckpointStorage.prune")(function*(
+    threads: ReadonlyArray<string>,
+    options: { readonly strategy: "keep_latest" | "delete" }
+  ) {
+    const ids = yield* Effect.forEach(threads, (thread_id) => decodeThreadId("prune", thread_id))
+    if (ids.length === 0) return yield* new InvalidInput({ operation: "prune", argument: "threads", detail: "no thread given" })
+    if (options.strategy !== "keep_latest" && options.strategy !== "delete") {
+      return yield* new InvalidInput({ operation: "prune", argument: "strategy", detail: `unknown strategy "${String(options.strategy)}"` })
+    }
+    // Every thread must exist before any is changed.
+    yield* Effect.forEach(ids, (thread_id) => ensureThread("prune", thread_id), { discard: true })
+    yield* Effect.annotateCurrentSpan({ threads: ids.length, strategy: options.strategy })
+    yield* Effect.forEach(ids, (thread_id) =>
+      options.strategy === "delete"
+        ? driver.deleteThread(thread_id)
+        : driver.exclusive(
+          thread_id,
+          driver.threadIndex(thread_id).pipe(
+            Effect.map(Prune.removedByKeepLatest),
+            Effect.flatMap((removed) => removed.length === 0 ? Effect.void : driver.remove(thread_id, removed))
+          )
+        ), { discard: true })
+  })
+
+  return CheckpointStorage.of({
+    put,
+    putWrites,
+    getTuple,
+    list,
+    deleteThread,
+    getDeltaChannelHistory,
+    copyThread,
+    prune
+  })
 })
 
 const annotate = (location: Location) =>

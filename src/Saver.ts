@@ -163,6 +163,22 @@ export class EffectCheckpointSaver extends BaseCheckpointSaver {
     await this.#run(CheckpointStorage.use((storage) => storage.deleteThread(threadId)))
   }
 
+  /**
+   * Copies a whole thread to `target` (see `CheckpointStorage.copyThread`).
+   * Rejects with `ThreadExists` for an existing target unless `replace`.
+   */
+  async copyThread(source: string, target: string, options: { readonly replace?: boolean } = {}): Promise<void> {
+    await this.#run(CheckpointStorage.use((storage) => storage.copyThread(source, target, options)))
+  }
+
+  /**
+   * Shrinks threads: `keep_latest` keeps each namespace's latest checkpoint
+   * and everything it needs; `delete` removes the threads.
+   */
+  async prune(threadIds: Array<string>, options: { readonly strategy: "keep_latest" | "delete" }): Promise<void> {
+    await this.#run(CheckpointStorage.use((storage) => storage.prune(threadIds, options)))
+  }
+
   override async getDeltaChannelHistory(options: {
     config: RunnableConfig
     channels: Array<string>

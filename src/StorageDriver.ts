@@ -120,4 +120,42 @@ export interface StorageDriver {
   ) => Effect.Effect<ReadonlyArray<StoredCheckpoint>, StorageFailure>
   /** Removes every checkpoint, blob and write of a thread, atomically. */
   readonly deleteThread: (thread_id: string) => Effect.Effect<void, StorageFailure>
+  /** Whether the thread has any checkpoint. */
+  readonly threadExists: (thread_id: string) => Effect.Effect<boolean, StorageFailure>
+  /** Every checkpoint of a thread, without values: what pruning plans from. */
+  readonly threadIndex: (thread_id: string) => Effect.Effect<ReadonlyArray<IndexEntry>, StorageFailure>
+  /**
+   * Removes the given checkpoints of a thread with their writes, and the
+   * blobs no remaining checkpoint references, atomically.
+   */
+  readonly remove: (
+    thread_id: string,
+    checkpoints: ReadonlyArray<{ readonly checkpoint_ns: string; readonly checkpoint_id: string }>
+  ) => Effect.Effect<void, StorageFailure>
+  /** Copies every checkpoint, blob and write of `source` to the empty thread `target`, atomically. */
+  readonly copyThread: (source: string, target: string) => Effect.Effect<void, StorageFailure>
+  /**
+   * Runs `effect` while the thread's writers wait (SQL: one transaction
+   * holding the thread's row lock), so what it reads stays true until it
+   * writes.
+   */
+  readonly exclusive: <A, E, R>(
+    thread_id: string,
+    effect: Effect.Effect<A, E, R>
+  ) => Effect.Effect<A, E | StorageFailure, R>
+}
+
+/**
+ * A checkpoint's place in its thread, without its values.
+ *
+ * @since 0.1.0
+ */
+export interface IndexEntry {
+  readonly checkpoint_ns: string
+  readonly checkpoint_id: string
+  readonly parent_checkpoint_id: string | undefined
+  /** The channels of the checkpoint. */
+  readonly channels: ReadonlyArray<string>
+  /** Those whose value at the checkpoint's version is stored (not empty). */
+  readonly stored: ReadonlyArray<string>
 }

@@ -10,6 +10,7 @@ import type { Location } from "../Checkpoint.ts"
 import type {
   BlobRow,
   CheckpointRow,
+  IndexEntry,
   ListSelection,
   StorageDriver,
   StoredCheckpoint,
@@ -88,7 +89,7 @@ export const make = (): StorageDriver => {
     return selection.limit === undefined ? rows : rows.slice(0, selection.limit)
   }
 
-  return {
+  const driver: StorageDriver = {
     put: (row, rowBlobs) =>
       Effect.sync(() => {
         let namespaces = threads.get(row.thread_id)
@@ -146,14 +147,76 @@ export const make = (): StorageDriver => {
         return chain
       }),
 
-    deleteThread: (thread_id) =>
+    deleteThread: (thread_id) => Effect.sync(() => deleteThread(thread_id)),
+
+    threadExists: (thread_id) => Effect.sync(() => rowsOf(thread_id).length > 0),
+
+    threadIndex: (thread_id) =>
+      Effect.sync(() =>
+        rowsOf(thread_id).map((row): IndexEntry => {
+          const channels = Object.keys(row.checkpoint.channel_versions)
+          return {
+            checkpoint_ns: row.checkpoint_ns,
+            checkpoint_id: row.checkpoint_id,
+            parent_checkpoint_id: row.parent_checkpoint_id,
+            channels,
+            stored: channels.filter((channel) => (blobOf(row, channel)?.type ?? "empty") !== "empty")
+          }
+        })
+      ),
+
+    remove: (thread_id, checkpoints) =>
       Effect.sync(() => {
-        threads.delete(thread_id)
-        const prefix = key(thread_id).slice(0, -1) + ","
-        for (const table of [blobs, writes]) {
-          for (const rowKey of table.keys()) if (rowKey.startsWith(prefix)) table.delete(rowKey)
+        for (const { checkpoint_id, checkpoint_ns } of checkpoints) {
+          namespace(thread_id, checkpoint_ns)?.delete(checkpoint_id)
+          writes.delete(key(thread_id, checkpoint_ns, checkpoint_id))
         }
-      })
+        const referenced = new Set(rowsOf(thread_id).flatMap((row) =>
+          Object.entries(row.checkpoint.channel_versions).map(([channel, version]) =>
+            key(thread_id, row.checkpoint_ns, channel, String(version))
+          )
+        ))
+        const prefix = key(thread_id).slice(0, -1) + ","
+        for (const blobKey of blobs.keys()) {
+          if (blobKey.startsWith(prefix) && !referenced.has(blobKey)) blobs.delete(blobKey)
+        }
+      }),
+
+    copyThread: (source, target) =>
+      Effect.sync(() => {
+        const sourceKey = key(source).slice(0, -1) + ","
+        const targetKey = key(target).slice(0, -1) + ","
+        const namespaces: Namespaces = new Map()
+        for (const [ns, checkpoints] of threads.get(source) ?? []) {
+          namespaces.set(ns, new Map(Array.from(checkpoints, ([id, row]) => [id, { ...row, thread_id: target }])))
+        }
+        threads.set(target, namespaces)
+        for (const [blobKey, blob] of [...blobs]) {
+          if (blobKey.startsWith(sourceKey)) blobs.set(targetKey + blobKey.slice(sourceKey.length), copy(blob))
+        }
+        for (const [writesKey, stored] of [...writes]) {
+          if (writesKey.startsWith(sourceKey)) {
+            writes.set(targetKey + writesKey.slice(sourceKey.length), new Map(Array.from(stored, ([k, w]) => [k, copy(w)])))
+          }
+        }
+      }),
+
+    // Each operation is atomic on its own; what a thread-wide operation reads
+    // and then removes is named explicitly, so a concurrent put is never lost.
+    exclusive: (_thread_id, effect) => effect
+  }
+  return driver
+
+  function rowsOf(thread_id: string): Array<CheckpointRow> {
+    return Array.from(threads.get(thread_id)?.values() ?? []).flatMap((checkpoints) => Array.from(checkpoints.values()))
+  }
+
+  function deleteThread(thread_id: string): void {
+    threads.delete(thread_id)
+    const prefix = key(thread_id).slice(0, -1) + ","
+    for (const table of [blobs, writes]) {
+      for (const rowKey of table.keys()) if (rowKey.startsWith(prefix)) table.delete(rowKey)
+    }
   }
 }
 

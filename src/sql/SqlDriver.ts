@@ -16,7 +16,7 @@
  * @since 0.1.0
  */
 import { Effect, Option, Stream } from "effect"
-import { SqlClient } from "effect/sql"
+import { SqlClient, SqlError } from "effect/sql"
 import type { Location } from "../Checkpoint.ts"
 import * as Retry from "../Retry.ts"
 import type {
@@ -189,6 +189,68 @@ page AS (
   WHERE cardinality(unseeded.channels) > 0
 )${tupleProjection(t, "page.depth", "page.remaining")}`,
 
+  threadExists: `SELECT EXISTS (SELECT 1 FROM ${t.checkpoints} WHERE thread_id = $1) AS present`,
+
+  threadIndex: `
+SELECT cp.checkpoint_ns, cp.checkpoint_id, cp.parent_checkpoint_id,
+  ARRAY(SELECT jsonb_object_keys(cp.checkpoint -> 'channel_versions')) AS channels,
+  ARRAY(
+    SELECT v.key FROM jsonb_each_text(cp.checkpoint -> 'channel_versions') AS v
+    WHERE EXISTS (
+      SELECT 1 FROM ${t.blobs} bl
+      WHERE bl.thread_id = cp.thread_id AND bl.checkpoint_ns = cp.checkpoint_ns
+        AND bl.channel = v.key AND bl.version = v.value AND bl.type <> 'empty'
+    )
+  ) AS stored
+FROM ${t.checkpoints} cp WHERE cp.thread_id = $1`,
+
+  // The blobs still referenced are worked out once, from the checkpoints that stay.
+  remove: `
+WITH gone (checkpoint_ns, checkpoint_id) AS (SELECT * FROM unnest($2::text[], $3::text[])),
+  checkpoints AS (
+    DELETE FROM ${t.checkpoints} cp USING gone
+    WHERE cp.thread_id = $1 AND cp.checkpoint_ns = gone.checkpoint_ns AND cp.checkpoint_id = gone.checkpoint_id
+  ),
+  writes AS (
+    DELETE FROM ${t.writes} cw USING gone
+    WHERE cw.thread_id = $1 AND cw.checkpoint_ns = gone.checkpoint_ns AND cw.checkpoint_id = gone.checkpoint_id
+  ),
+  referenced AS (
+    SELECT DISTINCT cp.checkpoint_ns, v.key AS channel, v.value AS version
+    FROM ${t.checkpoints} cp CROSS JOIN LATERAL jsonb_each_text(cp.checkpoint -> 'channel_versions') AS v
+    WHERE cp.thread_id = $1 AND NOT EXISTS (
+      SELECT 1 FROM gone WHERE gone.checkpoint_ns = cp.checkpoint_ns AND gone.checkpoint_id = cp.checkpoint_id
+    )
+  )
+DELETE FROM ${t.blobs} bl
+WHERE bl.thread_id = $1 AND NOT EXISTS (
+  SELECT 1 FROM referenced r
+  WHERE r.checkpoint_ns = bl.checkpoint_ns AND r.channel = bl.channel AND r.version = bl.version
+)`,
+
+  copyThread: `
+WITH checkpoints AS (
+    INSERT INTO ${t.checkpoints} (${columns}, type)
+    SELECT $2, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata, type
+    FROM ${t.checkpoints} WHERE thread_id = $1
+  ),
+  blobs AS (
+    INSERT INTO ${t.blobs} (thread_id, checkpoint_ns, channel, version, type, blob)
+    SELECT $2, checkpoint_ns, channel, version, type, blob FROM ${t.blobs} WHERE thread_id = $1
+  ),
+  writes AS (
+    INSERT INTO ${t.writes} (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
+    SELECT $2, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob
+    FROM ${t.writes} WHERE thread_id = $1
+  )
+INSERT INTO ${t.threads} (thread_id, last_activity) VALUES ($2, now())
+ON CONFLICT (thread_id) DO UPDATE SET last_activity = EXCLUDED.last_activity`,
+
+  // Writers of the thread touch this row in every put, so they wait while it is locked.
+  lockThread: `
+INSERT INTO ${t.threads} (thread_id, last_activity) VALUES ($1, now())
+ON CONFLICT (thread_id) DO UPDATE SET last_activity = ${t.threads}.last_activity`,
+
   deleteThread: `
 WITH writes AS (DELETE FROM ${t.writes} WHERE thread_id = $1),
   blobs AS (DELETE FROM ${t.blobs} WHERE thread_id = $1),
@@ -344,7 +406,37 @@ export const make = Effect.fnUntraced(function*(tables: Tables, options: SqlDriv
           channels
         ]),
 
-    deleteThread: (thread_id) => run("deleteThread", q.deleteThread, [thread_id]).pipe(Effect.asVoid)
+    deleteThread: (thread_id) => run("deleteThread", q.deleteThread, [thread_id]).pipe(Effect.asVoid),
+
+    threadExists: (thread_id) =>
+      run<{ readonly present: boolean }>("threadExists", q.threadExists, [thread_id]).pipe(
+        Effect.map((rows) => rows[0]?.present === true)
+      ),
+
+    threadIndex: (thread_id) =>
+      run<{
+        readonly checkpoint_ns: string
+        readonly checkpoint_id: string
+        readonly parent_checkpoint_id: string | null
+        readonly channels: ReadonlyArray<string>
+        readonly stored: ReadonlyArray<string>
+      }>("threadIndex", q.threadIndex, [thread_id]).pipe(
+        Effect.map((rows) => rows.map((row) => ({ ...row, parent_checkpoint_id: row.parent_checkpoint_id ?? undefined })))
+      ),
+
+    remove: (thread_id, checkpoints) =>
+      run("remove", q.remove, [
+        thread_id,
+        checkpoints.map((c) => c.checkpoint_ns),
+        checkpoints.map((c) => c.checkpoint_id)
+      ]).pipe(Effect.asVoid),
+
+    copyThread: (source, target) => run("copyThread", q.copyThread, [source, target]).pipe(Effect.asVoid),
+
+    exclusive: (thread_id, effect) =>
+      sql.withTransaction(run("lockThread", q.lockThread, [thread_id]).pipe(Effect.andThen(effect))).pipe(
+        Effect.mapError((error) => SqlError.isSqlError(error) ? Retry.failure("exclusive", error) : error)
+      )
   }
   return driver
 })

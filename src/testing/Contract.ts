@@ -27,8 +27,12 @@ export class ContractViolation extends Data.TaggedError("ContractViolation")<{
   }
 }
 
-/** A canonical text for comparing values: sorted keys, bytes tagged, undefined kept. */
-const canonical = (value: unknown): string =>
+/**
+ * A canonical text for comparing values: sorted keys, bytes tagged, undefined kept.
+ *
+ * @since 0.1.0
+ */
+export const canonical = (value: unknown): string =>
   JSON.stringify(value, function(this: unknown, key: string, current: unknown) {
     const raw = key === "" ? value : (this as Record<string, unknown>)[key]
     if (raw instanceof Uint8Array) return { $bytes: Buffer.from(raw).toString("base64") }

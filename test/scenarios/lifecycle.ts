@@ -1,0 +1,174 @@
+/**
+ * Thread lifecycle on a saver: copyThread and prune, checked on real graphs
+ * with DeltaValue channels, a subgraph namespace and a fork. Every checkpoint
+ * that exists after the operation must read back (tuple and delta history)
+ * exactly as before.
+ */
+import { AIMessage, HumanMessage } from "@langchain/core/messages"
+import type { RunnableConfig } from "@langchain/core/runnables"
+import {
+  Annotation,
+  Command,
+  DeltaValue,
+  END,
+  interrupt,
+  MessagesDeltaValue,
+  START,
+  StateGraph,
+  StateSchema
+} from "@langchain/langgraph"
+import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { z } from "zod"
+import { CheckpointError, type EffectCheckpointSaver } from "../../src/index.ts"
+import { canonical } from "../../src/testing/index.ts"
+
+const Inner = Annotation.Root({ answer: Annotation<string> })
+
+const build = (saver: EffectCheckpointSaver) => {
+  const inner = new StateGraph(Inner)
+    .addNode("ask", () => ({ answer: interrupt<string, string>("approve?") }))
+    .addEdge(START, "ask")
+    .addEdge("ask", END)
+    .compile()
+  const State = new StateSchema({
+    messages: MessagesDeltaValue,
+    log: new DeltaValue(z.array(z.string()).default(() => []), {
+      inputSchema: z.string(),
+      reducer: (current: Array<string>, writes: Array<string>) => [...current, ...writes],
+      snapshotFrequency: 3
+    }),
+    answer: z.string().default("")
+  })
+  return new StateGraph(State)
+    .addNode("model", (state) => ({
+      messages: [new AIMessage(`reply ${state.messages.length}`)],
+      log: `turn ${state.log.length}`
+    }))
+    .addNode("review", inner)
+    .addEdge(START, "model")
+    .addConditionalEdges("model", (state) => state.log.length % 4 === 0 ? "review" : END)
+    .addEdge("review", END)
+    .compile({ checkpointer: saver })
+}
+
+/** Runs turns, resuming any interrupt, and forks once from an earlier checkpoint. */
+const populate = async (saver: EffectCheckpointSaver, thread_id: string) => {
+  const graph = build(saver)
+  const config = { configurable: { thread_id } }
+  for (let turn = 0; turn < 7; turn++) {
+    const state = await graph.getState(config)
+    if (state.tasks.some((task) => task.interrupts.length > 0)) await graph.invoke(new Command({ resume: `yes ${turn}` }), config)
+    else await graph.invoke({ messages: [new HumanMessage(`q${turn}`)] }, config)
+    if (turn === 3) {
+      const history = []
+      for await (const snapshot of graph.getStateHistory(config)) history.push(snapshot)
+      const earlier = history[Math.floor(history.length / 2)]!
+      await graph.invoke(null, await graph.updateState(earlier.config, { log: "forked" }))
+    }
+  }
+  return graph
+}
+
+/** Every checkpoint of a thread (all namespaces): its tuple and delta history, without thread ids. */
+const snapshot = async (saver: EffectCheckpointSaver, thread_id: string) => {
+  const entries = new Map<string, string>()
+  for await (const tuple of saver.list({ configurable: { thread_id } })) {
+    const config: RunnableConfig = tuple.config
+    const history = await saver.getDeltaChannelHistory({
+      config,
+      channels: Object.keys(tuple.checkpoint.channel_versions)
+    })
+    const { thread_id: _, ...place } = config.configurable ?? {}
+    const parent = tuple.parentConfig?.configurable?.checkpoint_id
+    entries.set(
+      canonical(place),
+      canonical({ checkpoint: tuple.checkpoint, metadata: tuple.metadata, parent, writes: tuple.pendingWrites, history })
+    )
+  }
+  return entries
+}
+
+export const lifecycleScenarios = (name: string, makeSaver: () => Promise<EffectCheckpointSaver>) =>
+  describe(`thread lifecycle on ${name}`, () => {
+    let saver: EffectCheckpointSaver
+    let run = 0
+    const thread = (label: string) => `${label}-${process.pid}-${++run}`
+    beforeEach(async () => {
+      saver = await makeSaver()
+    })
+    afterEach(async () => {
+      await saver.close()
+    })
+
+    it("copyThread copies every namespace, the whole chain, values and writes; the copy runs on", async () => {
+      const source = thread("source")
+      const target = thread("copy")
+      const graph = await populate(saver, source)
+      const before = await snapshot(saver, source)
+      expect([...before.keys()].some((place) => place.includes("review:"))).toBe(true)
+
+      await saver.copyThread(source, target)
+      expect(await snapshot(saver, target)).toEqual(before)
+      expect(await snapshot(saver, source)).toEqual(before)
+
+      const next = { messages: [new HumanMessage("after the copy")] }
+      const fromSource = await graph.invoke(next, { configurable: { thread_id: source } })
+      const fromCopy = await graph.invoke(next, { configurable: { thread_id: target } })
+      expect(canonical(fromCopy.log)).toBe(canonical(fromSource.log))
+      expect(fromCopy.messages.map((m) => String(m.content))).toEqual(fromSource.messages.map((m) => String(m.content)))
+    }, 60_000)
+
+    it("prune keep_latest keeps what the latest checkpoints need, exactly as it was; the thread runs on", async () => {
+      const id = thread("pruned")
+      const graph = await populate(saver, id)
+      const before = await snapshot(saver, id)
+      const stateBefore = await graph.getState({ configurable: { thread_id: id } })
+
+      await saver.prune([id], { strategy: "keep_latest" })
+      const after = await snapshot(saver, id)
+      expect(after.size).toBeGreaterThan(0)
+      expect(after.size).toBeLessThan(before.size)
+      for (const [place, value] of after) expect(value).toBe(before.get(place))
+      const stateAfter = await graph.getState({ configurable: { thread_id: id } })
+      expect(canonical(stateAfter.values)).toBe(canonical(stateBefore.values))
+
+      const next = await graph.invoke({ messages: [new HumanMessage("after pruning")] }, { configurable: { thread_id: id } })
+      expect(next.messages.at(-1)?.content).toBe(`reply ${stateBefore.values.messages.length + 1}`)
+      // Pruning again removes what the new step made redundant, and nothing the latest needs.
+      await saver.prune([id], { strategy: "keep_latest" })
+      const again = await graph.getState({ configurable: { thread_id: id } })
+      expect(canonical(again.values)).toBe(canonical(next))
+    }, 60_000)
+
+    it("prune delete removes the threads", async () => {
+      const id = thread("deleted")
+      await populate(saver, id)
+      await saver.prune([id], { strategy: "delete" })
+      expect((await snapshot(saver, id)).size).toBe(0)
+    }, 60_000)
+
+    it("bad input is a typed error and changes nothing", async () => {
+      const source = thread("kept")
+      const other = thread("other")
+      await populate(saver, source)
+      await saver.copyThread(source, other)
+      const before = await snapshot(saver, source)
+
+      const failure = (promise: Promise<unknown>) => promise.then(() => undefined, (error: unknown) => error)
+      expect(await failure(saver.copyThread(source, source))).toBeInstanceOf(CheckpointError.InvalidInput)
+      expect(await failure(saver.copyThread(thread("nobody"), thread("x")))).toBeInstanceOf(CheckpointError.ThreadNotFound)
+      const exists = await failure(saver.copyThread(source, other))
+      expect(exists).toBeInstanceOf(CheckpointError.ThreadExists)
+      expect((exists as Error).message).toContain("replace: true")
+      expect(await failure(saver.prune([source, thread("nobody")], { strategy: "delete" }))).toBeInstanceOf(
+        CheckpointError.ThreadNotFound
+      )
+      expect(await failure(saver.prune([], { strategy: "keep_latest" }))).toBeInstanceOf(CheckpointError.InvalidInput)
+      expect(await snapshot(saver, source)).toEqual(before)
+
+      // With replace, the target becomes a copy.
+      await saver.prune([other], { strategy: "keep_latest" })
+      await saver.copyThread(source, other, { replace: true })
+      expect(await snapshot(saver, other)).toEqual(before)
+    }, 60_000)
+  })
