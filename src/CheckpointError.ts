@@ -146,6 +146,26 @@ export class ThreadExists extends Schema.TaggedError<ThreadExists>()("ThreadExis
 }
 
 /**
+ * A checkpoint that an operation builds on is gone: a `put` whose parent was
+ * deleted or pruned while the writer ran. Nothing was written, so a slow
+ * writer cannot bring a deleted thread back half alive.
+ *
+ * @since 0.1.0
+ */
+export class CheckpointNotFound extends Schema.TaggedError<CheckpointNotFound>()("CheckpointNotFound", {
+  operation: Schema.String,
+  thread_id: Schema.String,
+  checkpoint_ns: Schema.String,
+  checkpoint_id: Schema.String
+}) {
+  override get message(): string {
+    const ns = this.checkpoint_ns === "" ? "" : ` (namespace "${this.checkpoint_ns}")`
+    return `${this.operation}: checkpoint ${this.checkpoint_id} of thread "${this.thread_id}"${ns} no longer exists ` +
+      `(the thread was deleted or pruned): nothing was written`
+  }
+}
+
+/**
  * Every error a checkpoint operation or a storage layer can fail with.
  *
  * @since 0.1.0
@@ -159,6 +179,7 @@ export type CheckpointError =
   | IncompatibleSchema
   | ThreadNotFound
   | ThreadExists
+  | CheckpointNotFound
 
 /**
  * The schema of the union, for matching and for crossing process boundaries.
@@ -173,7 +194,8 @@ export const CheckpointError = Schema.Union([
   StorageFailure,
   IncompatibleSchema,
   ThreadNotFound,
-  ThreadExists
+  ThreadExists,
+  CheckpointNotFound
 ])
 
 /**

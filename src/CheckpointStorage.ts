@@ -32,6 +32,7 @@ import {
   TaskRef
 } from "./Checkpoint.ts"
 import {
+  CheckpointNotFound,
   CorruptedCheckpoint,
   formatIssue,
   InvalidConfig,
@@ -52,6 +53,9 @@ import type { BlobRow, CheckpointRow, StorageDriver, StoredCheckpoint, WriteRow 
 export type WriteError = InvalidConfig | InvalidInput | SerializationFailed | StorageFailure
 
 /** @since 0.1.0 */
+export type PutError = WriteError | CheckpointNotFound
+
+/** @since 0.1.0 */
 export type ReadError = InvalidConfig | InvalidInput | CorruptedCheckpoint | StorageFailure
 
 /**
@@ -62,14 +66,16 @@ export class CheckpointStorage extends Context.Service<CheckpointStorage, {
    * Stores a checkpoint under `ref` (whose `checkpoint_id`, if any, is the
    * parent) with its metadata. Only the channels named in `newVersions` have
    * their values stored; the others are read back from earlier checkpoints.
-   * Atomic: on any error nothing is written.
+   * Atomic: on any error nothing is written. A parent that no longer exists
+   * (its thread was deleted or pruned while the writer ran) is
+   * `CheckpointNotFound`.
    */
   readonly put: (
     ref: CheckpointRef,
     checkpoint: Checkpoint,
     metadata: CheckpointMetadata,
     newVersions: ChannelVersions
-  ) => Effect.Effect<CheckpointIdRef, WriteError>
+  ) => Effect.Effect<CheckpointIdRef, PutError>
   /** Stores the writes a task made against a checkpoint, atomically. */
   readonly putWrites: (
     ref: CheckpointIdRef,
@@ -219,7 +225,14 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
       },
       metadata: yield* dumpMetadata("put", metadata)
     }
-    yield* driver.put(row, blobs)
+    if (!(yield* driver.put(row, blobs))) {
+      return yield* new CheckpointNotFound({
+        operation: "put",
+        thread_id: row.thread_id,
+        checkpoint_ns: row.checkpoint_ns,
+        checkpoint_id: location.checkpoint_id ?? ""
+      })
+    }
     return { thread_id: row.thread_id, checkpoint_ns: row.checkpoint_ns, checkpoint_id: row.checkpoint_id }
   })
 

@@ -92,8 +92,10 @@ export interface StorageDriver {
   /**
    * Stores a checkpoint and the blobs of the channels it changed, atomically.
    * Idempotent: the checkpoint row is replaced, blobs already present are kept.
+   * Stores nothing, and answers `false`, when the row names a parent that
+   * does not exist (any more).
    */
-  readonly put: (row: CheckpointRow, blobs: ReadonlyArray<BlobRow>) => Effect.Effect<void, StorageFailure>
+  readonly put: (row: CheckpointRow, blobs: ReadonlyArray<BlobRow>) => Effect.Effect<boolean, StorageFailure>
   /** Stores a task's writes against a checkpoint, atomically, with the upsert rule of {@link WriteRow}. */
   readonly putWrites: (
     checkpoint: Location & { readonly checkpoint_id: string },

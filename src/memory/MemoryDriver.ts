@@ -92,6 +92,9 @@ export const make = (): StorageDriver => {
   const driver: StorageDriver = {
     put: (row, rowBlobs) =>
       Effect.sync(() => {
+        if (row.parent_checkpoint_id !== undefined && namespace(row.thread_id, row.checkpoint_ns)?.has(row.parent_checkpoint_id) !== true) {
+          return false
+        }
         let namespaces = threads.get(row.thread_id)
         if (namespaces === undefined) threads.set(row.thread_id, namespaces = new Map())
         let checkpoints = namespaces.get(row.checkpoint_ns)
@@ -101,6 +104,7 @@ export const make = (): StorageDriver => {
           const blobKey = key(row.thread_id, row.checkpoint_ns, blob.channel, blob.version)
           if (!blobs.has(blobKey)) blobs.set(blobKey, copy(blob))
         }
+        return true
       }),
 
     putWrites: (checkpoint, rows) =>

@@ -97,21 +97,32 @@ const newestFirst = "page.checkpoint_id DESC, page.thread_id, page.checkpoint_ns
 
 /** Every statement the driver runs, built once per set of tables. */
 const statements = (t: Tables) => ({
+  // A put whose parent is gone (its thread was deleted or pruned meanwhile)
+  // writes nothing and returns no row: a slow writer cannot bring a deleted
+  // thread back half alive. The parent row is read with FOR SHARE, so a
+  // delete running at the same time is waited for and seen.
   put: `
-WITH blobs AS (
+WITH parent AS (
+  SELECT 1 FROM ${t.checkpoints}
+  WHERE $4::text IS NOT NULL AND thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $4
+  FOR SHARE
+),
+allowed AS (SELECT 1 AS ok WHERE $4::text IS NULL OR EXISTS (SELECT 1 FROM parent)),
+blobs AS (
   INSERT INTO ${t.blobs} (thread_id, checkpoint_ns, channel, version, type, blob)
   SELECT $1, $2, b.channel, b.version, b.type, CASE WHEN b.type = 'empty' THEN NULL ELSE b.blob END
-  FROM unnest($7::text[], $8::text[], $9::text[], $10::bytea[]) AS b (channel, version, type, blob)
+  FROM unnest($7::text[], $8::text[], $9::text[], $10::bytea[]) AS b (channel, version, type, blob), allowed
   ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING
 ),
 thread AS (
-  INSERT INTO ${t.threads} (thread_id, last_activity) VALUES ($1, now())
+  INSERT INTO ${t.threads} (thread_id, last_activity) SELECT $1, now() FROM allowed
   ON CONFLICT (thread_id) DO UPDATE SET last_activity = EXCLUDED.last_activity
 )
 INSERT INTO ${t.checkpoints} (${columns})
-VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb)
+SELECT $1, $2, $3, $4, $5::jsonb, $6::jsonb FROM allowed
 ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id)
-DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata`,
+DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata
+RETURNING 1 AS stored`,
 
   putWrites: `
 INSERT INTO ${t.writes} (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
@@ -351,7 +362,7 @@ export const make = Effect.fnUntraced(function*(tables: Tables, options: SqlDriv
         blobs.map((blob) => blob.version),
         blobs.map((blob) => blob.type),
         blobs.map((blob) => blob.bytes ?? emptyBytes)
-      ]).pipe(Effect.asVoid),
+      ]).pipe(Effect.map((rows) => rows.length > 0)),
 
     putWrites: (checkpoint, writes) =>
       writes.length === 0 ? Effect.void : run("putWrites", q.putWrites, [

@@ -303,6 +303,26 @@ export const storageScenarios = (name: string, storage: Layer.Layer<CheckpointSt
       }))
   })
 
+  describe("deleting under a slow writer", () => {
+    it.effect("a put whose parent was deleted meanwhile writes nothing: the thread stays deleted", () =>
+      Effect.gen(function*() {
+        const storage = yield* Storage
+        const thread_id = newThread()
+        const root = yield* putValues(thread_id, { a: 1 })
+        const child = yield* storage.put(root, checkpoint({ a: 2 }), metadata(), { a: 2 })
+        yield* storage.deleteThread(thread_id)
+        // The slow writer finishes its step on top of the checkpoint it knew.
+        const error = yield* Effect.flip(storage.put(child, checkpoint({ a: 3 }), metadata(), { a: 3 }))
+        expect(error._tag).toBe("CheckpointNotFound")
+        expect(error.message).toContain(`checkpoint ${child.checkpoint_id} of thread "${thread_id}" no longer exists`)
+        expect(Option.isNone(yield* storage.getTuple({ thread_id }))).toBe(true)
+        expect(Array.from(yield* Stream.runCollect(storage.list({ thread_id })))).toEqual([])
+        // Starting the thread afresh is fine.
+        yield* putValues(thread_id, { a: 4 })
+        expect((yield* latest(thread_id)).checkpoint.channel_values).toEqual({ a: 4 })
+      }))
+  })
+
   describe("DeltaChannel history", () => {
     it.effect("walks the parent chain to the nearest stored value, replaying writes oldest first", () =>
       Effect.gen(function*() {
