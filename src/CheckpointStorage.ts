@@ -109,6 +109,13 @@ export class CheckpointStorage extends Context.Service<CheckpointStorage, {
     options: { readonly strategy: "keep_latest" | "delete" }
   ) => Effect.Effect<void, InvalidConfig | InvalidInput | ThreadNotFound | StorageFailure>
   /**
+   * Removes the checkpoints (and their writes) whose metadata `run_id` is one
+   * of `runIds`, in every thread. A surviving checkpoint whose parent is
+   * removed gets its nearest surviving ancestor as parent, so no chain
+   * dangles; its own values are kept.
+   */
+  readonly deleteForRuns: (runIds: ReadonlyArray<string>) => Effect.Effect<void, InvalidInput | StorageFailure>
+  /**
    * For each channel, the writes on the parent chain back to the nearest
    * ancestor that stored a value for it, oldest first, and that value as the
    * seed (see `BaseCheckpointSaver.getDeltaChannelHistory`).
@@ -460,6 +467,22 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
         ), { discard: true })
   })
 
+  const deleteForRuns = Effect.fn("CheckpointStorage.deleteForRuns")(function*(runIds: ReadonlyArray<string>) {
+    const ids = yield* Schema.decodeUnknownEffect(Schema.Array(Schema.String))(runIds).pipe(
+      Effect.mapError(invalidInput("deleteForRuns", "runIds"))
+    )
+    if (ids.length === 0) return yield* new InvalidInput({ operation: "deleteForRuns", argument: "runIds", detail: "no run given" })
+    const wanted = new Set(ids)
+    const threads = yield* driver.threadsOfRuns(ids)
+    yield* Effect.annotateCurrentSpan({ runs: ids.length, threads: threads.length })
+    yield* Effect.forEach(threads, (thread_id) =>
+      driver.exclusive(thread_id, Effect.gen(function*() {
+        const { removed, reparented } = Prune.removedByRuns(yield* driver.threadIndex(thread_id), wanted)
+        yield* driver.setParents(thread_id, reparented)
+        if (removed.length > 0) yield* driver.remove(thread_id, removed)
+      })), { discard: true })
+  })
+
   return CheckpointStorage.of({
     put,
     putWrites,
@@ -468,7 +491,8 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
     deleteThread,
     getDeltaChannelHistory,
     copyThread,
-    prune
+    prune,
+    deleteForRuns
   })
 })
 

@@ -49,3 +49,28 @@ export const removedByKeepLatest = (index: ReadonlyArray<IndexEntry>): Array<Ind
   }
   return index.filter((entry) => !kept.has(place(entry.checkpoint_ns, entry.checkpoint_id)))
 }
+
+/**
+ * What `deleteForRuns` changes in a thread: the checkpoints the runs created,
+ * and the survivors whose parent is among them, pointed at their nearest
+ * surviving ancestor so no chain dangles.
+ *
+ * @since 0.1.0
+ */
+export const removedByRuns = (index: ReadonlyArray<IndexEntry>, run_ids: ReadonlySet<string>) => {
+  const byPlace = new Map(index.map((entry) => [place(entry.checkpoint_ns, entry.checkpoint_id), entry]))
+  const removed = index.filter((entry) => entry.run_id !== undefined && run_ids.has(entry.run_id))
+  const gone = new Set(removed.map((entry) => place(entry.checkpoint_ns, entry.checkpoint_id)))
+  const survivingAncestor = (entry: IndexEntry): string | undefined => {
+    let parent = entry.parent_checkpoint_id
+    while (parent !== undefined && gone.has(place(entry.checkpoint_ns, parent))) {
+      parent = byPlace.get(place(entry.checkpoint_ns, parent))?.parent_checkpoint_id
+    }
+    return parent
+  }
+  const reparented = index
+    .filter((entry) => !gone.has(place(entry.checkpoint_ns, entry.checkpoint_id)))
+    .filter((entry) => entry.parent_checkpoint_id !== undefined && gone.has(place(entry.checkpoint_ns, entry.parent_checkpoint_id)))
+    .map((entry) => ({ ...entry, parent_checkpoint_id: survivingAncestor(entry) }))
+  return { removed, reparented }
+}

@@ -179,6 +179,14 @@ export class EffectCheckpointSaver extends BaseCheckpointSaver {
     await this.#run(CheckpointStorage.use((storage) => storage.prune(threadIds, options)))
   }
 
+  /**
+   * Removes the checkpoints and writes of the given runs (metadata `run_id`),
+   * keeping the chain of the survivors consistent.
+   */
+  async deleteForRuns(runIds: Array<string>): Promise<void> {
+    await this.#run(CheckpointStorage.use((storage) => storage.deleteForRuns(runIds)))
+  }
+
   override async getDeltaChannelHistory(options: {
     config: RunnableConfig
     channels: Array<string>

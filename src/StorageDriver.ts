@@ -134,6 +134,13 @@ export interface StorageDriver {
     thread_id: string,
     checkpoints: ReadonlyArray<{ readonly checkpoint_ns: string; readonly checkpoint_id: string }>
   ) => Effect.Effect<void, StorageFailure>
+  /** Points checkpoints at new parents (none when `parent_checkpoint_id` is undefined). */
+  readonly setParents: (
+    thread_id: string,
+    checkpoints: ReadonlyArray<Pick<IndexEntry, "checkpoint_ns" | "checkpoint_id" | "parent_checkpoint_id">>
+  ) => Effect.Effect<void, StorageFailure>
+  /** The threads holding checkpoints whose metadata `run_id` is one of `run_ids`. */
+  readonly threadsOfRuns: (run_ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string>, StorageFailure>
   /** Copies every checkpoint, blob and write of `source` to the empty thread `target`, atomically. */
   readonly copyThread: (source: string, target: string) => Effect.Effect<void, StorageFailure>
   /**
@@ -160,4 +167,6 @@ export interface IndexEntry {
   readonly channels: ReadonlyArray<string>
   /** Those whose value at the checkpoint's version is stored (not empty). */
   readonly stored: ReadonlyArray<string>
+  /** The `run_id` of its metadata, if a string. */
+  readonly run_id: string | undefined
 }

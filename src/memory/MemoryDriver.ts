@@ -164,7 +164,8 @@ export const make = (): StorageDriver => {
             checkpoint_id: row.checkpoint_id,
             parent_checkpoint_id: row.parent_checkpoint_id,
             channels,
-            stored: channels.filter((channel) => (blobOf(row, channel)?.type ?? "empty") !== "empty")
+            stored: channels.filter((channel) => (blobOf(row, channel)?.type ?? "empty") !== "empty"),
+            run_id: runIdOf(row)
           }
         })
       ),
@@ -184,6 +185,22 @@ export const make = (): StorageDriver => {
         for (const blobKey of blobs.keys()) {
           if (blobKey.startsWith(prefix) && !referenced.has(blobKey)) blobs.delete(blobKey)
         }
+      }),
+
+    setParents: (thread_id, checkpoints) =>
+      Effect.sync(() => {
+        for (const { checkpoint_id, checkpoint_ns, parent_checkpoint_id } of checkpoints) {
+          const row = namespace(thread_id, checkpoint_ns)?.get(checkpoint_id)
+          if (row !== undefined) namespace(thread_id, checkpoint_ns)!.set(checkpoint_id, { ...row, parent_checkpoint_id })
+        }
+      }),
+
+    threadsOfRuns: (run_ids) =>
+      Effect.sync(() => {
+        const wanted = new Set(run_ids)
+        return Array.from(threads.keys()).filter((thread_id) =>
+          rowsOf(thread_id).some((row) => wanted.has(runIdOf(row) ?? ""))
+        )
       }),
 
     copyThread: (source, target) =>
@@ -210,6 +227,11 @@ export const make = (): StorageDriver => {
     exclusive: (_thread_id, effect) => effect
   }
   return driver
+
+  function runIdOf(row: CheckpointRow): string | undefined {
+    const run_id: unknown = (JSON.parse(row.metadata) as Record<string, unknown>).run_id
+    return typeof run_id === "string" ? run_id : undefined
+  }
 
   function rowsOf(thread_id: string): Array<CheckpointRow> {
     return Array.from(threads.get(thread_id)?.values() ?? []).flatMap((checkpoints) => Array.from(checkpoints.values()))

@@ -46,3 +46,18 @@ export const decode = (json: string): string =>
     : json.replace(/\uE000(?:\uE000|0|u(d[89a-f][0-9a-f]{2}))/g, (match, surrogate: string | undefined) =>
       match === mark + mark ? mark : surrogate !== undefined ? `\\u${surrogate}` : "\\u0000"
     )
+
+/**
+ * Encodes one string the way it is stored inside `jsonb` (to compare with
+ * the `->>` of a stored value).
+ *
+ * @since 0.1.0
+ */
+export const encodeText = (text: string): string => JSON.parse(encode(JSON.stringify(text))) as string
+
+/**
+ * Decodes one string taken out of `jsonb` with `->>`.
+ *
+ * @since 0.1.0
+ */
+export const decodeText = (text: string): string => JSON.parse(decode(JSON.stringify(text))) as string

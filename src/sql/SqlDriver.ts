@@ -212,8 +212,19 @@ SELECT cp.checkpoint_ns, cp.checkpoint_id, cp.parent_checkpoint_id,
       WHERE bl.thread_id = cp.thread_id AND bl.checkpoint_ns = cp.checkpoint_ns
         AND bl.channel = v.key AND bl.version = v.value AND bl.type <> 'empty'
     )
-  ) AS stored
+  ) AS stored,
+  CASE WHEN jsonb_typeof(cp.metadata -> 'run_id') = 'string' THEN cp.metadata ->> 'run_id' END AS run_id
 FROM ${t.checkpoints} cp WHERE cp.thread_id = $1`,
+
+  setParents: `
+UPDATE ${t.checkpoints} cp SET parent_checkpoint_id = NULLIF(u.parent, '')
+FROM unnest($2::text[], $3::text[], $4::text[]) AS u (checkpoint_ns, checkpoint_id, parent)
+WHERE cp.thread_id = $1 AND cp.checkpoint_ns = u.checkpoint_ns AND cp.checkpoint_id = u.checkpoint_id`,
+
+  // A scan of every checkpoint's metadata: a maintenance query.
+  threadsOfRuns: `
+SELECT DISTINCT thread_id FROM ${t.checkpoints}
+WHERE jsonb_typeof(metadata -> 'run_id') = 'string' AND metadata ->> 'run_id' = ANY($1::text[])`,
 
   // The blobs still referenced are worked out once, from the checkpoints that stay.
   remove: `
@@ -431,8 +442,29 @@ export const make = Effect.fnUntraced(function*(tables: Tables, options: SqlDriv
         readonly parent_checkpoint_id: string | null
         readonly channels: ReadonlyArray<string>
         readonly stored: ReadonlyArray<string>
+        readonly run_id: string | null
       }>("threadIndex", q.threadIndex, [thread_id]).pipe(
-        Effect.map((rows) => rows.map((row) => ({ ...row, parent_checkpoint_id: row.parent_checkpoint_id ?? undefined })))
+        Effect.map((rows) =>
+          rows.map((row) => ({
+            ...row,
+            parent_checkpoint_id: row.parent_checkpoint_id ?? undefined,
+            run_id: row.run_id === null ? undefined : Jsonb.decodeText(row.run_id)
+          }))
+        )
+      ),
+
+    setParents: (thread_id, checkpoints) =>
+      checkpoints.length === 0 ? Effect.void : run("setParents", q.setParents, [
+        thread_id,
+        checkpoints.map((c) => c.checkpoint_ns),
+        checkpoints.map((c) => c.checkpoint_id),
+        // "" for none: an array of only nulls has no type the client can infer.
+        checkpoints.map((c) => c.parent_checkpoint_id ?? "")
+      ]).pipe(Effect.asVoid),
+
+    threadsOfRuns: (run_ids) =>
+      run<{ readonly thread_id: string }>("deleteForRuns", q.threadsOfRuns, [run_ids.map(Jsonb.encodeText)]).pipe(
+        Effect.map((rows) => rows.map((row) => row.thread_id))
       ),
 
     remove: (thread_id, checkpoints) =>

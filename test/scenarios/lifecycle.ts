@@ -17,6 +17,7 @@ import {
   StateGraph,
   StateSchema
 } from "@langchain/langgraph"
+import { type CheckpointMetadata, uuid6 } from "@langchain/langgraph-checkpoint"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { z } from "zod"
 import { CheckpointError, type EffectCheckpointSaver } from "../../src/index.ts"
@@ -145,6 +146,46 @@ export const lifecycleScenarios = (name: string, makeSaver: () => Promise<Effect
       await populate(saver, id)
       await saver.prune([id], { strategy: "delete" })
       expect((await snapshot(saver, id)).size).toBe(0)
+    }, 60_000)
+
+    it("deleteForRuns removes the runs' checkpoints and writes; survivors keep their values and a consistent chain", async () => {
+      const id = thread("runs")
+      const other = thread("runs-other")
+      const put = async (thread_id: string, parent: RunnableConfig | undefined, run_id: string, values: Record<string, unknown>, versions: Record<string, number>) => {
+        const config = await saver.put(
+          parent ?? { configurable: { thread_id, checkpoint_ns: "" } },
+          { v: 4, id: uuid6(-1), ts: new Date().toISOString(), channel_values: values, channel_versions: versions, versions_seen: {} },
+          { source: "loop", step: 0, parents: {}, run_id } as CheckpointMetadata,
+          Object.fromEntries(Object.entries(versions).filter(([channel]) => channel in values))
+        )
+        await saver.putWrites(config, [["a", `write of ${run_id}`]], `task-${run_id}`)
+        return config
+      }
+      const c0 = await put(id, undefined, "r1", { a: "kept by everyone", b: 0 }, { a: 1, b: 1 })
+      const c1 = await put(id, c0, "r1", { b: 1 }, { a: 1, b: 2 })
+      const c2 = await put(id, c1, "r2", { c: 2 }, { a: 1, b: 2, c: 1 })
+      const c3 = await put(id, c2, "r2", { c: 3 }, { a: 1, b: 2, c: 2 })
+      await put(other, undefined, "r1", { a: "other" }, { a: 1 })
+      const before = await snapshot(saver, id)
+
+      const failure = await saver.deleteForRuns([]).then(() => undefined, (error: unknown) => error)
+      expect(failure).toBeInstanceOf(CheckpointError.InvalidInput)
+      await saver.deleteForRuns(["no such run"])
+      expect(await snapshot(saver, id)).toEqual(before)
+
+      await saver.deleteForRuns(["r1"])
+      expect(await saver.getTuple(c0)).toBeUndefined()
+      expect(await saver.getTuple(c1)).toBeUndefined()
+      expect((await snapshot(saver, other)).size).toBe(0)
+      const survivor = await saver.getTuple(c2)
+      // Its values, including those written by the removed run, read back; its chain ends here now.
+      expect(survivor?.checkpoint.channel_values).toEqual({ a: "kept by everyone", b: 1, c: 2 })
+      expect(survivor?.parentConfig).toBeUndefined()
+      expect(survivor?.pendingWrites).toEqual([["task-r2", "a", "write of r2"]])
+      const latest = await saver.getTuple({ configurable: { thread_id: id } })
+      expect(latest?.config.configurable?.checkpoint_id).toBe(c3.configurable?.checkpoint_id)
+      expect(latest?.parentConfig?.configurable?.checkpoint_id).toBe(c2.configurable?.checkpoint_id)
+      expect(latest?.checkpoint.channel_values).toEqual({ a: "kept by everyone", b: 1, c: 3 })
     }, 60_000)
 
     it("bad input is a typed error and changes nothing", async () => {
