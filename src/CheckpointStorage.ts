@@ -13,7 +13,7 @@ import {
   WRITES_IDX_MAP,
   writesSortKey
 } from "@langchain/langgraph-checkpoint"
-import { Context, Effect, Layer, Option, Schema, type Scope, Stream } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Option, Schedule, Schema, type Scope, Stream } from "effect"
 import {
   ChannelVersions,
   Checkpoint,
@@ -54,6 +54,24 @@ export type WriteError = InvalidConfig | InvalidInput | SerializationFailed | St
 
 /** @since 0.1.0 */
 export type PutError = WriteError | CheckpointNotFound
+
+/**
+ * @since 0.1.0
+ */
+export interface RetentionPolicy {
+  /** Delete threads whose latest put is older than this. */
+  readonly inactiveFor?: Duration.Input | undefined
+  /** Keep this many newest checkpoints per namespace (and what they need). */
+  readonly keepLast?: number | undefined
+}
+
+/**
+ * @since 0.1.0
+ */
+export interface RetentionReport {
+  readonly threadsDeleted: number
+  readonly checkpointsRemoved: number
+}
 
 /** @since 0.1.0 */
 export type ReadError = InvalidConfig | InvalidInput | CorruptedCheckpoint | StorageFailure
@@ -115,6 +133,15 @@ export class CheckpointStorage extends Context.Service<CheckpointStorage, {
    * dangles; its own values are kept.
    */
   readonly deleteForRuns: (runIds: ReadonlyArray<string>) => Effect.Effect<void, InvalidInput | StorageFailure>
+  /**
+   * Applies a retention policy once: deletes threads inactive for longer than
+   * `inactiveFor`, and keeps the `keepLast` newest checkpoints of each
+   * namespace (with everything they need, as `prune` does). Answers what it
+   * removed.
+   */
+  readonly applyRetention: (
+    policy: RetentionPolicy
+  ) => Effect.Effect<RetentionReport, InvalidInput | StorageFailure>
   /**
    * For each channel, the writes on the parent chain back to the nearest
    * ancestor that stored a value for it, oldest first, and that value as the
@@ -461,7 +488,7 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
         : driver.exclusive(
           thread_id,
           driver.threadIndex(thread_id).pipe(
-            Effect.map(Prune.removedByKeepLatest),
+            Effect.map((index) => Prune.removedKeepingLast(index)),
             Effect.flatMap((removed) => removed.length === 0 ? Effect.void : driver.remove(thread_id, removed))
           )
         ), { discard: true })
@@ -483,6 +510,31 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
       })), { discard: true })
   })
 
+  const applyRetention = Effect.fn("CheckpointStorage.applyRetention")(function*(policy: RetentionPolicy) {
+    const keepLast = policy.keepLast
+    if (keepLast !== undefined && (!Number.isInteger(keepLast) || keepLast < 1)) {
+      return yield* new InvalidInput({ operation: "applyRetention", argument: "keepLast", detail: "must be a positive integer" })
+    }
+    const now = yield* Clock.currentTimeMillis
+    const cutoff = policy.inactiveFor === undefined ? undefined : now - Duration.toMillis(Duration.fromInputUnsafe(policy.inactiveFor))
+    let threadsDeleted = 0
+    let checkpointsRemoved = 0
+    for (const { last_activity, thread_id } of yield* driver.threads) {
+      if (cutoff !== undefined && last_activity.getTime() < cutoff) {
+        yield* driver.deleteThread(thread_id)
+        threadsDeleted++
+      } else if (keepLast !== undefined) {
+        checkpointsRemoved += yield* driver.exclusive(thread_id, Effect.gen(function*() {
+          const removed = Prune.removedKeepingLast(yield* driver.threadIndex(thread_id), keepLast)
+          if (removed.length > 0) yield* driver.remove(thread_id, removed)
+          return removed.length
+        }))
+      }
+    }
+    yield* Effect.annotateCurrentSpan({ threadsDeleted, checkpointsRemoved })
+    return { threadsDeleted, checkpointsRemoved }
+  })
+
   return CheckpointStorage.of({
     put,
     putWrites,
@@ -492,7 +544,8 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
     getDeltaChannelHistory,
     copyThread,
     prune,
-    deleteForRuns
+    deleteForRuns,
+    applyRetention
   })
 })
 
@@ -520,3 +573,27 @@ export const layerDriver = <E, R>(
  * @since 0.1.0
  */
 export const layerMemory: Layer.Layer<CheckpointStorage> = layerDriver(Effect.sync(MemoryDriver.make))
+
+/**
+ * Applies a retention policy on a schedule, in a background fiber that lives
+ * with the layer. A failed round is logged and the next one runs as planned.
+ * On CockroachDB, thread expiry is better left to `enableTtl`; combine it
+ * with `keepLast` here.
+ *
+ * @since 0.1.0
+ */
+export const layerRetention = (
+  policy: RetentionPolicy,
+  schedule: Schedule.Schedule<unknown> = Schedule.spaced("1 hour")
+): Layer.Layer<never, never, CheckpointStorage> =>
+  Layer.effectDiscard(
+    CheckpointStorage.use((storage) =>
+      storage.applyRetention(policy).pipe(
+        Effect.tap((report) => Effect.logDebug("checkpoint retention", report)),
+        Effect.catchCause((cause) => Effect.logWarning("checkpoint retention failed", cause)),
+        Effect.repeat(schedule),
+        Effect.forkScoped,
+        Effect.asVoid
+      )
+    )
+  )

@@ -1,13 +1,17 @@
 /**
  * Which checkpoints a pruned thread keeps.
  *
- * `keep_latest` keeps the latest checkpoint of each namespace and everything
- * reading it needs: `getTuple` needs its row, writes and the blobs of its
- * channel versions (kept by the driver with any row that stays);
+ * Pruning keeps the newest checkpoints of each namespace (the latest one for
+ * `keep_latest`, the newest N for retention) and what reading them needs:
+ * `getTuple` needs a checkpoint's row, writes and the blobs of its channel
+ * versions (the driver keeps those with any row that stays), and
  * `getDeltaChannelHistory` walks its ancestors back to, for each of its
- * channels, the nearest one that stores a value. Every ancestor on those
- * walks stays, and what it needs in turn, so every checkpoint that survives
- * reads back exactly as before.
+ * channels, the nearest one that stores a value. Those ancestors stay too,
+ * with their own rows, writes and blobs. So after pruning, every checkpoint
+ * that stays reads back exactly as before, and the kept newest ones rebuild
+ * their DeltaChannels exactly as before. (A kept ancestor's own delta
+ * history ends where pruning cut: requiring it too would keep every linear
+ * thread whole.)
  *
  * @since 0.1.0
  */
@@ -16,31 +20,28 @@ import type { IndexEntry } from "./StorageDriver.ts"
 const place = (checkpoint_ns: string, checkpoint_id: string) => JSON.stringify([checkpoint_ns, checkpoint_id])
 
 /**
- * The checkpoints of a thread that `keep_latest` removes.
+ * The checkpoints of a thread that keeping the `last` newest of each
+ * namespace (1 for `keep_latest`) removes.
  *
  * @since 0.1.0
  */
-export const removedByKeepLatest = (index: ReadonlyArray<IndexEntry>): Array<IndexEntry> => {
+export const removedKeepingLast = (index: ReadonlyArray<IndexEntry>, last = 1): Array<IndexEntry> => {
   const byPlace = new Map(index.map((entry) => [place(entry.checkpoint_ns, entry.checkpoint_id), entry]))
-  const latest = new Map<string, IndexEntry>()
-  for (const entry of index) {
-    const current = latest.get(entry.checkpoint_ns)
-    if (current === undefined || entry.checkpoint_id > current.checkpoint_id) latest.set(entry.checkpoint_ns, entry)
-  }
+  const byNamespace = new Map<string, Array<IndexEntry>>()
+  for (const entry of index) byNamespace.set(entry.checkpoint_ns, [...byNamespace.get(entry.checkpoint_ns) ?? [], entry])
+  const heads = [...byNamespace.values()].flatMap((entries) =>
+    entries.sort((a, b) => a.checkpoint_id < b.checkpoint_id ? 1 : a.checkpoint_id > b.checkpoint_id ? -1 : 0).slice(0, last)
+  )
   const kept = new Set<string>()
-  const pending = [...latest.values()]
-  while (pending.length > 0) {
-    const entry = pending.pop()!
-    const key = place(entry.checkpoint_ns, entry.checkpoint_id)
-    if (kept.has(key)) continue
-    kept.add(key)
+  for (const head of heads) {
+    kept.add(place(head.checkpoint_ns, head.checkpoint_id))
     // The walk of this checkpoint's delta history: until every channel is seeded.
-    const unseeded = new Set(entry.channels)
-    let ancestor = entry.parent_checkpoint_id === undefined
+    const unseeded = new Set(head.channels)
+    let ancestor = head.parent_checkpoint_id === undefined
       ? undefined
-      : byPlace.get(place(entry.checkpoint_ns, entry.parent_checkpoint_id))
+      : byPlace.get(place(head.checkpoint_ns, head.parent_checkpoint_id))
     while (ancestor !== undefined && unseeded.size > 0) {
-      pending.push(ancestor)
+      kept.add(place(ancestor.checkpoint_ns, ancestor.checkpoint_id))
       for (const channel of ancestor.stored) unseeded.delete(channel)
       ancestor = ancestor.parent_checkpoint_id === undefined
         ? undefined

@@ -20,7 +20,7 @@ import {
 import { Effect, Layer, ManagedRuntime, Option, Stream } from "effect"
 import { type CheckpointIdRef, configOf, nextVersion } from "./Checkpoint.ts"
 import { InvalidConfig } from "./CheckpointError.ts"
-import { CheckpointStorage, layerMemory } from "./CheckpointStorage.ts"
+import { CheckpointStorage, layerMemory, type RetentionPolicy, type RetentionReport } from "./CheckpointStorage.ts"
 import * as Retry from "./Retry.ts"
 import * as Serializer from "./Serializer.ts"
 
@@ -185,6 +185,14 @@ export class EffectCheckpointSaver extends BaseCheckpointSaver {
    */
   async deleteForRuns(runIds: Array<string>): Promise<void> {
     await this.#run(CheckpointStorage.use((storage) => storage.deleteForRuns(runIds)))
+  }
+
+  /**
+   * Applies a retention policy once (see `CheckpointStorage.applyRetention`);
+   * `CheckpointStorage.layerRetention` runs one on a schedule.
+   */
+  async applyRetention(policy: RetentionPolicy): Promise<RetentionReport> {
+    return this.#run(CheckpointStorage.use((storage) => storage.applyRetention(policy)))
   }
 
   override async getDeltaChannelHistory(options: {

@@ -3,7 +3,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { uuid6 } from "@langchain/langgraph-checkpoint"
-import { Effect, Stream } from "effect"
+import { Effect, Layer, Schedule, Stream } from "effect"
+import { checkpoint as checkpointOf, metadata as metadataOf } from "./support/fixtures.ts"
 import { CheckpointStorage, MemoryDriver } from "../src/index.ts"
 import { storageScenarios } from "./scenarios/storage.ts"
 
@@ -56,4 +57,25 @@ describe("CheckpointStorage.layerMemory", () => {
       yield* put.pipe(Effect.provide(CheckpointStorage.layerMemory))
       expect(yield* count.pipe(Effect.provide(CheckpointStorage.layerMemory))).toBe(0)
     }))
+})
+
+describe("CheckpointStorage.layerRetention", () => {
+  it.live("applies the policy on its schedule, in the background, for as long as the layer lives", () =>
+    Effect.gen(function*() {
+      const storage = yield* CheckpointStorage.CheckpointStorage
+      let ref = yield* storage.put({ thread_id: "kept short" }, checkpointOf({ a: 0 }), metadataOf(), { a: 1 })
+      for (let step = 1; step < 6; step++) {
+        ref = yield* storage.put(ref, { ...checkpointOf({ a: step }), channel_versions: { a: step + 1 } }, metadataOf(), { a: step + 1 })
+      }
+      yield* Effect.sleep("200 millis")
+      const left = yield* Stream.runCollect(storage.list({ thread_id: "kept short" }))
+      // The two newest, and the parent the older of them reads its delta history from.
+      expect(Array.from(left).map((tuple) => tuple.checkpoint.channel_values)).toEqual([{ a: 5 }, { a: 4 }, { a: 3 }])
+    }).pipe(
+      Effect.provide(
+        CheckpointStorage.layerRetention({ keepLast: 2 }, Schedule.spaced("20 millis")).pipe(
+          Layer.provideMerge(CheckpointStorage.layerMemory)
+        )
+      )
+    ))
 })

@@ -33,6 +33,8 @@ export const make = (): StorageDriver => {
   const blobs = new Map<string, BlobRow>()
   // [thread, ns, checkpoint id] → [task id, idx] → write
   const writes = new Map<string, Map<string, WriteRow>>()
+  // thread → time of its latest put
+  const activity = new Map<string, Date>()
 
   const namespace = (thread_id: string, checkpoint_ns: string) => threads.get(thread_id)?.get(checkpoint_ns)
 
@@ -95,6 +97,7 @@ export const make = (): StorageDriver => {
         if (row.parent_checkpoint_id !== undefined && namespace(row.thread_id, row.checkpoint_ns)?.has(row.parent_checkpoint_id) !== true) {
           return false
         }
+        activity.set(row.thread_id, new Date())
         let namespaces = threads.get(row.thread_id)
         if (namespaces === undefined) threads.set(row.thread_id, namespaces = new Map())
         let checkpoints = namespaces.get(row.checkpoint_ns)
@@ -195,6 +198,10 @@ export const make = (): StorageDriver => {
         }
       }),
 
+    threads: Effect.sync(() =>
+      Array.from(threads.keys()).map((thread_id) => ({ thread_id, last_activity: activity.get(thread_id) ?? new Date(0) }))
+    ),
+
     threadsOfRuns: (run_ids) =>
       Effect.sync(() => {
         const wanted = new Set(run_ids)
@@ -212,6 +219,7 @@ export const make = (): StorageDriver => {
           namespaces.set(ns, new Map(Array.from(checkpoints, ([id, row]) => [id, { ...row, thread_id: target }])))
         }
         threads.set(target, namespaces)
+        activity.set(target, new Date())
         for (const [blobKey, blob] of [...blobs]) {
           if (blobKey.startsWith(sourceKey)) blobs.set(targetKey + blobKey.slice(sourceKey.length), copy(blob))
         }
@@ -239,6 +247,7 @@ export const make = (): StorageDriver => {
 
   function deleteThread(thread_id: string): void {
     threads.delete(thread_id)
+    activity.delete(thread_id)
     const prefix = key(thread_id).slice(0, -1) + ","
     for (const table of [blobs, writes]) {
       for (const rowKey of table.keys()) if (rowKey.startsWith(prefix)) table.delete(rowKey)

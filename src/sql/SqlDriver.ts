@@ -221,6 +221,10 @@ UPDATE ${t.checkpoints} cp SET parent_checkpoint_id = NULLIF(u.parent, '')
 FROM unnest($2::text[], $3::text[], $4::text[]) AS u (checkpoint_ns, checkpoint_id, parent)
 WHERE cp.thread_id = $1 AND cp.checkpoint_ns = u.checkpoint_ns AND cp.checkpoint_id = u.checkpoint_id`,
 
+  threads: `
+SELECT th.thread_id, th.last_activity FROM ${t.threads} th
+WHERE EXISTS (SELECT 1 FROM ${t.checkpoints} cp WHERE cp.thread_id = th.thread_id)`,
+
   // A scan of every checkpoint's metadata: a maintenance query.
   threadsOfRuns: `
 SELECT DISTINCT thread_id FROM ${t.checkpoints}
@@ -461,6 +465,8 @@ export const make = Effect.fnUntraced(function*(tables: Tables, options: SqlDriv
         // "" for none: an array of only nulls has no type the client can infer.
         checkpoints.map((c) => c.parent_checkpoint_id ?? "")
       ]).pipe(Effect.asVoid),
+
+    threads: run<{ readonly thread_id: string; readonly last_activity: Date }>("threads", q.threads, []),
 
     threadsOfRuns: (run_ids) =>
       run<{ readonly thread_id: string }>("deleteForRuns", q.threadsOfRuns, [run_ids.map(Jsonb.encodeText)]).pipe(

@@ -70,15 +70,17 @@ const populate = async (saver: EffectCheckpointSaver, thread_id: string) => {
   return graph
 }
 
-/** Every checkpoint of a thread (all namespaces): its tuple and delta history, without thread ids. */
-const snapshot = async (saver: EffectCheckpointSaver, thread_id: string) => {
+/**
+ * Every checkpoint of a thread (all namespaces), without thread ids: its
+ * tuple and, with `histories`, its delta history too.
+ */
+const snapshot = async (saver: EffectCheckpointSaver, thread_id: string, histories = true) => {
   const entries = new Map<string, string>()
   for await (const tuple of saver.list({ configurable: { thread_id } })) {
     const config: RunnableConfig = tuple.config
-    const history = await saver.getDeltaChannelHistory({
-      config,
-      channels: Object.keys(tuple.checkpoint.channel_versions)
-    })
+    const history = histories
+      ? await saver.getDeltaChannelHistory({ config, channels: Object.keys(tuple.checkpoint.channel_versions) })
+      : undefined
     const { thread_id: _, ...place } = config.configurable ?? {}
     const parent = tuple.parentConfig?.configurable?.checkpoint_id
     entries.set(
@@ -87,6 +89,26 @@ const snapshot = async (saver: EffectCheckpointSaver, thread_id: string) => {
     )
   }
   return entries
+}
+
+/** The delta histories of the newest `last` checkpoints of each namespace. */
+const headHistories = async (saver: EffectCheckpointSaver, thread_id: string, last: number) => {
+  const byNamespace = new Map<string, Array<RunnableConfig>>()
+  for await (const tuple of saver.list({ configurable: { thread_id } })) {
+    const ns = String(tuple.config.configurable?.checkpoint_ns)
+    byNamespace.set(ns, [...byNamespace.get(ns) ?? [], tuple.config])
+  }
+  const histories: Array<string> = []
+  for (const configs of byNamespace.values()) {
+    for (const config of configs.slice(0, last)) {
+      const tuple = await saver.getTuple(config)
+      histories.push(canonical(await saver.getDeltaChannelHistory({
+        config,
+        channels: Object.keys(tuple!.checkpoint.channel_versions)
+      })))
+    }
+  }
+  return histories.sort()
 }
 
 export const lifecycleScenarios = (name: string, makeSaver: () => Promise<EffectCheckpointSaver>) =>
@@ -122,14 +144,16 @@ export const lifecycleScenarios = (name: string, makeSaver: () => Promise<Effect
     it("prune keep_latest keeps what the latest checkpoints need, exactly as it was; the thread runs on", async () => {
       const id = thread("pruned")
       const graph = await populate(saver, id)
-      const before = await snapshot(saver, id)
+      const before = await snapshot(saver, id, false)
+      const heads = await headHistories(saver, id, 1)
       const stateBefore = await graph.getState({ configurable: { thread_id: id } })
 
       await saver.prune([id], { strategy: "keep_latest" })
-      const after = await snapshot(saver, id)
+      const after = await snapshot(saver, id, false)
       expect(after.size).toBeGreaterThan(0)
       expect(after.size).toBeLessThan(before.size)
       for (const [place, value] of after) expect(value).toBe(before.get(place))
+      expect(await headHistories(saver, id, 1)).toEqual(heads)
       const stateAfter = await graph.getState({ configurable: { thread_id: id } })
       expect(canonical(stateAfter.values)).toBe(canonical(stateBefore.values))
 
@@ -186,6 +210,30 @@ export const lifecycleScenarios = (name: string, makeSaver: () => Promise<Effect
       expect(latest?.config.configurable?.checkpoint_id).toBe(c3.configurable?.checkpoint_id)
       expect(latest?.parentConfig?.configurable?.checkpoint_id).toBe(c2.configurable?.checkpoint_id)
       expect(latest?.checkpoint.channel_values).toEqual({ a: "kept by everyone", b: 1, c: 3 })
+    }, 60_000)
+
+    it("retention keeps the newest checkpoints with what they need, and deletes inactive threads", async () => {
+      const id = thread("retained")
+      const graph = await populate(saver, id)
+      const before = await snapshot(saver, id, false)
+      const heads = await headHistories(saver, id, 2)
+      const state = await graph.getState({ configurable: { thread_id: id } })
+
+      const kept = await saver.applyRetention({ keepLast: 2, inactiveFor: "1 hour" })
+      expect(kept.threadsDeleted).toBe(0)
+      expect(kept.checkpointsRemoved).toBeGreaterThan(0)
+      const after = await snapshot(saver, id, false)
+      expect(after.size).toBeLessThan(before.size)
+      for (const [place, value] of after) expect(value).toBe(before.get(place))
+      expect(await headHistories(saver, id, 2)).toEqual(heads)
+      expect(canonical((await graph.getState({ configurable: { thread_id: id } })).values)).toBe(canonical(state.values))
+
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      const expired = await saver.applyRetention({ inactiveFor: "10 millis" })
+      expect(expired.threadsDeleted).toBeGreaterThan(0)
+      expect((await snapshot(saver, id)).size).toBe(0)
+      const bad = await saver.applyRetention({ keepLast: 0 }).then(() => undefined, (error: unknown) => error)
+      expect(bad).toBeInstanceOf(CheckpointError.InvalidInput)
     }, 60_000)
 
     it("bad input is a typed error and changes nothing", async () => {
