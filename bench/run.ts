@@ -14,7 +14,7 @@ import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph
 import { type BaseCheckpointSaver, type Checkpoint, MemorySaver, uuid6 } from "@langchain/langgraph-checkpoint"
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres"
 import type { RunnableConfig } from "@langchain/core/runnables"
-import { Effect, ManagedRuntime, Redacted } from "effect"
+import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { execFileSync } from "node:child_process"
 import { writeFileSync } from "node:fs"
@@ -22,6 +22,8 @@ import { cpus } from "node:os"
 import { join } from "node:path"
 import pg from "pg"
 import { EffectCheckpointSaver } from "../src/index.ts"
+import * as Postgres from "../src/postgres.ts"
+import { makeCountingSocket } from "../test/support/countingSocket.ts"
 import { ensureServer } from "../test/support/postgresServer.ts"
 
 const scale = Number(process.env.BENCH_SCALE ?? "1")
@@ -63,6 +65,16 @@ const tableBytes = (database: string) =>
       FROM pg_class c
       WHERE c.relname IN ('checkpoints', 'checkpoint_blobs', 'checkpoint_writes')
         AND c.relnamespace = 'public'::regnamespace`)
+    return Number(result.rows[0]!.bytes)
+  })
+
+/** The bytes of live data: checkpoint documents, blobs and writes (what deleting rows frees). */
+const liveBytes = (database: string) =>
+  admin(database, async (client) => {
+    const result = await client.query<{ bytes: string }>(`
+      SELECT (SELECT coalesce(sum(pg_column_size(checkpoint) + pg_column_size(metadata)), 0) FROM checkpoints)
+           + (SELECT coalesce(sum(octet_length(blob)), 0) FROM checkpoint_blobs)
+           + (SELECT coalesce(sum(octet_length(blob)), 0) FROM checkpoint_writes) AS bytes`)
     return Number(result.rows[0]!.bytes)
   })
 
@@ -372,6 +384,45 @@ const log = (line: string) => console.log(`[bench] ${line}`)
       target("getTuple by id", ratioOf(byIdRows), 10)
     }
   }
+}
+
+{
+  const size = n(1000)
+  log(`copy and prune of a ${size}-step thread (this library; the official saver has neither)`)
+  const { database, url } = await createDatabase("lifecycle")
+  const socket = makeCountingSocket(url)
+  const saver = EffectCheckpointSaver.fromLayer(
+    Postgres.layerClient().pipe(
+      Layer.provide(PgClient.layerFrom(PgClient.makeClient({ url: Redacted.make(url), stream: socket.open, maxMessageSize: 1 << 30 })))
+    )
+  )
+  const thread = await new ChatThread(saver, "long").start()
+  for (let step = 0; step < size; step++) await thread.superStep()
+  const measure = async (f: () => Promise<unknown>) => {
+    const trips = socket.roundTrips()
+    const elapsed = await time(f)
+    return { elapsed, trips: socket.roundTrips() - trips, bytes: await liveBytes(database) }
+  }
+  const stored = await liveBytes(database)
+  const copied = await measure(() => saver.copyThread("long", "copy"))
+  const pruned = await measure(() => saver.prune(["copy"], { strategy: "keep_latest" }))
+  const retained = await measure(() => saver.applyRetention({ keepLast: 10 }))
+  await saver.close()
+  await admin(serverDatabase, (client) => client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`))
+  sections.push([
+    `### Thread lifecycle: a ${size}-step chat thread (this library only)`,
+    "",
+    "| operation | time ms | round trips | live data after, MiB |",
+    "|---|---:|---:|---:|",
+    `| the thread as written | | | ${mib(stored)} |`,
+    `| copyThread to a new thread | ${ms(copied.elapsed)} | ${copied.trips} | ${mib(copied.bytes)} |`,
+    `| prune the copy, keep_latest | ${ms(pruned.elapsed)} | ${pruned.trips} | ${mib(pruned.bytes)} |`,
+    `| applyRetention({ keepLast: 10 }) over both threads | ${ms(retained.elapsed)} | ${retained.trips} | ${mib(retained.bytes)} |`,
+    "",
+    "Live data is the checkpoint documents, blobs and writes as stored (compressed where PostgreSQL",
+    "compresses them). Operations run in one transaction holding the thread; each statement is one",
+    "round trip, BEGIN and COMMIT included."
+  ].join("\n"))
 }
 
 {

@@ -6,7 +6,8 @@
  * `getTuple` needs a checkpoint's row, writes and the blobs of its channel
  * versions (the driver keeps those with any row that stays), and
  * `getDeltaChannelHistory` walks its ancestors back to, for each of its
- * channels, the nearest one that stores a value. Those ancestors stay too,
+ * channels, the nearest one that stores a value (or, for a channel never
+ * stored, the last one that wrote to it). Those ancestors stay too,
  * with their own rows, writes and blobs. So after pruning, every checkpoint
  * that stays reads back exactly as before, and the kept newest ones rebuild
  * their DeltaChannels exactly as before. (A kept ancestor's own delta
@@ -29,24 +30,32 @@ export const removedKeepingLast = (index: ReadonlyArray<IndexEntry>, last = 1): 
   const byPlace = new Map(index.map((entry) => [place(entry.checkpoint_ns, entry.checkpoint_id), entry]))
   const byNamespace = new Map<string, Array<IndexEntry>>()
   for (const entry of index) byNamespace.set(entry.checkpoint_ns, [...byNamespace.get(entry.checkpoint_ns) ?? [], entry])
+  const parentOf = (entry: IndexEntry) =>
+    entry.parent_checkpoint_id === undefined
+      ? undefined
+      : byPlace.get(place(entry.checkpoint_ns, entry.parent_checkpoint_id))
   const heads = [...byNamespace.values()].flatMap((entries) =>
     entries.sort((a, b) => a.checkpoint_id < b.checkpoint_id ? 1 : a.checkpoint_id > b.checkpoint_id ? -1 : 0).slice(0, last)
   )
   const kept = new Set<string>()
   for (const head of heads) {
     kept.add(place(head.checkpoint_ns, head.checkpoint_id))
-    // The walk of this checkpoint's delta history: until every channel is seeded.
-    const unseeded = new Set(head.channels)
-    let ancestor = head.parent_checkpoint_id === undefined
-      ? undefined
-      : byPlace.get(place(head.checkpoint_ns, head.parent_checkpoint_id))
-    while (ancestor !== undefined && unseeded.size > 0) {
-      kept.add(place(ancestor.checkpoint_ns, ancestor.checkpoint_id))
-      for (const channel of ancestor.stored) unseeded.delete(channel)
-      ancestor = ancestor.parent_checkpoint_id === undefined
-        ? undefined
-        : byPlace.get(place(ancestor.checkpoint_ns, ancestor.parent_checkpoint_id))
+    const chain: Array<IndexEntry> = []
+    for (
+      let ancestor = parentOf(head);
+      ancestor !== undefined && !chain.includes(ancestor);
+      ancestor = parentOf(ancestor)
+    ) chain.push(ancestor)
+    // How far up the head's delta history reads, channel by channel: to the
+    // nearest stored value, or, for a channel never stored, to its last write
+    // (above that the walk finds nothing, so cutting there changes nothing).
+    let depth = 0
+    for (const channel of head.channels) {
+      const seed = chain.findIndex((entry) => entry.stored.includes(channel))
+      const reach = seed >= 0 ? seed + 1 : chain.findLastIndex((entry) => entry.written.includes(channel)) + 1
+      depth = Math.max(depth, reach)
     }
+    for (const entry of chain.slice(0, depth)) kept.add(place(entry.checkpoint_ns, entry.checkpoint_id))
   }
   return index.filter((entry) => !kept.has(place(entry.checkpoint_ns, entry.checkpoint_id)))
 }

@@ -169,6 +169,8 @@ export interface IndexEntry {
   readonly channels: ReadonlyArray<string>
   /** Those whose value at the checkpoint's version is stored (not empty). */
   readonly stored: ReadonlyArray<string>
+  /** The channels its pending writes write to. */
+  readonly written: ReadonlyArray<string>
   /** The `run_id` of its metadata, if a string. */
   readonly run_id: string | undefined
 }

@@ -168,6 +168,7 @@ export const make = (): StorageDriver => {
             parent_checkpoint_id: row.parent_checkpoint_id,
             channels,
             stored: channels.filter((channel) => (blobOf(row, channel)?.type ?? "empty") !== "empty"),
+            written: [...new Set(writesOf(row).map((write) => write.channel))],
             run_id: runIdOf(row)
           }
         })

@@ -15,7 +15,7 @@
  *
  * @since 0.1.0
  */
-import { Effect, Option, Stream } from "effect"
+import { Context, Effect, Option, Stream } from "effect"
 import { SqlClient, SqlError } from "effect/sql"
 import type { Location } from "../Checkpoint.ts"
 import * as Retry from "../Retry.ts"
@@ -213,6 +213,10 @@ SELECT cp.checkpoint_ns, cp.checkpoint_id, cp.parent_checkpoint_id,
         AND bl.channel = v.key AND bl.version = v.value AND bl.type <> 'empty'
     )
   ) AS stored,
+  ARRAY(
+    SELECT DISTINCT cw.channel FROM ${t.writes} cw
+    WHERE cw.thread_id = cp.thread_id AND cw.checkpoint_ns = cp.checkpoint_ns AND cw.checkpoint_id = cp.checkpoint_id
+  ) AS written,
   CASE WHEN jsonb_typeof(cp.metadata -> 'run_id') = 'string' THEN cp.metadata ->> 'run_id' END AS run_id
 FROM ${t.checkpoints} cp WHERE cp.thread_id = $1`,
 
@@ -318,6 +322,14 @@ const toStored = (row: TupleRow): StoredCheckpoint => {
 const emptyBytes = new Uint8Array(0)
 
 /**
+ * Set inside a transaction the driver opened itself (`exclusive`): its
+ * statements need no savepoint of their own there.
+ */
+const OwnTransaction = Context.Reference<boolean>("langgraph-checkpoint-effect/sql/OwnTransaction", {
+  defaultValue: () => false
+})
+
+/**
  * Builds the driver over the `SqlClient` in context.
  *
  * @since 0.1.0
@@ -341,11 +353,15 @@ export const make = Effect.fnUntraced(function*(tables: Tables, options: SqlDriv
    */
   const run = <A extends object>(operation: string, text: string, params: ReadonlyArray<unknown>) => {
     const statement = sql.unsafe<A>(text, params)
-    return Effect.serviceOption(sql.transactionService).pipe(Effect.flatMap((transaction) =>
-      Option.isSome(transaction)
-        ? sql.withTransaction(statement).pipe(Effect.mapError((cause) => Retry.failure(operation, cause)))
-        : statement.pipe(Retry.retrying(operation, policy))
-    ))
+    return Effect.all([Effect.serviceOption(sql.transactionService), OwnTransaction]).pipe(
+      Effect.flatMap(([transaction, own]) =>
+        Option.isNone(transaction)
+          ? statement.pipe(Retry.retrying(operation, policy))
+          : own
+          ? statement.pipe(Effect.mapError((cause) => Retry.failure(operation, cause)))
+          : sql.withTransaction(statement).pipe(Effect.mapError((cause) => Retry.failure(operation, cause)))
+      )
+    )
   }
 
   const tuples = (operation: string, text: string, params: ReadonlyArray<unknown>) =>
@@ -446,6 +462,7 @@ export const make = Effect.fnUntraced(function*(tables: Tables, options: SqlDriv
         readonly parent_checkpoint_id: string | null
         readonly channels: ReadonlyArray<string>
         readonly stored: ReadonlyArray<string>
+        readonly written: ReadonlyArray<string>
         readonly run_id: string | null
       }>("threadIndex", q.threadIndex, [thread_id]).pipe(
         Effect.map((rows) =>
@@ -483,9 +500,12 @@ export const make = Effect.fnUntraced(function*(tables: Tables, options: SqlDriv
     copyThread: (source, target) => run("copyThread", q.copyThread, [source, target]).pipe(Effect.asVoid),
 
     exclusive: (thread_id, effect) =>
-      sql.withTransaction(run("lockThread", q.lockThread, [thread_id]).pipe(Effect.andThen(effect))).pipe(
-        Effect.mapError((error) => SqlError.isSqlError(error) ? Retry.failure("exclusive", error) : error)
-      )
+      sql.withTransaction(
+        run("lockThread", q.lockThread, [thread_id]).pipe(
+          Effect.andThen(effect),
+          Effect.provideService(OwnTransaction, true)
+        )
+      ).pipe(Effect.mapError((error) => SqlError.isSqlError(error) ? Retry.failure("exclusive", error) : error))
   }
   return driver
 })
