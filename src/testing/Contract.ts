@@ -92,6 +92,10 @@ export const describe = (operation: Operation): string => {
       return `deleteThread ${thread(operation.thread)}`
     case "DeltaHistory":
       return `getDeltaChannelHistory of ${at(operation.target)} for [${operation.channels.map((c) => names.channels[c]).join(", ")}]`
+    case "CopyThread":
+      return `copyThread ${thread(operation.thread)} to ${thread(operation.target)}${operation.replace ? " (replace)" : ""}`
+    case "Prune":
+      return `prune ${thread(operation.thread)} ${operation.strategy}`
     case "Concurrent":
       return `at once, on ${at(operation.target)}: ` +
         operation.writers.map((w, i) =>
@@ -100,6 +104,17 @@ export const describe = (operation: Operation): string => {
         (operation.siblings.length === 0 ? "" : `; ${operation.siblings.length} sibling checkpoint(s)`)
   }
 }
+
+/** Savers with the thread lifecycle methods of EffectCheckpointSaver. */
+interface Lifecycle {
+  copyThread(source: string, target: string, options: { readonly replace: boolean }): Promise<void>
+  prune(threads: Array<string>, options: { readonly strategy: "keep_latest" | "delete" }): Promise<void>
+}
+
+const hasLifecycle = (saver: BaseCheckpointSaver): saver is BaseCheckpointSaver & Lifecycle =>
+  typeof (saver as Partial<Lifecycle>).copyThread === "function" && typeof (saver as Partial<Lifecycle>).prune === "function"
+
+const namespacesOf = (checkpoints: ReadonlyArray<StoredCheckpoint>) => [...new Set(checkpoints.map((c) => c.checkpoint_ns))]
 
 const configOf = (c: StoredCheckpoint): RunnableConfig => ({
   configurable: { thread_id: c.thread_id, checkpoint_ns: c.checkpoint_ns, checkpoint_id: c.id }
@@ -232,6 +247,16 @@ const run = async (saver: BaseCheckpointSaver, sequence: ReadonlyArray<Operation
     return { stored, returned }
   }
 
+  /** Every checkpoint of a thread reads back as the model has it. */
+  const expectThread = async (step: number, operation: Operation, thread_id: string) => {
+    const expected = model.checkpoints.filter((c) => c.thread_id === thread_id).map((c) => expectedTuple(model, c))
+    const actual: Array<ReturnType<typeof expectedTuple>> = []
+    for await (const tuple of saver.list({ configurable: { thread_id } })) actual.push(actualTuple(tuple) as ReturnType<typeof expectedTuple>)
+    const byPlace = (items: Array<ReturnType<typeof expectedTuple>>) =>
+      [...items].sort((a, b) => canonical(a.config) < canonical(b.config) ? -1 : 1)
+    expectEqual(step, operation, `the checkpoints of thread ${JSON.stringify(thread_id)}`, byPlace(expected), byPlace(actual))
+  }
+
   const writesOf = (spec: { readonly writes: ReadonlyArray<{ readonly channel: number; readonly value: Value }> }) =>
     spec.writes.map(({ channel, value }) => [names.writeChannels[channel]!, materialize(value)] as [string, unknown])
 
@@ -339,6 +364,67 @@ const run = async (saver: BaseCheckpointSaver, sequence: ReadonlyArray<Operation
         const channels = [...new Set(operation.channels.map((c) => names.channels[c]!))]
         const actual = await saver.getDeltaChannelHistory({ config: configOf(target), channels })
         expectEqual(step, operation, "the delta channel history", model.deltaHistory(target, channels), actual)
+        break
+      }
+      case "CopyThread": {
+        if (!hasLifecycle(saver)) break
+        const source = names.threads[operation.thread]!
+        const target = names.threads[operation.target]!
+        const sourceExists = model.checkpoints.some((c) => c.thread_id === source)
+        const targetExists = model.checkpoints.some((c) => c.thread_id === target)
+        const allowed = source !== target && sourceExists && (!targetExists || operation.replace)
+        const failed = await saver.copyThread(source, target, { replace: operation.replace }).then(() => false, () => true)
+        if (failed === allowed) {
+          throw new ContractViolation({
+            step,
+            operation: describe(operation),
+            detail: allowed ? "the copy failed" : "the copy should have been refused"
+          })
+        }
+        if (allowed) {
+          model.deleteThread(target)
+          model.copyThread(source, target)
+        }
+        await expectThread(step, operation, source)
+        await expectThread(step, operation, target)
+        break
+      }
+      case "Prune": {
+        if (!hasLifecycle(saver)) break
+        const thread_id = names.threads[operation.thread]!
+        const before = model.checkpoints.filter((c) => c.thread_id === thread_id)
+        const failed = await saver.prune([thread_id], { strategy: operation.strategy }).then(() => false, () => true)
+        if (failed !== (before.length === 0)) {
+          throw new ContractViolation({
+            step,
+            operation: describe(operation),
+            detail: before.length === 0 ? "pruning an unknown thread should be refused" : "the prune failed"
+          })
+        }
+        if (operation.strategy === "delete") {
+          model.deleteThread(thread_id)
+          await expectThread(step, operation, thread_id)
+          break
+        }
+        // Whatever it removed, it kept each namespace's latest checkpoint, with its delta history,
+        // and every checkpoint it kept reads back as before.
+        const heads = new Set(namespacesOf(before).map((ns) => model.latest(thread_id, ns)!))
+        const histories = new Map([...heads].map((head) => [head, model.deltaHistory(head, Object.keys(head.versions))]))
+        const remaining = new Set<string>()
+        for await (const tuple of saver.list({ configurable: { thread_id } })) {
+          remaining.add(canonical([tuple.config.configurable?.checkpoint_ns, tuple.config.configurable?.checkpoint_id]))
+        }
+        for (const c of before) if (!remaining.has(canonical([c.checkpoint_ns, c.id]))) {
+          if (heads.has(c)) {
+            throw new ContractViolation({ step, operation: describe(operation), detail: `the latest checkpoint ${c.id} was removed` })
+          }
+          model.remove(c)
+        }
+        await expectThread(step, operation, thread_id)
+        for (const [head, history] of histories) {
+          const channels = Object.keys(history)
+          expectEqual(step, operation, `the delta history of the latest checkpoint ${head.id}`, history, await saver.getDeltaChannelHistory({ config: configOf(head), channels }))
+        }
         break
       }
       case "Concurrent": {

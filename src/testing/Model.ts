@@ -91,6 +91,20 @@ export class Model {
       .map(({ write }) => [write.task_id, write.channel, write.value])
   }
 
+  copyThread(source: string, target: string): void {
+    for (const c of this.checkpoints.filter((c) => c.thread_id === source)) {
+      this.checkpoints.push({ ...c, thread_id: target })
+      const writes = this.#writes.get(key(source, c.checkpoint_ns, c.id))
+      if (writes !== undefined) this.#writes.set(key(target, c.checkpoint_ns, c.id), new Map(writes))
+    }
+  }
+
+  /** Forgets one checkpoint and its writes (what a prune removed). */
+  remove(target: StoredCheckpoint): void {
+    this.checkpoints.splice(this.checkpoints.indexOf(target), 1)
+    this.#writes.delete(key(target.thread_id, target.checkpoint_ns, target.id))
+  }
+
   deleteThread(thread_id: string): void {
     for (let i = this.checkpoints.length - 1; i >= 0; i--) {
       if (this.checkpoints[i]!.thread_id === thread_id) this.checkpoints.splice(i, 1)

@@ -88,6 +88,13 @@ const Other = Schema.Union([
   }),
   Schema.TaggedStruct("DeleteThread", { thread: below(names.threads.length) }),
   Schema.TaggedStruct("DeltaHistory", { target: Pick, channels: few(below(names.channels.length), 5) }),
+  /** Thread lifecycle, run when the saver has these methods (as EffectCheckpointSaver does). */
+  Schema.TaggedStruct("CopyThread", {
+    thread: below(names.threads.length),
+    target: below(names.threads.length),
+    replace: Schema.Boolean
+  }),
+  Schema.TaggedStruct("Prune", { thread: below(names.threads.length), strategy: Schema.Literals(["keep_latest", "delete"]) }),
   /** Several tasks' writes to one checkpoint, and sibling checkpoints of it, all at once. */
   Schema.TaggedStruct("Concurrent", {
     target: Pick,
