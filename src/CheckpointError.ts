@@ -69,8 +69,7 @@ export class CorruptedCheckpoint extends Schema.TaggedError<CorruptedCheckpoint>
   detail: Schema.String
 }) {
   override get message(): string {
-    const ns = this.checkpoint_ns === "" ? "" : ` (namespace "${this.checkpoint_ns}")`
-    return `checkpoint ${this.checkpoint_id} of thread "${this.thread_id}"${ns} cannot be read: ${this.detail}`
+    return `${checkpointAt(this)} cannot be read: ${this.detail}`
   }
 }
 
@@ -159,9 +158,7 @@ export class CheckpointNotFound extends Schema.TaggedError<CheckpointNotFound>()
   checkpoint_id: Schema.String
 }) {
   override get message(): string {
-    const ns = this.checkpoint_ns === "" ? "" : ` (namespace "${this.checkpoint_ns}")`
-    return `${this.operation}: checkpoint ${this.checkpoint_id} of thread "${this.thread_id}"${ns} no longer exists ` +
-      `(the thread was deleted or pruned): nothing was written`
+    return `${this.operation}: ${checkpointAt(this)} no longer exists (the thread was deleted or pruned): nothing was written`
   }
 }
 
@@ -207,6 +204,11 @@ export const formatIssue = (issue: SchemaIssue.Issue): string =>
   formatter(issue).replace(/\s*\n\s*/g, " ")
 
 const formatter = SchemaIssue.makeFormatterDefault()
+
+/** Names a checkpoint in a message: its id, its thread, and its namespace unless the root. */
+const checkpointAt = (place: { readonly thread_id: string; readonly checkpoint_ns: string; readonly checkpoint_id: string }) =>
+  `checkpoint ${place.checkpoint_id} of thread "${place.thread_id}"` +
+  (place.checkpoint_ns === "" ? "" : ` (namespace "${place.checkpoint_ns}")`)
 
 const describe = (cause: unknown): string => {
   if (typeof cause === "object" && cause !== null && "message" in cause && typeof cause.message === "string") {

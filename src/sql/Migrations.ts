@@ -119,42 +119,41 @@ const unknownVersion = (applied: ReadonlySet<number>, known: ReadonlySet<number>
  *
  * @since 0.1.0
  */
-export const run = (tables: Tables, dialect: Dialect = "postgres") =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const policy = yield* Retry.RetryPolicy
-    const lock = migrationLock(dialect, tables)
-    const all = steps(tables)
-    const known = new Set(all.map(([version]) => version))
-    const retried = Retry.retrying("migrate", policy)
-    // Run before the lock exists, so processes starting together race here:
-    // PostgreSQL reports a lost `IF NOT EXISTS` race as a duplicate, and
-    // running the statement again then finds the object there.
-    const create = (statement: string) =>
-      retried(sql.unsafe(statement).pipe(
-        Effect.retry({ times: 3, while: (error) => duplicate.has(Retry.sqlState(error) ?? "") })
-      ))
-    yield* create(`CREATE SCHEMA IF NOT EXISTS ${tables.schema}`)
-    for (const statement of lock.setup) yield* create(statement)
-    /** Applies the next missing step: "done" once there is none. */
-    const step = sql.withTransaction(Effect.gen(function*() {
-      yield* sql.unsafe(lock.acquire)
-      const applied = yield* appliedVersions(tables)
-      const unknown = unknownVersion(applied, known)
-      if (unknown !== undefined) return unknown
-      const next = all.find(([version]) => !applied.has(version))
-      if (next === undefined) return "done" as const
-      const [version, statements] = next
-      for (const statement of statements) yield* sql.unsafe(statement)
-      yield* sql.unsafe(`INSERT INTO ${tables.migrations} (v) VALUES (${version}) ON CONFLICT (v) DO NOTHING`)
-      return "applied" as const
-    }))
-    for (;;) {
-      const outcome = yield* retried(step)
-      if (outcome === "done") return
-      if (outcome !== "applied") return yield* outcome
-    }
-  }).pipe(Effect.withSpan("CheckpointStorage.migrate"))
+export const run = Effect.fn("CheckpointStorage.migrate")(function*(tables: Tables, dialect: Dialect = "postgres") {
+  const sql = yield* SqlClient.SqlClient
+  const policy = yield* Retry.RetryPolicy
+  const lock = migrationLock(dialect, tables)
+  const all = steps(tables)
+  const known = new Set(all.map(([version]) => version))
+  const retried = Retry.retrying("migrate", policy)
+  // Run before the lock exists, so processes starting together race here:
+  // PostgreSQL reports a lost `IF NOT EXISTS` race as a duplicate, and
+  // running the statement again then finds the object there.
+  const create = (statement: string) =>
+    retried(sql.unsafe(statement).pipe(
+      Effect.retry({ times: 3, while: (error) => duplicate.has(Retry.sqlState(error) ?? "") })
+    ))
+  yield* create(`CREATE SCHEMA IF NOT EXISTS ${tables.schema}`)
+  for (const statement of lock.setup) yield* create(statement)
+  /** Applies the next missing step: "done" once there is none. */
+  const step = sql.withTransaction(Effect.gen(function*() {
+    yield* sql.unsafe(lock.acquire)
+    const applied = yield* appliedVersions(tables)
+    const unknown = unknownVersion(applied, known)
+    if (unknown !== undefined) return unknown
+    const next = all.find(([version]) => !applied.has(version))
+    if (next === undefined) return "done" as const
+    const [version, statements] = next
+    for (const statement of statements) yield* sql.unsafe(statement)
+    yield* sql.unsafe(`INSERT INTO ${tables.migrations} (v) VALUES (${version}) ON CONFLICT (v) DO NOTHING`)
+    return "applied" as const
+  }))
+  for (;;) {
+    const outcome = yield* retried(step)
+    if (outcome === "done") return
+    if (outcome !== "applied") return yield* outcome
+  }
+})
 
 /**
  * Checks, without changing anything, that every step is applied and none is unknown.
