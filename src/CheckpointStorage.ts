@@ -13,7 +13,7 @@ import {
   WRITES_IDX_MAP,
   writesSortKey
 } from "@langchain/langgraph-checkpoint"
-import { Clock, Context, Duration, Effect, Layer, Option, Schedule, Schema, type Scope, Stream } from "effect"
+import { Context, Effect, Layer, Option, Schedule, Schema, type Scope, Stream } from "effect"
 import {
   ChannelVersions,
   Checkpoint,
@@ -26,7 +26,6 @@ import {
   type DeltaChannelHistory,
   ListQuery,
   type Location,
-  locate,
   PendingWrites,
   type StoredWrite,
   TaskRef
@@ -42,10 +41,12 @@ import {
   ThreadExists,
   ThreadNotFound
 } from "./CheckpointError.ts"
+import { decodeIdRef, decodeRef, decodeThreadId, invalidInput } from "./Input.ts"
 import * as MemoryDriver from "./memory/MemoryDriver.ts"
-import * as Prune from "./Prune.ts"
 import { FastJsonPlusSerializer } from "./FastJsonPlus.ts"
 import * as Serializer from "./Serializer.ts"
+import * as ThreadLifecycle from "./ThreadLifecycle.ts"
+import type { RetentionPolicy, RetentionReport } from "./ThreadLifecycle.ts"
 import type { Serialized } from "./Serializer.ts"
 import type { BlobRow, CheckpointRow, StorageDriver, StoredCheckpoint, WriteRow } from "./StorageDriver.ts"
 
@@ -55,23 +56,7 @@ export type WriteError = InvalidConfig | InvalidInput | SerializationFailed | St
 /** @since 0.1.0 */
 export type PutError = WriteError | CheckpointNotFound
 
-/**
- * @since 0.1.0
- */
-export interface RetentionPolicy {
-  /** Delete threads whose latest put is older than this. */
-  readonly inactiveFor?: Duration.Input | undefined
-  /** Keep this many newest checkpoints per namespace (and what they need). */
-  readonly keepLast?: number | undefined
-}
-
-/**
- * @since 0.1.0
- */
-export interface RetentionReport {
-  readonly threadsDeleted: number
-  readonly checkpointsRemoved: number
-}
+export type { RetentionPolicy, RetentionReport } from "./ThreadLifecycle.ts"
 
 /** @since 0.1.0 */
 export type ReadError = InvalidConfig | InvalidInput | CorruptedCheckpoint | StorageFailure
@@ -178,23 +163,6 @@ const lastSpecialWrites = (writes: ReadonlyArray<readonly [string, unknown]>) =>
       ? []
       : [[channel, value, index] as const]
   )
-
-const invalidConfig = (operation: string) => (error: Schema.SchemaError) =>
-  new InvalidConfig({ operation, detail: formatIssue(error.issue) })
-
-const invalidInput = (operation: string, argument: string) => (error: Schema.SchemaError) =>
-  new InvalidInput({ operation, argument, detail: formatIssue(error.issue) })
-
-const decodeRef = (operation: string, ref: CheckpointRef) =>
-  Schema.decodeEffect(CheckpointRef)(ref).pipe(Effect.mapError(invalidConfig(operation)), Effect.map(locate))
-
-const decodeIdRef = (operation: string, ref: CheckpointIdRef) =>
-  Schema.decodeEffect(CheckpointIdRef)(ref).pipe(
-    Effect.mapError(invalidConfig(operation))
-  )
-
-const decodeThreadId = (operation: string, thread_id: string) =>
-  Schema.decodeEffect(CheckpointRef.fields.thread_id)(thread_id).pipe(Effect.mapError(invalidConfig(operation)))
 
 /**
  * Builds the service over a driver.
@@ -445,95 +413,7 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
     }))
   })
 
-  const ensureThread = (operation: string, thread_id: string) =>
-    Effect.flatMap(driver.threadExists(thread_id), (exists) =>
-      exists ? Effect.void : Effect.fail(new ThreadNotFound({ operation, thread_id })))
-
-  const copyThread = Effect.fn("CheckpointStorage.copyThread")(function*(
-    source: string,
-    target: string,
-    options: { readonly replace?: boolean | undefined } = {}
-  ) {
-    const from = yield* decodeThreadId("copyThread", source)
-    const to = yield* decodeThreadId("copyThread", target)
-    if (from === to) {
-      return yield* new InvalidInput({ operation: "copyThread", argument: "target", detail: `"${to}" is the source thread` })
-    }
-    yield* Effect.annotateCurrentSpan({ source: from, target: to })
-    yield* driver.exclusive(to, Effect.gen(function*() {
-      yield* ensureThread("copyThread", from)
-      if (yield* driver.threadExists(to)) {
-        if (options.replace !== true) return yield* new ThreadExists({ operation: "copyThread", thread_id: to })
-        yield* driver.deleteThread(to)
-      }
-      yield* driver.copyThread(from, to)
-    }))
-  })
-
-  const prune = Effect.fn("CheckpointStorage.prune")(function*(
-    threads: ReadonlyArray<string>,
-    options: { readonly strategy: "keep_latest" | "delete" }
-  ) {
-    const ids = yield* Effect.forEach(threads, (thread_id) => decodeThreadId("prune", thread_id))
-    if (ids.length === 0) return yield* new InvalidInput({ operation: "prune", argument: "threads", detail: "no thread given" })
-    if (options.strategy !== "keep_latest" && options.strategy !== "delete") {
-      return yield* new InvalidInput({ operation: "prune", argument: "strategy", detail: `unknown strategy "${String(options.strategy)}"` })
-    }
-    // Every thread must exist before any is changed.
-    yield* Effect.forEach(ids, (thread_id) => ensureThread("prune", thread_id), { discard: true })
-    yield* Effect.annotateCurrentSpan({ threads: ids.length, strategy: options.strategy })
-    yield* Effect.forEach(ids, (thread_id) =>
-      options.strategy === "delete"
-        ? driver.deleteThread(thread_id)
-        : driver.exclusive(
-          thread_id,
-          driver.threadIndex(thread_id).pipe(
-            Effect.map((index) => Prune.removedKeepingLast(index)),
-            Effect.flatMap((removed) => removed.length === 0 ? Effect.void : driver.remove(thread_id, removed))
-          )
-        ), { discard: true })
-  })
-
-  const deleteForRuns = Effect.fn("CheckpointStorage.deleteForRuns")(function*(runIds: ReadonlyArray<string>) {
-    const ids = yield* Schema.decodeUnknownEffect(Schema.Array(Schema.String))(runIds).pipe(
-      Effect.mapError(invalidInput("deleteForRuns", "runIds"))
-    )
-    if (ids.length === 0) return yield* new InvalidInput({ operation: "deleteForRuns", argument: "runIds", detail: "no run given" })
-    const wanted = new Set(ids)
-    const threads = yield* driver.threadsOfRuns(ids)
-    yield* Effect.annotateCurrentSpan({ runs: ids.length, threads: threads.length })
-    yield* Effect.forEach(threads, (thread_id) =>
-      driver.exclusive(thread_id, Effect.gen(function*() {
-        const { removed, reparented } = Prune.removedByRuns(yield* driver.threadIndex(thread_id), wanted)
-        yield* driver.setParents(thread_id, reparented)
-        if (removed.length > 0) yield* driver.remove(thread_id, removed)
-      })), { discard: true })
-  })
-
-  const applyRetention = Effect.fn("CheckpointStorage.applyRetention")(function*(policy: RetentionPolicy) {
-    const keepLast = policy.keepLast
-    if (keepLast !== undefined && (!Number.isInteger(keepLast) || keepLast < 1)) {
-      return yield* new InvalidInput({ operation: "applyRetention", argument: "keepLast", detail: "must be a positive integer" })
-    }
-    const now = yield* Clock.currentTimeMillis
-    const cutoff = policy.inactiveFor === undefined ? undefined : now - Duration.toMillis(Duration.fromInputUnsafe(policy.inactiveFor))
-    let threadsDeleted = 0
-    let checkpointsRemoved = 0
-    for (const { last_activity, thread_id } of yield* driver.threads) {
-      if (cutoff !== undefined && last_activity.getTime() < cutoff) {
-        yield* driver.deleteThread(thread_id)
-        threadsDeleted++
-      } else if (keepLast !== undefined) {
-        checkpointsRemoved += yield* driver.exclusive(thread_id, Effect.gen(function*() {
-          const removed = Prune.removedKeepingLast(yield* driver.threadIndex(thread_id), keepLast)
-          if (removed.length > 0) yield* driver.remove(thread_id, removed)
-          return removed.length
-        }))
-      }
-    }
-    yield* Effect.annotateCurrentSpan({ threadsDeleted, checkpointsRemoved })
-    return { threadsDeleted, checkpointsRemoved }
-  })
+  const lifecycle = ThreadLifecycle.make(driver)
 
   return CheckpointStorage.of({
     put,
@@ -542,10 +422,7 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
     list,
     deleteThread,
     getDeltaChannelHistory,
-    copyThread,
-    prune,
-    deleteForRuns,
-    applyRetention
+    ...lifecycle
   })
 })
 

@@ -1,0 +1,129 @@
+/**
+ * Operations on whole threads: copy, prune, delete runs, retention. Each
+ * plans from the driver's index of the thread (see `Prune`) and runs in one
+ * transaction that holds the thread, so its writers wait.
+ *
+ * @since 0.1.0
+ */
+import { Clock, Duration, Effect, Schema } from "effect"
+import { InvalidInput, ThreadExists, ThreadNotFound } from "./CheckpointError.ts"
+import { decodeThreadId, invalidInput } from "./Input.ts"
+import * as Prune from "./Prune.ts"
+import type { StorageDriver } from "./StorageDriver.ts"
+
+/**
+ * @since 0.1.0
+ */
+export interface RetentionPolicy {
+  /** Delete threads whose latest put is older than this. */
+  readonly inactiveFor?: Duration.Input | undefined
+  /** Keep this many newest checkpoints per namespace (and what they need). */
+  readonly keepLast?: number | undefined
+}
+
+/**
+ * @since 0.1.0
+ */
+export interface RetentionReport {
+  readonly threadsDeleted: number
+  readonly checkpointsRemoved: number
+}
+
+/**
+ * The thread operations of the service, over a driver.
+ *
+ * @since 0.1.0
+ */
+export const make = (driver: StorageDriver) => {
+  const ensureThread = (operation: string, thread_id: string) =>
+    Effect.flatMap(driver.threadExists(thread_id), (exists) =>
+      exists ? Effect.void : Effect.fail(new ThreadNotFound({ operation, thread_id })))
+
+  const copyThread = Effect.fn("CheckpointStorage.copyThread")(function*(
+    source: string,
+    target: string,
+    options: { readonly replace?: boolean | undefined } = {}
+  ) {
+    const from = yield* decodeThreadId("copyThread", source)
+    const to = yield* decodeThreadId("copyThread", target)
+    if (from === to) {
+      return yield* new InvalidInput({ operation: "copyThread", argument: "target", detail: `"${to}" is the source thread` })
+    }
+    yield* Effect.annotateCurrentSpan({ source: from, target: to })
+    yield* driver.exclusive(to, Effect.gen(function*() {
+      yield* ensureThread("copyThread", from)
+      if (yield* driver.threadExists(to)) {
+        if (options.replace !== true) return yield* new ThreadExists({ operation: "copyThread", thread_id: to })
+        yield* driver.deleteThread(to)
+      }
+      yield* driver.copyThread(from, to)
+    }))
+  })
+
+  const prune = Effect.fn("CheckpointStorage.prune")(function*(
+    threads: ReadonlyArray<string>,
+    options: { readonly strategy: "keep_latest" | "delete" }
+  ) {
+    const ids = yield* Effect.forEach(threads, (thread_id) => decodeThreadId("prune", thread_id))
+    if (ids.length === 0) return yield* new InvalidInput({ operation: "prune", argument: "threads", detail: "no thread given" })
+    if (options.strategy !== "keep_latest" && options.strategy !== "delete") {
+      return yield* new InvalidInput({ operation: "prune", argument: "strategy", detail: `unknown strategy "${String(options.strategy)}"` })
+    }
+    // Every thread must exist before any is changed.
+    yield* Effect.forEach(ids, (thread_id) => ensureThread("prune", thread_id), { discard: true })
+    yield* Effect.annotateCurrentSpan({ threads: ids.length, strategy: options.strategy })
+    yield* Effect.forEach(ids, (thread_id) =>
+      options.strategy === "delete"
+        ? driver.deleteThread(thread_id)
+        : driver.exclusive(
+          thread_id,
+          driver.threadIndex(thread_id).pipe(
+            Effect.map((index) => Prune.removedKeepingLast(index)),
+            Effect.flatMap((removed) => removed.length === 0 ? Effect.void : driver.remove(thread_id, removed))
+          )
+        ), { discard: true })
+  })
+
+  const deleteForRuns = Effect.fn("CheckpointStorage.deleteForRuns")(function*(runIds: ReadonlyArray<string>) {
+    const ids = yield* Schema.decodeUnknownEffect(Schema.Array(Schema.String))(runIds).pipe(
+      Effect.mapError(invalidInput("deleteForRuns", "runIds"))
+    )
+    if (ids.length === 0) return yield* new InvalidInput({ operation: "deleteForRuns", argument: "runIds", detail: "no run given" })
+    const wanted = new Set(ids)
+    const threads = yield* driver.threadsOfRuns(ids)
+    yield* Effect.annotateCurrentSpan({ runs: ids.length, threads: threads.length })
+    yield* Effect.forEach(threads, (thread_id) =>
+      driver.exclusive(thread_id, Effect.gen(function*() {
+        const { removed, reparented } = Prune.removedByRuns(yield* driver.threadIndex(thread_id), wanted)
+        yield* driver.setParents(thread_id, reparented)
+        if (removed.length > 0) yield* driver.remove(thread_id, removed)
+      })), { discard: true })
+  })
+
+  const applyRetention = Effect.fn("CheckpointStorage.applyRetention")(function*(policy: RetentionPolicy) {
+    const keepLast = policy.keepLast
+    if (keepLast !== undefined && (!Number.isInteger(keepLast) || keepLast < 1)) {
+      return yield* new InvalidInput({ operation: "applyRetention", argument: "keepLast", detail: "must be a positive integer" })
+    }
+    const now = yield* Clock.currentTimeMillis
+    const cutoff = policy.inactiveFor === undefined ? undefined : now - Duration.toMillis(Duration.fromInputUnsafe(policy.inactiveFor))
+    let threadsDeleted = 0
+    let checkpointsRemoved = 0
+    for (const { last_activity, thread_id } of yield* driver.threads) {
+      if (cutoff !== undefined && last_activity.getTime() < cutoff) {
+        yield* driver.deleteThread(thread_id)
+        threadsDeleted++
+      } else if (keepLast !== undefined) {
+        checkpointsRemoved += yield* driver.exclusive(thread_id, Effect.gen(function*() {
+          const removed = Prune.removedKeepingLast(yield* driver.threadIndex(thread_id), keepLast)
+          if (removed.length > 0) yield* driver.remove(thread_id, removed)
+          return removed.length
+        }))
+      }
+    }
+    yield* Effect.annotateCurrentSpan({ threadsDeleted, checkpointsRemoved })
+    return { threadsDeleted, checkpointsRemoved }
+  })
+
+  return { copyThread, prune, deleteForRuns, applyRetention }
+}
