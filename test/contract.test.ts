@@ -14,7 +14,7 @@ import { CheckpointStorage, EffectCheckpointSaver } from "../src/index.ts"
 import * as Cockroach from "../src/cockroach.ts"
 import * as Pglite from "../src/pglite.ts"
 import * as Postgres from "../src/postgres.ts"
-import { check, operations, runContract, type ContractReport } from "../src/testing/index.ts"
+import { check, type ContractReport, operations, runContract, runContractOnLayer } from "../src/testing/index.ts"
 import { createDatabase } from "./support/databases.ts"
 
 const runs = (fallback: number) => Number(process.env.CONTRACT_RUNS ?? fallback)
@@ -26,12 +26,7 @@ const freshSchema = () => `contract_${process.pid}_${++schemas}`
 
 describe("runContract", () => {
   it("memory driver", async () => {
-    passes(await runContract({
-      name: "memory",
-      create: () => EffectCheckpointSaver.fromLayer(CheckpointStorage.layerMemory),
-      destroy: (saver) => saver.close(),
-      runs: runs(100)
-    }))
+    passes(await runContractOnLayer({ name: "memory", layer: CheckpointStorage.layerMemory, runs: runs(100) }))
   }, 120_000)
 
   describe("SQL drivers", () => {

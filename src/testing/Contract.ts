@@ -8,7 +8,9 @@
  */
 import type { RunnableConfig } from "@langchain/core/runnables"
 import { type BaseCheckpointSaver, type CheckpointTuple, uuid6 } from "@langchain/langgraph-checkpoint"
-import { Arbitrary, Data, Effect } from "effect"
+import { Arbitrary, Data, Effect, type Layer } from "effect"
+import type { CheckpointStorage } from "../CheckpointStorage.ts"
+import { EffectCheckpointSaver } from "../Saver.ts"
 import { Model, type StoredCheckpoint } from "./Model.ts"
 import { names, type Operation, operations, type Value } from "./Operations.ts"
 
@@ -481,6 +483,23 @@ export interface ContractReport {
     readonly script: string
   }
 }
+
+/**
+ * The contract for an Effect `CheckpointStorage` layer: each sequence runs on
+ * a fresh build of it, through the adapter.
+ *
+ * @since 0.1.0
+ */
+export const runContractOnLayer = (
+  options: Omit<ContractOptions<EffectCheckpointSaver>, "create" | "destroy"> & {
+    readonly layer: Layer.Layer<CheckpointStorage, unknown>
+  }
+): Promise<ContractReport> =>
+  runContract({
+    ...options,
+    create: () => EffectCheckpointSaver.fromLayer(options.layer),
+    destroy: (saver) => saver.close()
+  })
 
 /**
  * Runs the contract against a saver: `runs` generated sequences, each on a
