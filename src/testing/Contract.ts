@@ -98,6 +98,8 @@ export const describe = (operation: Operation): string => {
       return `copyThread ${thread(operation.thread)} to ${thread(operation.target)}${operation.replace ? " (replace)" : ""}`
     case "Prune":
       return `prune ${thread(operation.thread)} ${operation.strategy}`
+    case "DeleteForRuns":
+      return `deleteForRuns of the runs of ${operation.of.map(at).join(", ") || "no checkpoint"}${operation.unknown ? " and an unknown run" : ""}`
     case "Concurrent":
       return `at once, on ${at(operation.target)}: ` +
         operation.writers.map((w, i) =>
@@ -111,10 +113,13 @@ export const describe = (operation: Operation): string => {
 interface Lifecycle {
   copyThread(source: string, target: string, options: { readonly replace: boolean }): Promise<void>
   prune(threads: Array<string>, options: { readonly strategy: "keep_latest" | "delete" }): Promise<void>
+  deleteForRuns(runIds: Array<string>): Promise<void>
 }
 
 const hasLifecycle = (saver: BaseCheckpointSaver): saver is BaseCheckpointSaver & Lifecycle =>
-  typeof (saver as Partial<Lifecycle>).copyThread === "function" && typeof (saver as Partial<Lifecycle>).prune === "function"
+  typeof (saver as Partial<Lifecycle>).copyThread === "function" &&
+  typeof (saver as Partial<Lifecycle>).prune === "function" &&
+  typeof (saver as Partial<Lifecycle>).deleteForRuns === "function"
 
 const namespacesOf = (checkpoints: ReadonlyArray<StoredCheckpoint>) => [...new Set(checkpoints.map((c) => c.checkpoint_ns))]
 
@@ -427,6 +432,39 @@ const run = async (saver: BaseCheckpointSaver, sequence: ReadonlyArray<Operation
           const channels = Object.keys(history)
           expectEqual(step, operation, `the delta history of the latest checkpoint ${head.id}`, history, await saver.getDeltaChannelHistory({ config: configOf(head), channels }))
         }
+        break
+      }
+      case "DeleteForRuns": {
+        if (!hasLifecycle(saver)) break
+        const runs = new Set([
+          ...operation.of.flatMap((index) => {
+            const run_id = pick(model.checkpoints, index)?.metadata.run_id
+            return typeof run_id === "string" ? [run_id] : []
+          }),
+          ...(operation.unknown ? ["no such run"] : [])
+        ])
+        const failed = await saver.deleteForRuns([...runs]).then(() => false, () => true)
+        if (failed !== (runs.size === 0)) {
+          throw new ContractViolation({
+            step,
+            operation: describe(operation),
+            detail: runs.size === 0 ? "an empty run list should be refused" : "deleteForRuns failed"
+          })
+        }
+        // The runs' checkpoints go; a survivor whose parent went gets its nearest surviving ancestor.
+        const gone = new Set(model.checkpoints.filter((c) => runs.has(c.metadata.run_id as string)))
+        const survivingAncestor = (c: StoredCheckpoint) => {
+          let parent = model.find(c.thread_id, c.checkpoint_ns, c.parent)
+          while (parent !== undefined && gone.has(parent)) parent = model.find(parent.thread_id, parent.checkpoint_ns, parent.parent)
+          return parent?.id
+        }
+        const threads = new Set([...gone].map((c) => c.thread_id))
+        for (const c of model.checkpoints.filter((c) => !gone.has(c))) {
+          const parent = model.find(c.thread_id, c.checkpoint_ns, c.parent)
+          if (parent !== undefined && gone.has(parent)) model.reparent(c, survivingAncestor(c))
+        }
+        for (const c of gone) model.remove(c)
+        for (const thread_id of threads) await expectThread(step, operation, thread_id)
         break
       }
       case "Concurrent": {

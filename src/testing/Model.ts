@@ -99,6 +99,11 @@ export class Model {
     }
   }
 
+  /** Points a checkpoint at another parent. */
+  reparent(target: StoredCheckpoint, parent: string | undefined): void {
+    this.checkpoints.splice(this.checkpoints.indexOf(target), 1, { ...target, parent })
+  }
+
   /** Forgets one checkpoint and its writes (what a prune removed). */
   remove(target: StoredCheckpoint): void {
     this.checkpoints.splice(this.checkpoints.indexOf(target), 1)

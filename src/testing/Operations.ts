@@ -95,6 +95,8 @@ const Other = Schema.Union([
     replace: Schema.Boolean
   }),
   Schema.TaggedStruct("Prune", { thread: below(names.threads.length), strategy: Schema.Literals(["keep_latest", "delete"]) }),
+  /** The runs of picked checkpoints (their metadata `run_id`), and maybe one no checkpoint has. */
+  Schema.TaggedStruct("DeleteForRuns", { of: few(Pick, 2), unknown: Schema.Boolean }),
   /** Several tasks' writes to one checkpoint, and sibling checkpoints of it, all at once. */
   Schema.TaggedStruct("Concurrent", {
     target: Pick,
