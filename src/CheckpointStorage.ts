@@ -144,7 +144,6 @@ export class CheckpointStorage extends Context.Service<CheckpointStorage, {
  */
 const metadataSerializer = Serializer.fromProtocol(new FastJsonPlusSerializer())
 const utf8 = new TextDecoder()
-const utf8Encoder = new TextEncoder()
 
 const sortWrites = (writes: ReadonlyArray<WriteRow>): Array<WriteRow> =>
   writes
@@ -284,7 +283,7 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
     )
 
   const decodeMetadata = (row: CheckpointRow) =>
-    metadataSerializer.load({ type: "json", bytes: utf8Encoder.encode(row.metadata) }).pipe(
+    metadataSerializer.load({ type: "json", bytes: row.metadata }).pipe(
       Effect.mapError((error) => corrupted(row, `metadata does not deserialize: ${error.message}`)),
       Effect.flatMap(Schema.decodeUnknownEffect(CheckpointMetadata)),
       Effect.mapError((error) =>

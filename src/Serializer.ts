@@ -29,7 +29,8 @@ export interface SerializerService {
   /** The LangGraph protocol object behind this service (the adapter's `serde`). */
   readonly protocol: SerializerProtocol
   readonly dump: (value: unknown) => Effect.Effect<Serialized, SerializerError>
-  readonly load: (value: Serialized) => Effect.Effect<unknown, SerializerError>
+  /** Bytes, or the text of a `json` value (as LangGraph's protocol also accepts). */
+  readonly load: (value: { readonly type: string; readonly bytes: Uint8Array | string }) => Effect.Effect<unknown, SerializerError>
 }
 
 /**

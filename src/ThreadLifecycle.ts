@@ -35,6 +35,14 @@ export interface RetentionReport {
  * @since 0.1.0
  */
 export const make = (driver: StorageDriver) => {
+  /** Keeps the newest `last` checkpoints of each namespace and what they need; answers how many went. */
+  const keepNewest = (thread_id: string, last: number) =>
+    driver.exclusive(thread_id, Effect.gen(function*() {
+      const removed = Prune.removedKeepingLast(yield* driver.threadIndex(thread_id), last)
+      if (removed.length > 0) yield* driver.remove(thread_id, removed)
+      return removed.length
+    }))
+
   const ensureThread = (operation: string, thread_id: string) =>
     Effect.flatMap(driver.threadExists(thread_id), (exists) =>
       exists ? Effect.void : Effect.fail(new ThreadNotFound({ operation, thread_id })))
@@ -75,13 +83,7 @@ export const make = (driver: StorageDriver) => {
     yield* Effect.forEach(ids, (thread_id) =>
       options.strategy === "delete"
         ? driver.deleteThread(thread_id)
-        : driver.exclusive(
-          thread_id,
-          driver.threadIndex(thread_id).pipe(
-            Effect.map((index) => Prune.removedKeepingLast(index)),
-            Effect.flatMap((removed) => removed.length === 0 ? Effect.void : driver.remove(thread_id, removed))
-          )
-        ), { discard: true })
+        : keepNewest(thread_id, 1), { discard: true })
   })
 
   const deleteForRuns = Effect.fn("CheckpointStorage.deleteForRuns")(function*(runIds: ReadonlyArray<string>) {
@@ -114,11 +116,7 @@ export const make = (driver: StorageDriver) => {
         yield* driver.deleteThread(thread_id)
         threadsDeleted++
       } else if (keepLast !== undefined) {
-        checkpointsRemoved += yield* driver.exclusive(thread_id, Effect.gen(function*() {
-          const removed = Prune.removedKeepingLast(yield* driver.threadIndex(thread_id), keepLast)
-          if (removed.length > 0) yield* driver.remove(thread_id, removed)
-          return removed.length
-        }))
+        checkpointsRemoved += yield* keepNewest(thread_id, keepLast)
       }
     }
     yield* Effect.annotateCurrentSpan({ threadsDeleted, checkpointsRemoved })

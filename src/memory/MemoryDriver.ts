@@ -21,6 +21,9 @@ type Namespaces = Map<string, Map<string, CheckpointRow>>
 
 const key = (...parts: ReadonlyArray<string | number>): string => JSON.stringify(parts)
 
+/** What every key of a thread's blobs and writes starts with. */
+const threadPrefix = (thread_id: string): string => key(thread_id).slice(0, -1) + ","
+
 /**
  * Builds a fresh, empty in-memory driver.
  *
@@ -59,8 +62,10 @@ export const make = (): StorageDriver => {
       : blobs.get(key(row.thread_id, row.checkpoint_ns, channel, String(version)))
   }
 
-  const writesOf = (row: CheckpointRow): ReadonlyArray<WriteRow> =>
-    Array.from(writes.get(key(row.thread_id, row.checkpoint_ns, row.checkpoint_id))?.values() ?? [])
+  const writesAt = (thread_id: string, checkpoint_ns: string, checkpoint_id: string): ReadonlyArray<WriteRow> =>
+    Array.from(writes.get(key(thread_id, checkpoint_ns, checkpoint_id))?.values() ?? [])
+
+  const writesOf = (row: CheckpointRow) => writesAt(row.thread_id, row.checkpoint_ns, row.checkpoint_id)
 
   const stored = (row: CheckpointRow): StoredCheckpoint => ({
     row,
@@ -128,7 +133,7 @@ export const make = (): StorageDriver => {
 
     channelWrites: (checkpoint, channel) =>
       Effect.sync(() =>
-        Array.from(writes.get(key(checkpoint.thread_id, checkpoint.checkpoint_ns, checkpoint.checkpoint_id))?.values() ?? [])
+        writesAt(checkpoint.thread_id, checkpoint.checkpoint_ns, checkpoint.checkpoint_id)
           .filter((write) => write.channel === channel)
           .map(copy)
       ),
@@ -185,7 +190,7 @@ export const make = (): StorageDriver => {
             key(thread_id, row.checkpoint_ns, channel, String(version))
           )
         ))
-        const prefix = key(thread_id).slice(0, -1) + ","
+        const prefix = threadPrefix(thread_id)
         for (const blobKey of blobs.keys()) {
           if (blobKey.startsWith(prefix) && !referenced.has(blobKey)) blobs.delete(blobKey)
         }
@@ -213,8 +218,8 @@ export const make = (): StorageDriver => {
 
     copyThread: (source, target) =>
       Effect.sync(() => {
-        const sourceKey = key(source).slice(0, -1) + ","
-        const targetKey = key(target).slice(0, -1) + ","
+        const sourceKey = threadPrefix(source)
+        const targetKey = threadPrefix(target)
         const namespaces: Namespaces = new Map()
         for (const [ns, checkpoints] of threads.get(source) ?? []) {
           namespaces.set(ns, new Map(Array.from(checkpoints, ([id, row]) => [id, { ...row, thread_id: target }])))
@@ -249,7 +254,7 @@ export const make = (): StorageDriver => {
   function deleteThread(thread_id: string): void {
     threads.delete(thread_id)
     activity.delete(thread_id)
-    const prefix = key(thread_id).slice(0, -1) + ","
+    const prefix = threadPrefix(thread_id)
     for (const table of [blobs, writes]) {
       for (const rowKey of table.keys()) if (rowKey.startsWith(prefix)) table.delete(rowKey)
     }
