@@ -45,6 +45,7 @@ import { decodeIdRef, decodeRef, decodeThreadId, invalidInput } from "./Input.ts
 import * as MemoryDriver from "./memory/MemoryDriver.ts"
 import { FastJsonPlusSerializer } from "./FastJsonPlus.ts"
 import * as Serializer from "./Serializer.ts"
+import * as Sharing from "./Sharing.ts"
 import * as ThreadLifecycle from "./ThreadLifecycle.ts"
 import type { RetentionPolicy, RetentionReport } from "./ThreadLifecycle.ts"
 import type { Serialized } from "./Serializer.ts"
@@ -163,6 +164,14 @@ const lastSpecialWrites = (writes: ReadonlyArray<readonly [string, unknown]>) =>
       : [[channel, value, index] as const]
   )
 
+/** A checkpoint's pieces by hash. */
+type Pieces = ReadonlyMap<string, Uint8Array>
+
+const noPieces: Pieces = new Map()
+
+const piecesOf = (stored: StoredCheckpoint): Pieces =>
+  stored.pieces.length === 0 ? noPieces : new Map(stored.pieces.map((piece) => [Sharing.pieceKey(piece.hash), piece.bytes]))
+
 /**
  * Builds the service over a driver.
  *
@@ -180,15 +189,29 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
       Effect.map(({ bytes }) => utf8.decode(bytes))
     )
 
-  const dumpBlob = Effect.fnUntraced(function*(
-    checkpoint: Checkpoint,
-    channel: string,
-    version: string | number
-  ): Effect.fn.Return<BlobRow, SerializationFailed> {
+  const sharing = Sharing.make(
+    serializer.protocol instanceof FastJsonPlusSerializer && (yield* Sharing.Enabled)
+      ? (value) => (serializer.protocol as FastJsonPlusSerializer).dumpJson(value)
+      : undefined
+  )
+
+  /** An array as shared elements when sharing can hold it, else the serializer's bytes. */
+  const encode = Effect.fnUntraced(function*(operation: string, path: string, value: unknown) {
+    if (Array.isArray(value)) {
+      const encoded = yield* Effect.try({
+        try: () => sharing.encode(value),
+        catch: (cause) => new SerializationFailed({ operation, path, cause })
+      })
+      if (encoded?._tag === "plain") return { _tag: "serialized", type: "json", bytes: encoded.bytes } as const
+      if (encoded?._tag === "shared") return encoded
+    }
+    return { _tag: "serialized", ...(yield* dump(operation, path, value)) } as const
+  })
+
+  const encodeBlob = Effect.fnUntraced(function*(checkpoint: Checkpoint, channel: string, version: string) {
     const value = Object.hasOwn(checkpoint.channel_values, channel) ? checkpoint.channel_values[channel] : undefined
-    if (value === undefined) return { channel, version: String(version), type: "empty", bytes: undefined }
-    const { bytes, type } = yield* dump("put", `channel_values.${channel}`, value)
-    return { channel, version: String(version), type, bytes }
+    if (value === undefined) return { _tag: "serialized", channel, version, type: "empty", bytes: undefined } as const
+    return { channel, version, ...(yield* encode("put", `channel_values.${channel}`, value)) }
   })
 
   const put = Effect.fn("CheckpointStorage.put")(function*(
@@ -208,9 +231,9 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
       Effect.mapError(invalidInput("put", "newVersions"))
     )
     yield* Effect.annotateCurrentSpan({ thread_id: location.thread_id, checkpoint_id: decoded.id })
-    const blobs = yield* Effect.forEach(
+    const values = yield* Effect.forEach(
       Object.entries(versions),
-      ([channel, version]) => dumpBlob(decoded, channel, version)
+      ([channel, version]) => encodeBlob(decoded, channel, String(version))
     )
     const row: CheckpointRow = {
       thread_id: location.thread_id,
@@ -226,7 +249,26 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
       },
       metadata: yield* dumpMetadata("put", metadata)
     }
-    if (!(yield* driver.put(row, blobs))) {
+    /** Shared lists extend what their channels stored before, unless `fresh`. */
+    const store = (fresh: boolean) => {
+      const laid = values.flatMap((value) =>
+        value._tag === "shared" ? [sharing.layOut(row, value.channel, value.version, value.elements, { fresh })] : []
+      )
+      const blobs = values.map((value): BlobRow =>
+        value._tag === "shared"
+          ? laid.find(({ blob }) => blob.channel === value.channel)!.blob
+          : { channel: value.channel, version: value.version, type: value.type, bytes: value.bytes }
+      )
+      return driver.put(row, blobs, {
+        pieces: Sharing.distinct(laid.flatMap(({ pieces }) => pieces)),
+        requires: laid.flatMap(({ blob, requires }) => requires.map((version) => ({ channel: blob.channel, version })))
+      }).pipe(Effect.map((outcome) => ({ outcome, laid })))
+    }
+    let stored = yield* store(false)
+    // What a list extended was removed meanwhile (pruned, or written by a
+    // process whose thread was since deleted): store every piece again.
+    if (stored.outcome === "base-missing") stored = yield* store(true)
+    if (stored.outcome !== "stored") {
       return yield* new CheckpointNotFound({
         operation: "put",
         thread_id: row.thread_id,
@@ -234,6 +276,7 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
         checkpoint_id: location.checkpoint_id ?? ""
       })
     }
+    sharing.stored(row, stored.laid)
     return { thread_id: row.thread_id, checkpoint_ns: row.checkpoint_ns, checkpoint_id: row.checkpoint_id }
   })
 
@@ -250,18 +293,28 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
       Effect.mapError(invalidInput("putWrites", "task"))
     )
     yield* Effect.annotateCurrentSpan({ thread_id: checkpoint.thread_id, checkpoint_id: checkpoint.checkpoint_id })
-    const rows = yield* Effect.forEach(lastSpecialWrites(decodedWrites), ([channel, value, index]) =>
-      dump("putWrites", `writes[${index}] (channel "${channel}")`, value).pipe(
-        Effect.map(({ bytes, type }): WriteRow => ({
-          task_id,
-          task_path: task_path ?? "",
-          idx: Object.hasOwn(WRITES_IDX_MAP, channel) ? WRITES_IDX_MAP[channel]! : index,
-          channel,
-          type,
-          bytes
-        }))
+    const encoded = yield* Effect.forEach(lastSpecialWrites(decodedWrites), ([channel, value, index]) =>
+      encode("putWrites", `writes[${index}] (channel "${channel}")`, value).pipe(
+        Effect.map((stored) => {
+          const { bytes, pieces, type } = stored._tag === "shared"
+            ? sharing.writeList(stored.elements)
+            : { ...stored, pieces: [] }
+          const row: WriteRow = {
+            task_id,
+            task_path: task_path ?? "",
+            idx: Object.hasOwn(WRITES_IDX_MAP, channel) ? WRITES_IDX_MAP[channel]! : index,
+            channel,
+            type,
+            bytes
+          }
+          return { row, pieces }
+        })
       ))
-    yield* driver.putWrites(checkpoint, rows)
+    yield* driver.putWrites(
+      checkpoint,
+      encoded.map(({ row }) => row),
+      Sharing.distinct(encoded.flatMap(({ pieces }) => pieces))
+    )
   })
 
   const corrupted = (row: CheckpointRow, detail: string) =>
@@ -272,10 +325,29 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
       detail
     })
 
-  const load = (row: CheckpointRow, what: string, value: Serialized) =>
-    serializer.load(value).pipe(
-      Effect.mapError((error) => corrupted(row, `${what} does not deserialize: ${error.message}`))
-    )
+  /** Shared lists hold `JsonPlusSerializer` text whatever serializer reads the rest. */
+  const listSerializer = serializer.protocol instanceof FastJsonPlusSerializer ? serializer : metadataSerializer
+
+  /** Reads a stored value; a shared list is first rebuilt from its pieces. */
+  const load = (
+    row: CheckpointRow,
+    what: string,
+    stored: Pick<BlobRow, "type" | "bytes" | "base">,
+    pieces: Pieces,
+    remembering?: { readonly channel: string; readonly version: string }
+  ) => {
+    const deserialize = (reader: Serializer.SerializerService, value: Serialized) =>
+      reader.load(value).pipe(
+        Effect.mapError((error) => corrupted(row, `${what} does not deserialize: ${error.message}`))
+      )
+    if (stored.type !== Sharing.SHARED) {
+      return deserialize(serializer, { type: stored.type, bytes: stored.bytes ?? new Uint8Array() })
+    }
+    const bytes = sharing.decode(stored, pieces, remembering && { ...row, ...remembering })
+    return typeof bytes === "string"
+      ? Effect.fail(corrupted(row, `${what}: ${bytes}`))
+      : deserialize(listSerializer, { type: "json", bytes })
+  }
 
   const decodeHeader = (row: CheckpointRow) =>
     Schema.decodeUnknownEffect(CheckpointHeader)(row.checkpoint).pipe(
@@ -291,18 +363,27 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
       )
     )
 
-  const loadWrites = (row: CheckpointRow, writes: ReadonlyArray<WriteRow>) =>
+  const loadWrites = (row: CheckpointRow, writes: ReadonlyArray<WriteRow>, pieces: Pieces) =>
     Effect.forEach(sortWrites(writes), (write) =>
-      load(row, `write ${write.idx} of task ${write.task_id}`, write).pipe(
+      load(row, `write ${write.idx} of task ${write.task_id}`, write, pieces).pipe(
         Effect.map((value): StoredWrite => [write.task_id, write.channel, value])
       ))
 
-  /** The stored value of each channel at the header's version. */
-  const loadChannelValues = (row: CheckpointRow, header: CheckpointHeader, blobs: ReadonlyArray<BlobRow>) =>
+  /**
+   * The stored value of each channel at the header's version. `remember`:
+   * the lists read are what the thread's next put extends.
+   */
+  const loadChannelValues = (
+    row: CheckpointRow,
+    header: CheckpointHeader,
+    blobs: ReadonlyArray<BlobRow>,
+    pieces: Pieces,
+    remember = false
+  ) =>
     Effect.forEach(
       blobs.filter((blob) => blob.type !== "empty" && String(header.channel_versions[blob.channel]) === blob.version),
       (blob) =>
-        load(row, `channel "${blob.channel}"`, { type: blob.type, bytes: blob.bytes ?? new Uint8Array() }).pipe(
+        load(row, `channel "${blob.channel}"`, blob, pieces, remember ? blob : undefined).pipe(
           Effect.map((value) => [blob.channel, value] as const)
         )
     )
@@ -317,17 +398,19 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
       { thread_id: row.thread_id, checkpoint_ns: row.checkpoint_ns, checkpoint_id: parent_checkpoint_id },
       TASKS
     )
-    const loaded = yield* loadWrites(row, sends)
+    const loaded = yield* loadWrites(row, sends, noPieces)
     const versions = Object.values(checkpoint.channel_versions)
     checkpoint.channel_values[TASKS] = loaded.map(([, , value]) => value)
     checkpoint.channel_versions[TASKS] = versions.length > 0 ? maxChannelVersion(...versions) : 1
   })
 
-  const decodeStored = Effect.fnUntraced(function*({ blobs, row, writes }: StoredCheckpoint) {
+  const decodeStored = Effect.fnUntraced(function*(stored: StoredCheckpoint, remember = false) {
+    const { blobs, row, writes } = stored
+    const pieces = piecesOf(stored)
     const header = yield* decodeHeader(row)
     const checkpoint: Checkpoint = {
       ...header,
-      channel_values: Object.fromEntries(yield* loadChannelValues(row, header, blobs))
+      channel_values: Object.fromEntries(yield* loadChannelValues(row, header, blobs, pieces, remember))
     }
     if (header.v < 4 && row.parent_checkpoint_id !== undefined) {
       yield* migratePendingSends(row, row.parent_checkpoint_id, checkpoint)
@@ -336,7 +419,7 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
       config: configOf(row.thread_id, row.checkpoint_ns, row.checkpoint_id),
       checkpoint,
       metadata: (yield* decodeMetadata(row)) as CheckpointTuple["metadata"] & {},
-      pendingWrites: yield* loadWrites(row, writes)
+      pendingWrites: yield* loadWrites(row, writes, pieces)
     }
     if (row.parent_checkpoint_id !== undefined) {
       tuple.parentConfig = configOf(row.thread_id, row.checkpoint_ns, row.parent_checkpoint_id)
@@ -348,7 +431,7 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
     const location = yield* decodeRef("getTuple", ref)
     yield* annotate(location)
     const stored = yield* driver.getTuple(location)
-    return Option.isNone(stored) ? Option.none() : Option.some(yield* decodeStored(stored.value))
+    return Option.isNone(stored) ? Option.none() : Option.some(yield* decodeStored(stored.value, true))
   })
 
   const list = (query: ListQuery): Stream.Stream<CheckpointTuple, ReadError> =>
@@ -371,7 +454,7 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
         before: decoded.before || undefined,
         limit: decoded.limit,
         filter
-      }).pipe(Stream.mapEffect(decodeStored))
+      }).pipe(Stream.mapEffect((stored) => decodeStored(stored)))
     })).pipe(Stream.withSpan("CheckpointStorage.list"))
 
   const deleteThread = Effect.fn("CheckpointStorage.deleteThread")(function*(thread_id: string) {
@@ -395,12 +478,14 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
     const collected = new Map(wanted.map((channel) => [channel, [] as Array<StoredWrite>]))
     const seeds = new Map<string, unknown>()
     const remaining = new Set(wanted)
-    for (const { blobs, row, writes } of ancestors) {
+    for (const stored of ancestors) {
+      const { blobs, row, writes } = stored
       if (remaining.size === 0) break
+      const pieces = piecesOf(stored)
       const header = yield* decodeHeader(row)
-      const stepWrites = yield* loadWrites(row, writes.filter((write) => remaining.has(write.channel)))
+      const stepWrites = yield* loadWrites(row, writes.filter((write) => remaining.has(write.channel)), pieces)
       for (const write of stepWrites.reverse()) collected.get(write[1])?.push(write)
-      for (const [channel, value] of yield* loadChannelValues(row, header, blobs)) {
+      for (const [channel, value] of yield* loadChannelValues(row, header, blobs, pieces)) {
         if (!remaining.has(channel)) continue
         seeds.set(channel, value)
         remaining.delete(channel)

@@ -50,6 +50,11 @@ const set = (target: { [key: string]: Json }, key: string, value: unknown): void
  * @since 0.1.0
  */
 export class FastJsonPlusSerializer extends JsonPlusSerializer {
+  /** The JSON text `dumpsTyped` writes for a value that is not a `Uint8Array` (what structural sharing stores per element). */
+  dumpJson(value: unknown): Uint8Array {
+    return this._dumps(value)
+  }
+
   protected override async _loads(data: string): Promise<unknown> {
     const pending: Array<Promise<void>> = []
     const fallback = (node: Json) => super._loads(JSON.stringify(node))

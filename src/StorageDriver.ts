@@ -40,7 +40,53 @@ export interface BlobRow {
   readonly version: string
   readonly type: string
   readonly bytes: Uint8Array | undefined
+  /** Of a shared list (see `Sharing`): the list it extends. */
+  readonly base?: SharedBase | undefined
 }
+
+/**
+ * The base of a shared list: its first `keep` entries are those of the list
+ * stored at `version` of the same channel (itself a list without a base).
+ * Reads return that list's bytes as `list`.
+ *
+ * @since 0.1.0
+ */
+export interface SharedBase {
+  readonly version: string
+  readonly keep: number
+  readonly list?: Uint8Array | undefined
+}
+
+/**
+ * A content-addressed piece of a thread: one element of a shared list,
+ * stored once per thread whatever refers to it.
+ *
+ * @since 0.1.0
+ */
+export interface Piece {
+  readonly hash: Uint8Array
+  readonly bytes: Uint8Array
+}
+
+/**
+ * What a `put` stores besides the checkpoint and its blobs: the pieces its
+ * lists add, and the blobs (by channel and version, in the checkpoint's
+ * namespace) that hold the pieces it refers to without sending them.
+ *
+ * @since 0.1.0
+ */
+export interface PutShared {
+  readonly pieces: ReadonlyArray<Piece>
+  readonly requires: ReadonlyArray<{ readonly channel: string; readonly version: string }>
+}
+
+/**
+ * `stored`; `parent-missing` (nothing written): the parent checkpoint is
+ * gone; `base-missing` (nothing written): a required blob is gone.
+ *
+ * @since 0.1.0
+ */
+export type PutOutcome = "stored" | "parent-missing" | "base-missing"
 
 /**
  * One pending write of a task against a checkpoint. Special channels
@@ -68,6 +114,8 @@ export interface StoredCheckpoint {
   readonly row: CheckpointRow
   readonly blobs: ReadonlyArray<BlobRow>
   readonly writes: ReadonlyArray<WriteRow>
+  /** The pieces its shared blobs and writes refer to. */
+  readonly pieces: ReadonlyArray<Piece>
 }
 
 /**
@@ -90,16 +138,29 @@ export interface ListSelection {
  */
 export interface StorageDriver {
   /**
-   * Stores a checkpoint and the blobs of the channels it changed, atomically.
-   * Idempotent: the checkpoint row is replaced, blobs already present are kept.
-   * Stores nothing, and answers `false`, when the row names a parent that
-   * does not exist (any more).
+   * Stores a checkpoint, the blobs of the channels it changed and the pieces
+   * they add, atomically. Idempotent: the checkpoint row is replaced, blobs
+   * and pieces already present are kept. Stores nothing when the row names a
+   * parent, or `shared` a blob, that does not exist (any more).
+   *
+   * Pieces are removed only with the last blob or write referring to them,
+   * and only by operations holding the thread (`exclusive`): a put holds the
+   * thread before it checks what it requires, so nothing it relies on can
+   * disappear before it commits.
    */
-  readonly put: (row: CheckpointRow, blobs: ReadonlyArray<BlobRow>) => Effect.Effect<boolean, StorageFailure>
-  /** Stores a task's writes against a checkpoint, atomically, with the upsert rule of {@link WriteRow}. */
+  readonly put: (
+    row: CheckpointRow,
+    blobs: ReadonlyArray<BlobRow>,
+    shared: PutShared
+  ) => Effect.Effect<PutOutcome, StorageFailure>
+  /**
+   * Stores a task's writes against a checkpoint, and the pieces they refer
+   * to, atomically, with the upsert rule of {@link WriteRow}.
+   */
   readonly putWrites: (
     checkpoint: Location & { readonly checkpoint_id: string },
-    writes: ReadonlyArray<WriteRow>
+    writes: ReadonlyArray<WriteRow>,
+    pieces: ReadonlyArray<Piece>
   ) => Effect.Effect<void, StorageFailure>
   /** The named checkpoint, or the namespace's latest when `checkpoint_id` is undefined. */
   readonly getTuple: (location: Location) => Effect.Effect<Option.Option<StoredCheckpoint>, StorageFailure>
@@ -120,15 +181,16 @@ export interface StorageDriver {
     location: Location,
     channels: ReadonlyArray<string>
   ) => Effect.Effect<ReadonlyArray<StoredCheckpoint>, StorageFailure>
-  /** Removes every checkpoint, blob and write of a thread, atomically. */
+  /** Removes every checkpoint, blob, piece and write of a thread, atomically. */
   readonly deleteThread: (thread_id: string) => Effect.Effect<void, StorageFailure>
   /** Whether the thread has any checkpoint. */
   readonly threadExists: (thread_id: string) => Effect.Effect<boolean, StorageFailure>
   /** Every checkpoint of a thread, without values: what pruning plans from. */
   readonly threadIndex: (thread_id: string) => Effect.Effect<ReadonlyArray<IndexEntry>, StorageFailure>
   /**
-   * Removes the given checkpoints of a thread with their writes, and the
-   * blobs no remaining checkpoint references, atomically.
+   * Removes the given checkpoints of a thread with their writes, the blobs
+   * no remaining checkpoint references (directly or as a base) and the
+   * pieces nothing remaining refers to, atomically.
    */
   readonly remove: (
     thread_id: string,
@@ -143,7 +205,7 @@ export interface StorageDriver {
   readonly threads: Effect.Effect<ReadonlyArray<{ readonly thread_id: string; readonly last_activity: Date }>, StorageFailure>
   /** The threads holding checkpoints whose metadata `run_id` is one of `run_ids`. */
   readonly threadsOfRuns: (run_ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string>, StorageFailure>
-  /** Copies every checkpoint, blob and write of `source` to the empty thread `target`, atomically. */
+  /** Copies every checkpoint, blob, piece and write of `source` to the empty thread `target`, atomically. */
   readonly copyThread: (source: string, target: string) => Effect.Effect<void, StorageFailure>
   /**
    * Runs `effect` while the thread's writers wait (SQL: one transaction

@@ -73,15 +73,20 @@ export interface TtlOptions {
 const literal = (value: string) => `'${value.replaceAll("'", "''")}'`
 
 const foreignKeys = (t: Tables.Tables) =>
-  [[t.checkpoints, "checkpoints"], [t.blobs, "checkpoint_blobs"], [t.writes, "checkpoint_writes"]] as const
+  [
+    [t.checkpoints, "checkpoints"],
+    [t.blobs, "checkpoint_blobs"],
+    [t.writes, "checkpoint_writes"],
+    [t.pieces, "checkpoint_pieces"]
+  ] as const
 
 /**
  * The statements of `enableTtl`.
  *
  * Expiry is per thread, by its last activity (`checkpoint_threads`, touched
  * by every `put`): when CockroachDB's TTL job deletes a thread's row, foreign
- * keys with `ON DELETE CASCADE` delete the thread's checkpoints, blobs and
- * writes with it, in the same transaction. A row is never expired on its own
+ * keys with `ON DELETE CASCADE` delete the thread's checkpoints, blobs,
+ * pieces and writes with it, in the same transaction. A row is never expired on its own
  * age, which would delete blobs that later checkpoints of a live thread still
  * reference.
  *

@@ -10,6 +10,8 @@ import { storageScenarios } from "./scenarios/storage.ts"
 
 storageScenarios("memory", CheckpointStorage.layerMemory)
 
+const noShared = { pieces: [], requires: [] }
+
 describe("stored data that no longer decodes", () => {
   it.effect("is a CorruptedCheckpoint naming the thread, namespace and checkpoint", () =>
     Effect.gen(function*() {
@@ -24,17 +26,17 @@ describe("stored data that no longer decodes", () => {
         checkpoint: { v: 4, id, ts: "now", channel_versions: { a: 1 }, versions_seen: {} },
         metadata: "{}"
       }
-      yield* driver.put(row, [{ channel: "a", version: "1", type: "json", bytes: new TextEncoder().encode("{not json") }])
+      yield* driver.put(row, [{ channel: "a", version: "1", type: "json", bytes: new TextEncoder().encode("{not json") }], noShared)
       const blobError = yield* Effect.flip(storage.getTuple({ thread_id: "t", checkpoint_ns: "ns" }))
       expect(blobError._tag).toBe("CorruptedCheckpoint")
       expect(blobError.message).toMatch(new RegExp(`^checkpoint ${id} of thread "t" \\(namespace "ns"\\) cannot be read: channel "a"`))
 
-      yield* driver.put({ ...row, checkpoint: { ...row.checkpoint, channel_versions: "oops" } as never }, [])
+      yield* driver.put({ ...row, checkpoint: { ...row.checkpoint, channel_versions: "oops" } as never }, [], noShared)
       const headerError = yield* Effect.flip(storage.getTuple({ thread_id: "t", checkpoint_ns: "ns" }))
       expect(headerError._tag).toBe("CorruptedCheckpoint")
       expect(headerError.message).toContain("channel_versions")
 
-      yield* driver.put({ ...row, checkpoint: { ...row.checkpoint, channel_versions: {} }, metadata: "[1]" }, [])
+      yield* driver.put({ ...row, checkpoint: { ...row.checkpoint, channel_versions: {} }, metadata: "[1]" }, [], noShared)
       const metadataError = yield* Effect.flip(
         Stream.runCollect(storage.list({ thread_id: "t" }))
       )

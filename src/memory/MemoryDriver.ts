@@ -7,11 +7,13 @@
  */
 import { Effect, Option, Stream } from "effect"
 import type { Location } from "../Checkpoint.ts"
+import * as Sharing from "../Sharing.ts"
 import type {
   BlobRow,
   CheckpointRow,
   IndexEntry,
   ListSelection,
+  Piece,
   StorageDriver,
   StoredCheckpoint,
   WriteRow
@@ -38,6 +40,44 @@ export const make = (): StorageDriver => {
   const writes = new Map<string, Map<string, WriteRow>>()
   // thread → time of its latest put
   const activity = new Map<string, Date>()
+  // thread → piece key → bytes
+  const pieces = new Map<string, Map<string, Uint8Array>>()
+
+  const addPieces = (thread_id: string, added: ReadonlyArray<Piece>) => {
+    let stored = pieces.get(thread_id)
+    if (stored === undefined) pieces.set(thread_id, stored = new Map())
+    for (const piece of added) {
+      const pieceKey = Sharing.pieceKey(piece.hash)
+      if (!stored.has(pieceKey)) stored.set(pieceKey, piece.bytes.slice())
+    }
+  }
+
+  /** A blob as read: a shared list carries its base's list. */
+  const readBlob = (thread_id: string, checkpoint_ns: string, blob: BlobRow): BlobRow => {
+    if (blob.base === undefined) return copy(blob)
+    const list = blobs.get(key(thread_id, checkpoint_ns, blob.channel, blob.base.version))?.bytes
+    return copy({ ...blob, base: { version: blob.base.version, keep: blob.base.keep, list: list?.slice() } })
+  }
+
+  /** The pieces the blobs and writes refer to, with their bases'. */
+  const piecesFor = (thread_id: string, rows: ReadonlyArray<BlobRow | WriteRow>): Array<Piece> => {
+    const stored = pieces.get(thread_id)
+    const keys = new Set(rows.flatMap((row) => [
+      ...Sharing.references(row),
+      ..."base" in row && row.base?.list !== undefined ? Sharing.references({ type: row.type, bytes: row.base.list }) : []
+    ]))
+    return [...keys].flatMap((pieceKey) => {
+      const bytes = stored?.get(pieceKey)
+      return bytes === undefined ? [] : [{ hash: Buffer.from(pieceKey, "latin1"), bytes: bytes.slice() }]
+    })
+  }
+
+  const withPieces = (row: CheckpointRow, rowBlobs: Array<BlobRow>, rowWrites: Array<WriteRow>): StoredCheckpoint => ({
+    row,
+    blobs: rowBlobs,
+    writes: rowWrites,
+    pieces: piecesFor(row.thread_id, [...rowBlobs, ...rowWrites])
+  })
 
   const namespace = (thread_id: string, checkpoint_ns: string) => threads.get(thread_id)?.get(checkpoint_ns)
 
@@ -67,11 +107,15 @@ export const make = (): StorageDriver => {
 
   const writesOf = (row: CheckpointRow) => writesAt(row.thread_id, row.checkpoint_ns, row.checkpoint_id)
 
-  const stored = (row: CheckpointRow): StoredCheckpoint => ({
-    row,
-    blobs: Object.keys(row.checkpoint.channel_versions).flatMap((channel) => blobOf(row, channel) ?? []).map(copy),
-    writes: writesOf(row).map(copy)
-  })
+  const stored = (row: CheckpointRow): StoredCheckpoint =>
+    withPieces(
+      row,
+      Object.keys(row.checkpoint.channel_versions).flatMap((channel) => {
+        const blob = blobOf(row, channel)
+        return blob === undefined ? [] : [readBlob(row.thread_id, row.checkpoint_ns, blob)]
+      }),
+      writesOf(row).map(copy)
+    )
 
   const matches = (selection: ListSelection) => (row: CheckpointRow): boolean => {
     if (selection.checkpoint_id !== undefined && row.checkpoint_id !== selection.checkpoint_id) return false
@@ -97,11 +141,15 @@ export const make = (): StorageDriver => {
   }
 
   const driver: StorageDriver = {
-    put: (row, rowBlobs) =>
+    put: (row, rowBlobs, shared) =>
       Effect.sync(() => {
         if (row.parent_checkpoint_id !== undefined && namespace(row.thread_id, row.checkpoint_ns)?.has(row.parent_checkpoint_id) !== true) {
-          return false
+          return "parent-missing"
         }
+        if (!shared.requires.every(({ channel, version }) => blobs.has(key(row.thread_id, row.checkpoint_ns, channel, version)))) {
+          return "base-missing"
+        }
+        addPieces(row.thread_id, shared.pieces)
         activity.set(row.thread_id, new Date())
         let namespaces = threads.get(row.thread_id)
         if (namespaces === undefined) threads.set(row.thread_id, namespaces = new Map())
@@ -112,11 +160,12 @@ export const make = (): StorageDriver => {
           const blobKey = key(row.thread_id, row.checkpoint_ns, blob.channel, blob.version)
           if (!blobs.has(blobKey)) blobs.set(blobKey, copy(blob))
         }
-        return true
+        return "stored"
       }),
 
-    putWrites: (checkpoint, rows) =>
+    putWrites: (checkpoint, rows, added) =>
       Effect.sync(() => {
+        addPieces(checkpoint.thread_id, added)
         const writesKey = key(checkpoint.thread_id, checkpoint.checkpoint_ns, checkpoint.checkpoint_id)
         let stored = writes.get(writesKey)
         if (stored === undefined) writes.set(writesKey, stored = new Map())
@@ -150,9 +199,9 @@ export const make = (): StorageDriver => {
           if (row === undefined) break
           const rowBlobs = channels.flatMap((channel) => {
             const blob = blobOf(row, channel)
-            return blob === undefined || blob.type === "empty" ? [] : [copy(blob)]
+            return blob === undefined || blob.type === "empty" ? [] : [readBlob(row.thread_id, row.checkpoint_ns, blob)]
           })
-          chain.push({ row, blobs: rowBlobs, writes: writesOf(row).filter((write) => wanted.has(write.channel)).map(copy) })
+          chain.push(withPieces(row, rowBlobs, writesOf(row).filter((write) => wanted.has(write.channel)).map(copy)))
           for (const blob of rowBlobs) remaining.delete(blob.channel)
           parentId = row.parent_checkpoint_id
         }
@@ -186,13 +235,26 @@ export const make = (): StorageDriver => {
           writes.delete(key(thread_id, checkpoint_ns, checkpoint_id))
         }
         const referenced = new Set(rowsOf(thread_id).flatMap((row) =>
-          Object.entries(row.checkpoint.channel_versions).map(([channel, version]) =>
-            key(thread_id, row.checkpoint_ns, channel, String(version))
-          )
+          Object.entries(row.checkpoint.channel_versions).flatMap(([channel, version]) => {
+            const blobKey = key(thread_id, row.checkpoint_ns, channel, String(version))
+            const base = blobs.get(blobKey)?.base
+            return base === undefined ? [blobKey] : [blobKey, key(thread_id, row.checkpoint_ns, channel, base.version)]
+          })
         ))
         const prefix = threadPrefix(thread_id)
         for (const blobKey of blobs.keys()) {
           if (blobKey.startsWith(prefix) && !referenced.has(blobKey)) blobs.delete(blobKey)
+        }
+        const live = new Set<string>()
+        for (const [blobKey, blob] of blobs) {
+          if (blobKey.startsWith(prefix)) for (const piece of Sharing.references(blob)) live.add(piece)
+        }
+        for (const [writesKey, stored] of writes) {
+          if (!writesKey.startsWith(prefix)) continue
+          for (const write of stored.values()) for (const piece of Sharing.references(write)) live.add(piece)
+        }
+        for (const pieceKey of pieces.get(thread_id)?.keys() ?? []) {
+          if (!live.has(pieceKey)) pieces.get(thread_id)!.delete(pieceKey)
         }
       }),
 
@@ -226,6 +288,7 @@ export const make = (): StorageDriver => {
         }
         threads.set(target, namespaces)
         activity.set(target, new Date())
+        pieces.set(target, new Map(Array.from(pieces.get(source) ?? [], ([k, bytes]) => [k, bytes.slice()])))
         for (const [blobKey, blob] of [...blobs]) {
           if (blobKey.startsWith(sourceKey)) blobs.set(targetKey + blobKey.slice(sourceKey.length), copy(blob))
         }
@@ -254,6 +317,7 @@ export const make = (): StorageDriver => {
   function deleteThread(thread_id: string): void {
     threads.delete(thread_id)
     activity.delete(thread_id)
+    pieces.delete(thread_id)
     const prefix = threadPrefix(thread_id)
     for (const table of [blobs, writes]) {
       for (const rowKey of table.keys()) if (rowKey.startsWith(prefix)) table.delete(rowKey)

@@ -71,6 +71,18 @@ const steps = (t: Tables): ReadonlyArray<readonly [version: number, statements: 
     )`,
     `INSERT INTO ${t.threads} (thread_id) SELECT DISTINCT thread_id FROM ${t.checkpoints}
      ON CONFLICT (thread_id) DO NOTHING`
+  ]],
+  // Structural sharing (see `Sharing`): pieces stored once per thread, and
+  // the base a shared list extends.
+  [101, [
+    `CREATE TABLE IF NOT EXISTS ${t.pieces} (
+      thread_id TEXT NOT NULL,
+      hash BYTEA NOT NULL,
+      blob BYTEA NOT NULL,
+      PRIMARY KEY (thread_id, hash)
+    )`,
+    `ALTER TABLE ${t.blobs} ADD COLUMN IF NOT EXISTS base TEXT`,
+    `ALTER TABLE ${t.blobs} ADD COLUMN IF NOT EXISTS keep INTEGER`
   ]]
 ]
 
@@ -85,7 +97,7 @@ const langGraphLatest = 9
  *
  * @since 0.1.0
  */
-export const latest = 100
+export const latest = 101
 
 /** The versions applied so far (none when the table does not exist). */
 const appliedVersions = (t: Tables) =>

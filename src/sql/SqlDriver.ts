@@ -19,10 +19,13 @@ import { Context, Effect, Option, Stream } from "effect"
 import { SqlClient, SqlError } from "effect/sql"
 import type { Location } from "../Checkpoint.ts"
 import * as Retry from "../Retry.ts"
+import { HASH_BYTES, SHARED } from "../Sharing.ts"
 import type {
   BlobRow,
   CheckpointRow,
   ListSelection,
+  Piece,
+  PutOutcome,
   StorageDriver,
   StoredCheckpoint,
   WriteRow
@@ -50,46 +53,79 @@ interface TupleRow {
   readonly blob_versions: ReadonlyArray<string> | null
   readonly blob_types: ReadonlyArray<string> | null
   readonly blob_values: ReadonlyArray<Uint8Array | null> | null
+  readonly blob_bases: ReadonlyArray<string | null> | null
+  readonly blob_keeps: ReadonlyArray<number | null> | null
+  readonly blob_base_lists: ReadonlyArray<Uint8Array | null> | null
   readonly write_task_ids: ReadonlyArray<string> | null
   readonly write_task_paths: ReadonlyArray<string> | null
   readonly write_idxs: ReadonlyArray<number> | null
   readonly write_channels: ReadonlyArray<string> | null
   readonly write_types: ReadonlyArray<string> | null
   readonly write_values: ReadonlyArray<Uint8Array> | null
+  readonly piece_hashes: ReadonlyArray<Uint8Array> | null
+  readonly piece_values: ReadonlyArray<Uint8Array> | null
 }
+
+/** The hashes a list (a `bytea` of back-to-back hashes) holds, as rows `hash`. */
+const hashesOf = (list: string) =>
+  `SELECT DISTINCT substring(${list} FROM 1 + ${HASH_BYTES} * i FOR ${HASH_BYTES}) AS hash
+   FROM generate_series(0, length(${list}) / ${HASH_BYTES} - 1) AS i`
 
 /**
  * Selects full tuples from a CTE named `page` holding checkpoint rows. With
  * `channels`, only blobs and writes of the channels in that array expression.
+ * Shared lists come with their base's list and every piece they refer to.
  */
 const tupleProjection = (t: Tables, order: string, channels?: string) => `
 SELECT page.thread_id, page.checkpoint_ns, page.checkpoint_id, page.parent_checkpoint_id, page.checkpoint,
   page.metadata::text AS metadata,
   b.channels AS blob_channels, b.versions AS blob_versions, b.types AS blob_types, b.blobs AS blob_values,
+  b.bases AS blob_bases, b.keeps AS blob_keeps, b.base_lists AS blob_base_lists,
   w.task_ids AS write_task_ids, w.task_paths AS write_task_paths, w.idxs AS write_idxs,
-  w.channels AS write_channels, w.types AS write_types, w.blobs AS write_values
+  w.channels AS write_channels, w.types AS write_types, w.blobs AS write_values,
+  pc.hashes AS piece_hashes, pc.blobs AS piece_values
 FROM page
 LEFT JOIN LATERAL (
   SELECT array_agg(bl.channel) AS channels, array_agg(bl.version) AS versions,
-    array_agg(bl.type) AS types, array_agg(bl.blob) AS blobs
+    array_agg(bl.type) AS types, array_agg(bl.blob) AS blobs,
+    array_agg(bl.base) AS bases, array_agg(bl.keep) AS keeps, array_agg(bb.blob) AS base_lists,
+    string_agg(
+      CASE WHEN bl.type = '${SHARED}'
+        THEN bl.blob || coalesce(substring(bb.blob FROM 1 FOR ${HASH_BYTES} * bl.keep), ''::bytea) END,
+      ''::bytea
+    ) AS refs
   FROM jsonb_each_text(page.checkpoint -> 'channel_versions') AS v (channel, version)
   -- One primary-key probe per channel, whatever the table's size (the LIMIT
   -- keeps the planner from turning the probes into a scan of every blob).
   CROSS JOIN LATERAL (
-    SELECT bl.channel, bl.version, bl.type, bl.blob FROM ${t.blobs} bl
+    SELECT bl.channel, bl.version, bl.type, bl.blob, bl.base, bl.keep FROM ${t.blobs} bl
     WHERE bl.thread_id = page.thread_id AND bl.checkpoint_ns = page.checkpoint_ns
       AND bl.channel = v.channel AND bl.version = v.version AND bl.type <> 'empty'
     LIMIT 1
-  ) bl${channels === undefined ? "" : `
+  ) bl
+  LEFT JOIN LATERAL (
+    SELECT bb.blob FROM ${t.blobs} bb
+    WHERE bb.thread_id = page.thread_id AND bb.checkpoint_ns = page.checkpoint_ns
+      AND bb.channel = bl.channel AND bb.version = bl.base
+    LIMIT 1
+  ) bb ON true${channels === undefined ? "" : `
   WHERE v.channel = ANY(${channels})`}
 ) b ON true
 LEFT JOIN LATERAL (
   SELECT array_agg(cw.task_id) AS task_ids, array_agg(cw.task_path) AS task_paths, array_agg(cw.idx) AS idxs,
-    array_agg(cw.channel) AS channels, array_agg(cw.type) AS types, array_agg(cw.blob) AS blobs
+    array_agg(cw.channel) AS channels, array_agg(cw.type) AS types, array_agg(cw.blob) AS blobs,
+    string_agg(CASE WHEN cw.type = '${SHARED}' THEN cw.blob END, ''::bytea) AS refs
   FROM ${t.writes} cw
   WHERE cw.thread_id = page.thread_id AND cw.checkpoint_ns = page.checkpoint_ns
     AND cw.checkpoint_id = page.checkpoint_id${channels === undefined ? "" : ` AND cw.channel = ANY(${channels})`}
 ) w ON true
+LEFT JOIN LATERAL (
+  SELECT array_agg(p.hash) AS hashes, array_agg(p.blob) AS blobs
+  FROM (${hashesOf("coalesce(b.refs, ''::bytea) || coalesce(w.refs, ''::bytea)")}) h
+  CROSS JOIN LATERAL (
+    SELECT p.hash, p.blob FROM ${t.pieces} p WHERE p.thread_id = page.thread_id AND p.hash = h.hash LIMIT 1
+  ) p
+) pc ON true
 ORDER BY ${order}`
 
 const columns = "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata"
@@ -101,33 +137,72 @@ const statements = (t: Tables) => ({
   // writes nothing and returns no row: a slow writer cannot bring a deleted
   // thread back half alive. The parent row is read with FOR SHARE, so a
   // delete running at the same time is waited for and seen.
+  // The thread's row is locked first: operations that remove blobs and
+  // pieces hold it, so what this put then finds (with locking reads, which
+  // see the latest rows) stays until it commits. A put whose parent or
+  // required blobs are gone writes nothing and says which.
   put: `
-WITH parent AS (
-  SELECT 1 FROM ${t.checkpoints}
-  WHERE $4::text IS NOT NULL AND thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $4
-  FOR SHARE
+WITH locked AS (
+  SELECT count(*) AS n FROM (SELECT 1 FROM ${t.threads} WHERE thread_id = $1 FOR NO KEY UPDATE) th
 ),
-allowed AS (SELECT 1 AS ok WHERE $4::text IS NULL OR EXISTS (SELECT 1 FROM parent)),
+parent AS (
+  SELECT 1 FROM ${t.checkpoints} cp, locked
+  WHERE $4::text IS NOT NULL AND cp.thread_id = $1 AND cp.checkpoint_ns = $2 AND cp.checkpoint_id = $4
+  FOR SHARE OF cp
+),
+required AS (
+  SELECT 1 FROM ${t.blobs} bl, locked, unnest($13::text[], $14::text[]) AS r (channel, version)
+  WHERE bl.thread_id = $1 AND bl.checkpoint_ns = $2 AND bl.channel = r.channel AND bl.version = r.version
+  FOR KEY SHARE OF bl
+),
+allowed AS (
+  SELECT 1 AS ok FROM locked
+  WHERE ($4::text IS NULL OR EXISTS (SELECT 1 FROM parent))
+    AND (SELECT count(*) FROM required) = cardinality($13::text[])
+),
+pieces AS (
+  INSERT INTO ${t.pieces} (thread_id, hash, blob)
+  SELECT $1, p.hash, p.blob FROM unnest($15::bytea[], $16::bytea[]) AS p (hash, blob), allowed
+  ON CONFLICT (thread_id, hash) DO NOTHING
+),
 blobs AS (
-  INSERT INTO ${t.blobs} (thread_id, checkpoint_ns, channel, version, type, blob)
-  SELECT $1, $2, b.channel, b.version, b.type, CASE WHEN b.type = 'empty' THEN NULL ELSE b.blob END
-  FROM unnest($7::text[], $8::text[], $9::text[], $10::bytea[]) AS b (channel, version, type, blob), allowed
+  INSERT INTO ${t.blobs} (thread_id, checkpoint_ns, channel, version, type, blob, base, keep)
+  SELECT $1, $2, b.channel, b.version, b.type, CASE WHEN b.type = 'empty' THEN NULL ELSE b.blob END,
+    NULLIF(b.base, ''), CASE WHEN b.base = '' THEN NULL ELSE b.keep END
+  FROM unnest($7::text[], $8::text[], $9::text[], $10::bytea[], $11::text[], $12::int4[])
+    AS b (channel, version, type, blob, base, keep), allowed
   ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING
 ),
 thread AS (
   INSERT INTO ${t.threads} (thread_id, last_activity) SELECT $1, now() FROM allowed
   ON CONFLICT (thread_id) DO UPDATE SET last_activity = EXCLUDED.last_activity
+),
+stored AS (
+  INSERT INTO ${t.checkpoints} (${columns})
+  SELECT $1, $2, $3, $4, $5::jsonb, $6::jsonb FROM allowed
+  ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id)
+  DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata
+  RETURNING 1
 )
-INSERT INTO ${t.checkpoints} (${columns})
-SELECT $1, $2, $3, $4, $5::jsonb, $6::jsonb FROM allowed
-ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id)
-DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata
-RETURNING 1 AS stored`,
+SELECT CASE
+  WHEN EXISTS (SELECT 1 FROM stored) THEN 'stored'
+  WHEN $4::text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM parent) THEN 'parent-missing'
+  ELSE 'base-missing'
+END AS outcome`,
 
+  // Shares the thread's lock with other writers (see put).
   putWrites: `
+WITH locked AS (
+  SELECT count(*) AS n FROM (SELECT 1 FROM ${t.threads} WHERE thread_id = $1 FOR SHARE) th
+),
+pieces AS (
+  INSERT INTO ${t.pieces} (thread_id, hash, blob)
+  SELECT $1, p.hash, p.blob FROM unnest($10::bytea[], $11::bytea[]) AS p (hash, blob), locked
+  ON CONFLICT (thread_id, hash) DO NOTHING
+)
 INSERT INTO ${t.writes} (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
 SELECT $1, $2, $3, $4, $5, w.idx, w.channel, w.type, w.blob
-FROM unnest($6::int4[], $7::text[], $8::text[], $9::bytea[]) AS w (idx, channel, type, blob)
+FROM unnest($6::int4[], $7::text[], $8::text[], $9::bytea[]) AS w (idx, channel, type, blob), locked
 ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
 DO UPDATE SET task_path = EXCLUDED.task_path, channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob
 WHERE EXCLUDED.idx < 0`,
@@ -234,14 +309,17 @@ WHERE EXISTS (SELECT 1 FROM ${t.checkpoints} cp WHERE cp.thread_id = th.thread_i
 SELECT DISTINCT thread_id FROM ${t.checkpoints}
 WHERE jsonb_typeof(metadata -> 'run_id') = 'string' AND metadata ->> 'run_id' = ANY($1::text[])`,
 
-  // The blobs still referenced are worked out once, from the checkpoints that stay.
+  // What stays referenced is worked out once, from the checkpoints that
+  // stay: their blobs, the bases those extend, and the pieces of both and of
+  // the remaining writes. (Every part reads the statement's one snapshot, so
+  // removed rows are excluded by name.)
   remove: `
 WITH gone (checkpoint_ns, checkpoint_id) AS (SELECT * FROM unnest($2::text[], $3::text[])),
-  checkpoints AS (
+  removed_checkpoints AS (
     DELETE FROM ${t.checkpoints} cp USING gone
     WHERE cp.thread_id = $1 AND cp.checkpoint_ns = gone.checkpoint_ns AND cp.checkpoint_id = gone.checkpoint_id
   ),
-  writes AS (
+  removed_writes AS (
     DELETE FROM ${t.writes} cw USING gone
     WHERE cw.thread_id = $1 AND cw.checkpoint_ns = gone.checkpoint_ns AND cw.checkpoint_id = gone.checkpoint_id
   ),
@@ -251,12 +329,37 @@ WITH gone (checkpoint_ns, checkpoint_id) AS (SELECT * FROM unnest($2::text[], $3
     WHERE cp.thread_id = $1 AND NOT EXISTS (
       SELECT 1 FROM gone WHERE gone.checkpoint_ns = cp.checkpoint_ns AND gone.checkpoint_id = cp.checkpoint_id
     )
-  )
-DELETE FROM ${t.blobs} bl
-WHERE bl.thread_id = $1 AND NOT EXISTS (
-  SELECT 1 FROM referenced r
-  WHERE r.checkpoint_ns = bl.checkpoint_ns AND r.channel = bl.channel AND r.version = bl.version
-)`,
+  ),
+  kept AS (
+    SELECT bl.checkpoint_ns, bl.channel, bl.version, bl.base, bl.type, bl.blob
+    FROM ${t.blobs} bl JOIN referenced r
+      ON bl.checkpoint_ns = r.checkpoint_ns AND bl.channel = r.channel AND bl.version = r.version
+    WHERE bl.thread_id = $1
+    UNION
+    SELECT bb.checkpoint_ns, bb.channel, bb.version, bb.base, bb.type, bb.blob
+    FROM ${t.blobs} bl
+    JOIN referenced r ON bl.checkpoint_ns = r.checkpoint_ns AND bl.channel = r.channel AND bl.version = r.version
+    JOIN ${t.blobs} bb ON bb.thread_id = $1 AND bb.checkpoint_ns = bl.checkpoint_ns AND bb.channel = bl.channel
+      AND bb.version = bl.base
+    WHERE bl.thread_id = $1
+  ),
+  removed_blobs AS (
+    DELETE FROM ${t.blobs} bl
+    WHERE bl.thread_id = $1 AND NOT EXISTS (
+      SELECT 1 FROM kept k WHERE k.checkpoint_ns = bl.checkpoint_ns AND k.channel = bl.channel AND k.version = bl.version
+    )
+  ),
+  lists AS (
+    SELECT k.blob AS list FROM kept k WHERE k.type = '${SHARED}'
+    UNION ALL
+    SELECT cw.blob FROM ${t.writes} cw
+    WHERE cw.thread_id = $1 AND cw.type = '${SHARED}' AND NOT EXISTS (
+      SELECT 1 FROM gone WHERE gone.checkpoint_ns = cw.checkpoint_ns AND gone.checkpoint_id = cw.checkpoint_id
+    )
+  ),
+  live AS (SELECT DISTINCT l.hash FROM lists, LATERAL (${hashesOf("lists.list")}) l)
+DELETE FROM ${t.pieces} p
+WHERE p.thread_id = $1 AND NOT EXISTS (SELECT 1 FROM live WHERE live.hash = p.hash)`,
 
   copyThread: `
 WITH checkpoints AS (
@@ -265,8 +368,11 @@ WITH checkpoints AS (
     FROM ${t.checkpoints} WHERE thread_id = $1
   ),
   blobs AS (
-    INSERT INTO ${t.blobs} (thread_id, checkpoint_ns, channel, version, type, blob)
-    SELECT $2, checkpoint_ns, channel, version, type, blob FROM ${t.blobs} WHERE thread_id = $1
+    INSERT INTO ${t.blobs} (thread_id, checkpoint_ns, channel, version, type, blob, base, keep)
+    SELECT $2, checkpoint_ns, channel, version, type, blob, base, keep FROM ${t.blobs} WHERE thread_id = $1
+  ),
+  pieces AS (
+    INSERT INTO ${t.pieces} (thread_id, hash, blob) SELECT $2, hash, blob FROM ${t.pieces} WHERE thread_id = $1
   ),
   writes AS (
     INSERT INTO ${t.writes} (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
@@ -284,6 +390,7 @@ ON CONFLICT (thread_id) DO UPDATE SET last_activity = ${t.threads}.last_activity
   deleteThread: `
 WITH writes AS (DELETE FROM ${t.writes} WHERE thread_id = $1),
   blobs AS (DELETE FROM ${t.blobs} WHERE thread_id = $1),
+  pieces AS (DELETE FROM ${t.pieces} WHERE thread_id = $1),
   checkpoints AS (DELETE FROM ${t.checkpoints} WHERE thread_id = $1)
 DELETE FROM ${t.threads} WHERE thread_id = $1`
 })
@@ -302,12 +409,18 @@ const toStored = (row: TupleRow): StoredCheckpoint => {
       checkpoint: row.checkpoint,
       metadata: Jsonb.decode(row.metadata)
     },
-    blobs: zip(blobChannels.length, (i): BlobRow => ({
-      channel: blobChannels[i]!,
-      version: row.blob_versions![i]!,
-      type: row.blob_types![i]!,
-      bytes: row.blob_values![i] ?? undefined
-    })),
+    blobs: zip(blobChannels.length, (i): BlobRow => {
+      const base = row.blob_bases![i]
+      return {
+        channel: blobChannels[i]!,
+        version: row.blob_versions![i]!,
+        type: row.blob_types![i]!,
+        bytes: row.blob_values![i] ?? undefined,
+        base: base === null || base === undefined
+          ? undefined
+          : { version: base, keep: row.blob_keeps![i]!, list: row.blob_base_lists![i] ?? undefined }
+      }
+    }),
     writes: zip(writeTaskIds.length, (i): WriteRow => ({
       task_id: writeTaskIds[i]!,
       task_path: row.write_task_paths![i]!,
@@ -315,7 +428,8 @@ const toStored = (row: TupleRow): StoredCheckpoint => {
       channel: row.write_channels![i]!,
       type: row.write_types![i]!,
       bytes: row.write_values![i]!
-    }))
+    })),
+    pieces: zip(row.piece_hashes?.length ?? 0, (i): Piece => ({ hash: row.piece_hashes![i]!, bytes: row.piece_values![i]! }))
   }
 }
 
@@ -381,8 +495,8 @@ export const make = Effect.fnUntraced(function*(tables: Tables, options: SqlDriv
     ])
 
   const driver: StorageDriver = {
-    put: (row, blobs) =>
-      run("put", q.put, [
+    put: (row, blobs, shared) =>
+      run<{ readonly outcome: PutOutcome }>("put", q.put, [
         row.thread_id,
         row.checkpoint_ns,
         row.checkpoint_id,
@@ -392,10 +506,17 @@ export const make = Effect.fnUntraced(function*(tables: Tables, options: SqlDriv
         blobs.map((blob) => blob.channel),
         blobs.map((blob) => blob.version),
         blobs.map((blob) => blob.type),
-        blobs.map((blob) => blob.bytes ?? emptyBytes)
-      ]).pipe(Effect.map((rows) => rows.length > 0)),
+        blobs.map((blob) => blob.bytes ?? emptyBytes),
+        // "" and -1 for none: an array of only nulls has no type the client can infer.
+        blobs.map((blob) => blob.base?.version ?? ""),
+        blobs.map((blob) => blob.base?.keep ?? -1),
+        shared.requires.map((blob) => blob.channel),
+        shared.requires.map((blob) => blob.version),
+        shared.pieces.map((piece) => piece.hash),
+        shared.pieces.map((piece) => piece.bytes)
+      ]).pipe(Effect.map((rows) => rows[0]?.outcome ?? "base-missing")),
 
-    putWrites: (checkpoint, writes) =>
+    putWrites: (checkpoint, writes, pieces) =>
       writes.length === 0 ? Effect.void : run("putWrites", q.putWrites, [
         checkpoint.thread_id,
         checkpoint.checkpoint_ns,
@@ -405,7 +526,9 @@ export const make = Effect.fnUntraced(function*(tables: Tables, options: SqlDriv
         writes.map((write) => write.idx),
         writes.map((write) => write.channel),
         writes.map((write) => write.type),
-        writes.map((write) => write.bytes)
+        writes.map((write) => write.bytes),
+        pieces.map((piece) => piece.hash),
+        pieces.map((piece) => piece.bytes)
       ]).pipe(Effect.asVoid),
 
     getTuple: (location) =>
@@ -448,7 +571,9 @@ export const make = Effect.fnUntraced(function*(tables: Tables, options: SqlDriv
           channels
         ]),
 
-    deleteThread: (thread_id) => run("deleteThread", q.deleteThread, [thread_id]).pipe(Effect.asVoid),
+    // Holding the thread, so that no put is between its checks and its commit.
+    deleteThread: (thread_id) =>
+      driver.exclusive(thread_id, run("deleteThread", q.deleteThread, [thread_id])).pipe(Effect.asVoid),
 
     threadExists: (thread_id) =>
       run<{ readonly present: boolean }>("threadExists", q.threadExists, [thread_id]).pipe(

@@ -16,6 +16,8 @@ export interface Tables {
   readonly checkpoints: string
   readonly blobs: string
   readonly writes: string
+  /** Shared lists' pieces (see `Sharing`). */
+  readonly pieces: string
   readonly migrations: string
   /** Each thread's last activity. */
   readonly threads: string
@@ -36,6 +38,7 @@ export const make = (schema = "public"): Tables => ({
   checkpoints: `${quote(schema)}.checkpoints`,
   blobs: `${quote(schema)}.checkpoint_blobs`,
   writes: `${quote(schema)}.checkpoint_writes`,
+  pieces: `${quote(schema)}.checkpoint_pieces`,
   migrations: `${quote(schema)}.checkpoint_migrations`,
   threads: `${quote(schema)}.checkpoint_threads`,
   migrationLock: `${quote(schema)}.checkpoint_migration_lock`

@@ -1,0 +1,378 @@
+/**
+ * Structural sharing: the storage encoding that writes each step's new
+ * information once instead of the whole state again.
+ *
+ * A channel value or pending write that is an array (above all `messages`)
+ * is stored as a *list*: the hashes of its elements, each element's bytes
+ * being a *piece* stored once per thread and found by its hash. A list may
+ * extend a *base*, a list without a base stored at another version of the
+ * same channel: its first `keep` entries are the base's, so a step that
+ * appends one message stores one hash, not the whole array. A fresh base is
+ * written whenever the own entries would outgrow ~√(2n), which keeps the
+ * lists of an n-element thread near O(√n) hashes per step and every read one
+ * level deep.
+ *
+ * Exactness: a piece is the element's text as `JsonPlusSerializer` writes
+ * it, and `JsonPlusSerializer` writes an array as `[` + its elements' texts
+ * joined by `,` + `]`, so a read rebuilds the very bytes the plain encoding
+ * would have stored. Arrays this cannot hold for (cycles, functions, values
+ * JSON cannot write, another serializer) keep the plain encoding.
+ *
+ * Speed: an element's text is reused from an earlier step only when a trace
+ * of everything JSON serialization reads from it (every own enumerable
+ * property, deeply, and each object's class) is unchanged, so an element
+ * mutated in place is serialized again. Objects whose serialization could
+ * read state such a trace cannot see (class instances other than LangChain
+ * messages) are serialized every time.
+ *
+ * @since 0.1.0
+ */
+import { Serializable } from "@langchain/core/load/serializable"
+import { BaseMessage } from "@langchain/core/messages"
+import { Context } from "effect"
+import { createHash } from "node:crypto"
+import type { BlobRow, Piece, SharedBase } from "./StorageDriver.ts"
+
+/**
+ * The storage `type` of a shared list (format 1). Its bytes are the
+ * 16-byte hashes of its own entries; it reads back as a `json` value.
+ *
+ * @since 0.1.0
+ */
+export const SHARED = "shared-json/1"
+
+/**
+ * The bytes of a piece's hash: a list's bytes are its entries' hashes, back to back.
+ *
+ * @since 0.1.0
+ */
+export const HASH_BYTES = 16
+/** Arrays smaller than this serialized keep the plain encoding: a piece row would cost more than it saves. */
+const MIN_SHARED_BYTES = 256
+/** Lists remembered per process, for the next step of their channel. */
+const REMEMBERED_LISTS = 1000
+
+/**
+ * Whether storage services write shared lists (default `true`). Turn it off
+ * to keep every value in the plain encoding LangGraph's own savers read;
+ * shared lists already stored keep reading back either way.
+ *
+ * @since 0.1.0
+ */
+export const Enabled = Context.Reference<boolean>("langgraph-checkpoint-effect/Sharing/Enabled", {
+  defaultValue: () => true
+})
+
+/**
+ * The pieces without repeats (an element may occur in several places).
+ *
+ * @since 0.1.0
+ */
+export const distinct = (pieces: ReadonlyArray<Piece>): Array<Piece> => {
+  const seen = new Set<string>()
+  return pieces.filter((piece) => {
+    const key = pieceKey(piece.hash)
+    if (seen.has(key)) return false
+    seen.add(key)
+    return true
+  })
+}
+
+/** An element as stored: its piece's bytes and hash (as a latin1 string, the form compared and mapped). */
+interface Element {
+  readonly key: string
+  readonly bytes: Uint8Array
+}
+
+/** A list as last written or read: what the next step of its channel extends. */
+interface List {
+  readonly version: string
+  readonly base: { readonly version: string; readonly keep: number } | undefined
+  readonly entries: ReadonlyArray<string>
+}
+
+/**
+ * A value encoded: `plain` holds the bytes the plain encoding stores;
+ * `shared` holds its elements, to be laid out as a list.
+ */
+export type Encoded =
+  | { readonly _tag: "plain"; readonly bytes: Uint8Array }
+  | { readonly _tag: "shared"; readonly elements: ReadonlyArray<Element> }
+
+/** A channel's list, laid out against what its channel stored before. */
+export interface Laid {
+  readonly blob: BlobRow
+  /** Pieces to send: the entries the previous list did not have. */
+  readonly pieces: ReadonlyArray<Piece>
+  /** Versions of the channel whose blobs hold the other entries' pieces. */
+  readonly requires: ReadonlyArray<string>
+  readonly list: List
+}
+
+const utf8 = new TextEncoder()
+const CIRCULAR = utf8.encode(JSON.stringify("[Circular]"))
+const UNSERIALIZABLE = utf8.encode(JSON.stringify("[unable to serialize, circular reference is too complex to analyze]"))
+const [OPEN, COMMA, CLOSE] = utf8.encode("[,]") as unknown as [number, number, number]
+
+const contains = (bytes: Uint8Array, part: Uint8Array): boolean =>
+  Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).indexOf(part) >= 0
+
+const hashOf = (bytes: Uint8Array): string =>
+  createHash("sha256").update(bytes).digest().toString("latin1", 0, HASH_BYTES)
+
+/** A list's hashes as stored. */
+const packHashes = (keys: ReadonlyArray<string>): Uint8Array => Buffer.from(keys.join(""), "latin1")
+
+/** The hashes of a stored list; undefined when its length is not a whole number of hashes. */
+const unpackHashes = (bytes: Uint8Array): Array<string> | undefined => {
+  if (bytes.byteLength % HASH_BYTES !== 0) return undefined
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("latin1")
+  return Array.from({ length: text.length / HASH_BYTES }, (_, i) => text.slice(i * HASH_BYTES, (i + 1) * HASH_BYTES))
+}
+
+/**
+ * The pieces (by {@link pieceKey}) a stored blob or write refers to itself
+ * (its base's, if any, are the base's own).
+ *
+ * @since 0.1.0
+ */
+export const references = (row: { readonly type: string; readonly bytes: Uint8Array | undefined }): Array<string> =>
+  row.type === SHARED && row.bytes !== undefined ? unpackHashes(row.bytes) ?? [] : []
+
+/**
+ * A piece's hash as a map key.
+ *
+ * @since 0.1.0
+ */
+export const pieceKey = (hash: Uint8Array): string =>
+  Buffer.from(hash.buffer, hash.byteOffset, hash.byteLength).toString("latin1")
+
+const toPiece = (element: Element): Piece => ({ hash: Buffer.from(element.key, "latin1"), bytes: element.bytes })
+
+/** `[` + the texts joined by `,` + `]`: the array's text. */
+const join = (texts: ReadonlyArray<Uint8Array>): Uint8Array => {
+  let length = 2 + Math.max(0, texts.length - 1)
+  for (const text of texts) length += text.byteLength
+  const out = new Uint8Array(length)
+  out[0] = OPEN
+  let at = 1
+  texts.forEach((text, i) => {
+    if (i > 0) out[at++] = COMMA
+    out.set(text, at)
+    at += text.byteLength
+  })
+  out[at] = CLOSE
+  return out
+}
+
+/**
+ * Whether JSON serialization of a LangChain message reads only what a trace
+ * sees: its own properties and its class (see `Serializable.toJSON`).
+ */
+const isTraceableMessage = (value: object): boolean =>
+  value instanceof BaseMessage &&
+  value.toJSON === Serializable.prototype.toJSON &&
+  Object.keys(value.lc_kwargs).every((key) => Object.hasOwn(value, key) || !(key in value))
+
+/**
+ * Appends to `out`, depth first, every value JSON serialization of `value`
+ * reads: own enumerable properties in order and each object's class. False
+ * when serialization could read something else.
+ */
+const trace = (value: unknown, out: Array<unknown>, depth: number): boolean => {
+  if (typeof value !== "object" || value === null) {
+    out.push(value)
+    return true
+  }
+  if (depth > 64) return false
+  const proto: unknown = Object.getPrototypeOf(value)
+  if (Array.isArray(value)) {
+    if (proto !== Array.prototype) return false
+    out.push(proto, value.length)
+    for (let i = 0; i < value.length; i++) if (!trace(value[i], out, depth + 1)) return false
+    return true
+  }
+  if (proto !== Object.prototype && proto !== null && !isTraceableMessage(value)) return false
+  const keys = Object.keys(value)
+  out.push(proto, keys.length)
+  for (const key of keys) {
+    out.push(key)
+    if (!trace((value as Record<string, unknown>)[key], out, depth + 1)) return false
+  }
+  return true
+}
+
+const traceOf = (value: object): Array<unknown> | undefined => {
+  const out: Array<unknown> = []
+  try {
+    return trace(value, out, 0) ? out : undefined
+  } catch {
+    return undefined
+  }
+}
+
+const sameTrace = (a: ReadonlyArray<unknown>, b: ReadonlyArray<unknown>): boolean => {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
+  return true
+}
+
+const listKey = (thread_id: string, checkpoint_ns: string, channel: string) =>
+  JSON.stringify([thread_id, checkpoint_ns, channel])
+
+/**
+ * The encoder and decoder of one storage service. `dumpJson` is
+ * `JsonPlusSerializer`'s text of a value (it may throw); without it (another
+ * serializer) values keep the plain encoding, and shared lists stored
+ * earlier still read back.
+ *
+ * @since 0.1.0
+ */
+export const make = (dumpJson: ((value: unknown) => Uint8Array) | undefined) => {
+  const texts = new WeakMap<object, { readonly trace: ReadonlyArray<unknown>; readonly element: Element }>()
+  const lists = new Map<string, List>()
+
+  const fresh = (value: unknown): Element | undefined => {
+    const bytes = dumpJson!(value)
+    // Cycles and values JSON cannot write serialize differently alone than
+    // inside their array; functions and the like serialize to nothing.
+    if (bytes.byteLength === 0 || contains(bytes, CIRCULAR) || contains(bytes, UNSERIALIZABLE)) return undefined
+    return { key: hashOf(bytes), bytes }
+  }
+
+  const elementOf = (value: unknown): Element | undefined => {
+    if (typeof value !== "object" || value === null) return fresh(value)
+    const current = traceOf(value)
+    const known = texts.get(value)
+    if (current !== undefined && known !== undefined && sameTrace(known.trace, current)) return known.element
+    const element = fresh(value)
+    if (element !== undefined && current !== undefined) texts.set(value, { trace: current, element })
+    return element
+  }
+
+  /**
+   * Encodes an array: its elements when they can be shared, else the plain
+   * bytes when known. `undefined`: let the serializer write it.
+   */
+  const encode = (value: ReadonlyArray<unknown>): Encoded | undefined => {
+    if (dumpJson === undefined) return undefined
+    const elements: Array<Element> = []
+    let size = 2
+    for (const item of value) {
+      const element = elementOf(item)
+      if (element === undefined) return undefined
+      elements.push(element)
+      size += element.bytes.byteLength + 1
+    }
+    return size < MIN_SHARED_BYTES
+      ? { _tag: "plain", bytes: join(elements.map((element) => element.bytes)) }
+      : { _tag: "shared", elements }
+  }
+
+  const remember = (key: string, list: List) => {
+    lists.delete(key)
+    lists.set(key, list)
+    if (lists.size > REMEMBERED_LISTS) lists.delete(lists.keys().next().value!)
+  }
+
+  /**
+   * Lays a channel's elements out against the list its channel last stored
+   * (`fresh`: against nothing, sending every piece).
+   */
+  const layOut = (
+    location: { readonly thread_id: string; readonly checkpoint_ns: string },
+    channel: string,
+    version: string,
+    elements: ReadonlyArray<Element>,
+    options: { readonly fresh: boolean }
+  ): Laid => {
+    const known = options.fresh ? undefined : lists.get(listKey(location.thread_id, location.checkpoint_ns, channel))
+    const previous = known?.version === version ? undefined : known
+    const n = elements.length
+    let common = 0
+    if (previous !== undefined) {
+      const max = Math.min(previous.entries.length, n)
+      while (common < max && previous.entries[common] === elements[common]!.key) common++
+    }
+    const limit = Math.max(16, Math.ceil(Math.sqrt(2 * n)))
+    const base = previous?.base !== undefined
+      ? (common >= previous.base.keep && n - previous.base.keep <= limit ? previous.base : undefined)
+      : previous !== undefined && common > 0 && n - common <= limit
+      ? { version: previous.version, keep: common }
+      : undefined
+    const own = elements.slice(base?.keep ?? 0).map((element) => element.key)
+    const entries = elements.map((element) => element.key)
+    return {
+      blob: { channel, version, type: SHARED, bytes: packHashes(own), base },
+      pieces: elements.slice(common).map(toPiece),
+      requires: previous === undefined
+        ? []
+        : previous.base === undefined
+        ? [previous.version]
+        : [previous.version, previous.base.version],
+      list: { version, base, entries }
+    }
+  }
+
+  /** A pending write's elements as a list of its own (writes are short: no base). */
+  const writeList = (elements: ReadonlyArray<Element>) => ({
+    type: SHARED,
+    bytes: packHashes(elements.map((element) => element.key)),
+    pieces: elements.map(toPiece)
+  })
+
+  /**
+   * The `json` bytes of a stored list, from the pieces read with it (keyed
+   * by {@link pieceKey}); a string saying what is wrong when they do not
+   * make one.
+   */
+  const decode = (
+    row: { readonly bytes: Uint8Array | undefined; readonly base?: SharedBase | undefined },
+    pieces: ReadonlyMap<string, Uint8Array>,
+    remembering?: {
+      readonly thread_id: string
+      readonly checkpoint_ns: string
+      readonly channel: string
+      readonly version: string
+    }
+  ): Uint8Array | string => {
+    const own = unpackHashes(row.bytes ?? new Uint8Array())
+    if (own === undefined) return "its list is not a whole number of hashes"
+    let entries = own
+    if (row.base !== undefined) {
+      const base = row.base.list === undefined ? undefined : unpackHashes(row.base.list)
+      if (base === undefined || base.length < row.base.keep) return `its base (version ${row.base.version}) is missing`
+      entries = [...base.slice(0, row.base.keep), ...own]
+    }
+    const texts: Array<Uint8Array> = []
+    for (const entry of entries) {
+      const text = pieces.get(entry)
+      if (text === undefined) return `a piece it refers to is missing`
+      texts.push(text)
+    }
+    if (remembering !== undefined) {
+      remember(listKey(remembering.thread_id, remembering.checkpoint_ns, remembering.channel), {
+        version: remembering.version,
+        base: row.base === undefined ? undefined : { version: row.base.version, keep: row.base.keep },
+        entries
+      })
+    }
+    return join(texts)
+  }
+
+  return {
+    encode,
+    layOut,
+    writeList,
+    decode,
+    /** Records the lists a stored checkpoint wrote, for the next step to extend. */
+    stored: (location: { readonly thread_id: string; readonly checkpoint_ns: string }, laid: ReadonlyArray<Laid>) => {
+      for (const { blob, list } of laid) remember(listKey(location.thread_id, location.checkpoint_ns, blob.channel), list)
+    }
+  }
+}
+
+/**
+ * @since 0.1.0
+ */
+export type Sharing = ReturnType<typeof make>
