@@ -23,6 +23,7 @@ import { InvalidConfig } from "./CheckpointError.ts"
 import { CheckpointStorage, layerMemory, type RetentionPolicy, type RetentionReport } from "./CheckpointStorage.ts"
 import * as Retry from "./Retry.ts"
 import * as Serializer from "./Serializer.ts"
+import * as Sharing from "./Sharing.ts"
 
 /**
  * @since 0.1.0
@@ -38,6 +39,12 @@ export interface SaverOptions {
    * `Retry.defaultPolicy`); a layer's own `retry` option wins.
    */
   readonly retry?: Retry.Policy
+  /**
+   * Whether arrays are stored with structural sharing (default `true`, see
+   * `Sharing`). `false` keeps every value in the plain encoding LangGraph's
+   * own savers read.
+   */
+  readonly sharing?: boolean
 }
 
 /**
@@ -58,7 +65,8 @@ export class EffectCheckpointSaver extends BaseCheckpointSaver {
   static fromLayer<E>(layer: Layer.Layer<CheckpointStorage, E>, options: SaverOptions = {}): EffectCheckpointSaver {
     const serializer = options.serde === undefined ? Serializer.Serializer.defaultValue() : Serializer.fromProtocol(options.serde)
     const services = Layer.succeed(Serializer.Serializer, serializer).pipe(
-      Layer.merge(options.retry === undefined ? Layer.empty : Layer.succeed(Retry.RetryPolicy, options.retry))
+      Layer.merge(options.retry === undefined ? Layer.empty : Layer.succeed(Retry.RetryPolicy, options.retry)),
+      Layer.merge(options.sharing === undefined ? Layer.empty : Layer.succeed(Sharing.Enabled, options.sharing))
     )
     const runtime = ManagedRuntime.make(layer.pipe(Layer.provide(services)))
     return new EffectCheckpointSaver(runtime, serializer.protocol)

@@ -167,54 +167,75 @@ const join = (texts: ReadonlyArray<Uint8Array>): Uint8Array => {
 
 /**
  * Whether JSON serialization of a LangChain message reads only what a trace
- * sees: its own properties and its class (see `Serializable.toJSON`).
+ * sees: its enumerable properties and its class (see `Serializable.toJSON`,
+ * which reads `this[key]` for each key of `lc_kwargs` it has).
  */
 const isTraceableMessage = (value: object): boolean =>
   value instanceof BaseMessage &&
   value.toJSON === Serializable.prototype.toJSON &&
-  Object.keys(value.lc_kwargs).every((key) => Object.hasOwn(value, key) || !(key in value))
+  Object.keys(value.lc_kwargs).every((key) =>
+    Object.prototype.propertyIsEnumerable.call(value, key) || !(key in value)
+  )
 
 /**
- * Appends to `out`, depth first, every value JSON serialization of `value`
- * reads: own enumerable properties in order and each object's class. False
- * when serialization could read something else.
+ * Every value JSON serialization of an element reads, depth first:
+ * enumerable properties in order and each object's class. Recorded when an
+ * element is first serialized, then walked again at each later step and
+ * compared as it goes: equal traces mean equal text.
  */
-const trace = (value: unknown, out: Array<unknown>, depth: number): boolean => {
-  if (typeof value !== "object" || value === null) {
-    out.push(value)
-    return true
-  }
-  if (depth > 64) return false
-  const proto: unknown = Object.getPrototypeOf(value)
-  if (Array.isArray(value)) {
-    if (proto !== Array.prototype) return false
-    out.push(proto, value.length)
-    for (let i = 0; i < value.length; i++) if (!trace(value[i], out, depth + 1)) return false
-    return true
-  }
-  if (proto !== Object.prototype && proto !== null && !isTraceableMessage(value)) return false
-  const keys = Object.keys(value)
-  out.push(proto, keys.length)
-  for (const key of keys) {
-    out.push(key)
-    if (!trace((value as Record<string, unknown>)[key], out, depth + 1)) return false
-  }
-  return true
-}
+class Trace {
+  readonly values: Array<unknown> = []
+  private at = 0
+  private recording = true
 
-const traceOf = (value: object): Array<unknown> | undefined => {
-  const out: Array<unknown> = []
-  try {
-    return trace(value, out, 0) ? out : undefined
-  } catch {
-    return undefined
+  /** Records `value`'s trace; false when serialization could read something a trace cannot see. */
+  record(value: object): boolean {
+    try {
+      return this.walk(value, 0)
+    } catch {
+      return false
+    }
   }
-}
 
-const sameTrace = (a: ReadonlyArray<unknown>, b: ReadonlyArray<unknown>): boolean => {
-  if (a.length !== b.length) return false
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
-  return true
+  /** Whether `value` still has the recorded trace. */
+  matches(value: object): boolean {
+    this.recording = false
+    this.at = 0
+    try {
+      return this.walk(value, 0) && this.at === this.values.length
+    } catch {
+      return false
+    }
+  }
+
+  private see(value: unknown): boolean {
+    if (this.recording) {
+      this.values.push(value)
+      return true
+    }
+    return this.values[this.at++] === value
+  }
+
+  private walk(value: unknown, depth: number): boolean {
+    if (typeof value !== "object" || value === null) return this.see(value)
+    if (depth > 64) return false
+    const proto: unknown = Object.getPrototypeOf(value)
+    if (!this.see(proto)) return false
+    if (Array.isArray(value)) {
+      if (proto !== Array.prototype || !this.see(value.length)) return false
+      for (let i = 0; i < value.length; i++) if (!this.walk(value[i], depth + 1)) return false
+      return this.see(undefined)
+    }
+    if (
+      this.recording &&
+      (proto === Object.prototype || proto === null ? "toJSON" in value : !isTraceableMessage(value))
+    ) return false
+    for (const key in value) {
+      if (!this.see(key) || !this.walk((value as Record<string, unknown>)[key], depth + 1)) return false
+    }
+    // Ends the object, so that a property added at its end is seen.
+    return this.see(Trace)
+  }
 }
 
 const listKey = (thread_id: string, checkpoint_ns: string, channel: string) =>
@@ -229,7 +250,7 @@ const listKey = (thread_id: string, checkpoint_ns: string, channel: string) =>
  * @since 0.1.0
  */
 export const make = (dumpJson: ((value: unknown) => Uint8Array) | undefined) => {
-  const texts = new WeakMap<object, { readonly trace: ReadonlyArray<unknown>; readonly element: Element }>()
+  const texts = new WeakMap<object, { readonly trace: Trace; readonly element: Element }>()
   const lists = new Map<string, List>()
 
   const fresh = (value: unknown): Element | undefined => {
@@ -242,11 +263,13 @@ export const make = (dumpJson: ((value: unknown) => Uint8Array) | undefined) => 
 
   const elementOf = (value: unknown): Element | undefined => {
     if (typeof value !== "object" || value === null) return fresh(value)
-    const current = traceOf(value)
     const known = texts.get(value)
-    if (current !== undefined && known !== undefined && sameTrace(known.trace, current)) return known.element
+    if (known !== undefined && known.trace.matches(value)) return known.element
+    const trace = new Trace()
+    const traceable = trace.record(value)
     const element = fresh(value)
-    if (element !== undefined && current !== undefined) texts.set(value, { trace: current, element })
+    if (element !== undefined && traceable) texts.set(value, { trace, element })
+    else texts.delete(value)
     return element
   }
 

@@ -151,9 +151,12 @@ parent AS (
   FOR SHARE OF cp
 ),
 required AS (
-  SELECT 1 FROM ${t.blobs} bl, locked, unnest($13::text[], $14::text[]) AS r (channel, version)
-  WHERE bl.thread_id = $1 AND bl.checkpoint_ns = $2 AND bl.channel = r.channel AND bl.version = r.version
-  FOR KEY SHARE OF bl
+  SELECT 1 FROM locked, unnest($13::text[], $14::text[]) AS r (channel, version)
+  CROSS JOIN LATERAL (
+    SELECT 1 FROM ${t.blobs} bl
+    WHERE bl.thread_id = $1 AND bl.checkpoint_ns = $2 AND bl.channel = r.channel AND bl.version = r.version
+    FOR KEY SHARE
+  ) bl
 ),
 allowed AS (
   SELECT 1 AS ok FROM locked

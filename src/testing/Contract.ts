@@ -45,11 +45,19 @@ export const canonical = (value: unknown): string =>
     return current
   }) ?? "undefined"
 
-/** A generated value as LangGraph would hold it (JSON normalised, large strings built). */
+const tagged = <T extends "Large" | "List">(value: Value, tag: T): value is Extract<Value, { readonly _tag: T }> =>
+  typeof value === "object" && value !== null && !Array.isArray(value) && "_tag" in value && value._tag === tag
+
+/** Element `i` of the sequence lists are cut from: every seventh holds bytes. */
+const listElement = (i: number): unknown =>
+  i % 7 === 3 ? { id: i, bytes: new Uint8Array([i, 255 - i, 0]) } : { id: i, text: `element ${i} of a list \u{1F600}` }
+
+/** A generated value as LangGraph would hold it (JSON normalised, large strings and lists built). */
 const materialize = (value: Value): unknown => {
   if (value instanceof Uint8Array) return new Uint8Array(value)
-  if (typeof value === "object" && value !== null && !Array.isArray(value) && "_tag" in value && value._tag === "Large") {
-    return "x".repeat(Number(value.size))
+  if (tagged(value, "Large")) return "x".repeat(Number(value.size))
+  if (tagged(value, "List")) {
+    return Array.from({ length: value.length }, (_, i) => i).filter((i) => i !== value.without).map(listElement)
   }
   // Through JSON once: -0 becomes 0, as any JSON store returns it; "__proto__" keys are left out.
   return JSON.parse(JSON.stringify(value, (key, current: unknown) => key === "__proto__" ? undefined : current))
@@ -58,8 +66,10 @@ const materialize = (value: Value): unknown => {
 const describeValue = (value: Value): string => {
   const text = value instanceof Uint8Array
     ? `Uint8Array(${value.length})`
-    : typeof value === "object" && value !== null && "_tag" in value && value._tag === "Large"
+    : tagged(value, "Large")
     ? `"x" x ${String(value.size)}`
+    : tagged(value, "List")
+    ? `list(${value.length}${value.without === null ? "" : ` without ${value.without}`})`
     : JSON.stringify(value)
   return text.length > 60 ? `${text.slice(0, 57)}...` : text
 }

@@ -28,8 +28,10 @@ const few = <S extends Schema.Constraint>(item: S, max: number) => Schema.Array(
 const Pick = Schema.Union([Schema.Literal("last"), below(64)])
 
 /**
- * A channel value: JSON, bytes, strings with NUL and astral characters, or a
- * large string.
+ * A channel value: JSON, bytes, strings with NUL and astral characters, a
+ * large string, or a list: the first `length` elements of one fixed
+ * sequence, without the one at `without` (lists of different lengths share
+ * their prefixes, as a growing `messages` channel does).
  *
  * @since 0.1.0
  */
@@ -37,7 +39,11 @@ export const Value = Schema.Union([
   Schema.Json,
   Schema.Uint8Array,
   Schema.Literals(["NUL \u0000 inside", "astral \u{1F600}\u{10FFFF}", "", "\u0000"]),
-  Schema.TaggedStruct("Large", { size: Schema.Int.check(Schema.isBetween({ minimum: 1_000, maximum: 100_000 })) })
+  Schema.TaggedStruct("Large", { size: Schema.Int.check(Schema.isBetween({ minimum: 1_000, maximum: 100_000 })) }),
+  Schema.TaggedStruct("List", {
+    length: Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 48 })),
+    without: Schema.NullOr(below(48))
+  })
 ])
 
 /** @since 0.1.0 */
