@@ -169,9 +169,6 @@ type Pieces = ReadonlyMap<string, Uint8Array>
 
 const noPieces: Pieces = new Map()
 
-const piecesOf = (stored: StoredCheckpoint): Pieces =>
-  stored.pieces.length === 0 ? noPieces : new Map(stored.pieces.map((piece) => [Sharing.pieceKey(piece.hash), piece.bytes]))
-
 /**
  * Builds the service over a driver.
  *
@@ -208,10 +205,15 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
     return { _tag: "serialized", ...(yield* dump(operation, path, value)) } as const
   })
 
+  /**
+   * A changed channel's blob. A channel left without a value gets none: a
+   * version with no blob reads as no value (LangGraph's savers store an
+   * `empty` row for it, which reads the same and costs a row per step).
+   */
   const encodeBlob = Effect.fnUntraced(function*(checkpoint: Checkpoint, channel: string, version: string) {
     const value = Object.hasOwn(checkpoint.channel_values, channel) ? checkpoint.channel_values[channel] : undefined
-    if (value === undefined) return { _tag: "serialized", channel, version, type: "empty", bytes: undefined } as const
-    return { channel, version, ...(yield* encode("put", `channel_values.${channel}`, value)) }
+    if (value === undefined) return []
+    return [{ channel, version, ...(yield* encode("put", `channel_values.${channel}`, value)) }]
   })
 
   const put = Effect.fn("CheckpointStorage.put")(function*(
@@ -231,10 +233,10 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
       Effect.mapError(invalidInput("put", "newVersions"))
     )
     yield* Effect.annotateCurrentSpan({ thread_id: location.thread_id, checkpoint_id: decoded.id })
-    const values = yield* Effect.forEach(
+    const values = (yield* Effect.forEach(
       Object.entries(versions),
       ([channel, version]) => encodeBlob(decoded, channel, String(version))
-    )
+    )).flat()
     const row: CheckpointRow = {
       thread_id: location.thread_id,
       checkpoint_ns: location.checkpoint_ns,
@@ -406,7 +408,7 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
 
   const decodeStored = Effect.fnUntraced(function*(stored: StoredCheckpoint, remember = false) {
     const { blobs, row, writes } = stored
-    const pieces = piecesOf(stored)
+    const pieces = stored.pieces
     const header = yield* decodeHeader(row)
     const checkpoint: Checkpoint = {
       ...header,
@@ -481,7 +483,7 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
     for (const stored of ancestors) {
       const { blobs, row, writes } = stored
       if (remaining.size === 0) break
-      const pieces = piecesOf(stored)
+      const pieces = stored.pieces
       const header = yield* decodeHeader(row)
       const stepWrites = yield* loadWrites(row, writes.filter((write) => remaining.has(write.channel)), pieces)
       for (const write of stepWrites.reverse()) collected.get(write[1])?.push(write)

@@ -30,8 +30,9 @@ export interface CheckpointRow {
 }
 
 /**
- * One channel's value at one version. `type: "empty"` records that the
- * channel had no value at that version (no bytes).
+ * One channel's value at one version. `type: "empty"` (no bytes), as
+ * LangGraph's own savers write it, records that the channel had no value at
+ * that version; this library writes no row instead, which reads the same.
  *
  * @since 0.1.0
  */
@@ -114,8 +115,11 @@ export interface StoredCheckpoint {
   readonly row: CheckpointRow
   readonly blobs: ReadonlyArray<BlobRow>
   readonly writes: ReadonlyArray<WriteRow>
-  /** The pieces its shared blobs and writes refer to. */
-  readonly pieces: ReadonlyArray<Piece>
+  /**
+   * The pieces its shared blobs and writes refer to, by `Sharing.pieceKey`
+   * (possibly more: checkpoints read together may share one map).
+   */
+  readonly pieces: ReadonlyMap<string, Uint8Array>
 }
 
 /**

@@ -60,16 +60,16 @@ export const make = (): StorageDriver => {
   }
 
   /** The pieces the blobs and writes refer to, with their bases'. */
-  const piecesFor = (thread_id: string, rows: ReadonlyArray<BlobRow | WriteRow>): Array<Piece> => {
+  const piecesFor = (thread_id: string, rows: ReadonlyArray<BlobRow | WriteRow>): Map<string, Uint8Array> => {
     const stored = pieces.get(thread_id)
     const keys = new Set(rows.flatMap((row) => [
       ...Sharing.references(row),
       ..."base" in row && row.base?.list !== undefined ? Sharing.references({ type: row.type, bytes: row.base.list }) : []
     ]))
-    return [...keys].flatMap((pieceKey) => {
+    return new Map([...keys].flatMap((pieceKey) => {
       const bytes = stored?.get(pieceKey)
-      return bytes === undefined ? [] : [{ hash: Buffer.from(pieceKey, "latin1"), bytes: bytes.slice() }]
-    })
+      return bytes === undefined ? [] : [[pieceKey, bytes.slice()] as const]
+    }))
   }
 
   const withPieces = (row: CheckpointRow, rowBlobs: Array<BlobRow>, rowWrites: Array<WriteRow>): StoredCheckpoint => ({

@@ -19,12 +19,12 @@ import { Context, Effect, Option, Stream } from "effect"
 import { SqlClient, SqlError } from "effect/sql"
 import type { Location } from "../Checkpoint.ts"
 import * as Retry from "../Retry.ts"
+import * as Sharing from "../Sharing.ts"
 import { HASH_BYTES, SHARED } from "../Sharing.ts"
 import type {
   BlobRow,
   CheckpointRow,
   ListSelection,
-  Piece,
   PutOutcome,
   StorageDriver,
   StoredCheckpoint,
@@ -72,61 +72,77 @@ const hashesOf = (list: string) =>
    FROM generate_series(0, length(${list}) / ${HASH_BYTES} - 1) AS i`
 
 /**
- * Selects full tuples from a CTE named `page` holding checkpoint rows. With
- * `channels`, only blobs and writes of the channels in that array expression.
- * Shared lists come with their base's list and every piece they refer to.
+ * Continues a `WITH` whose CTE `page` holds checkpoint rows: selects them as
+ * full tuples, in `order`. With `channels`, only blobs and writes of the
+ * channels in that array expression. Shared lists come with their base's
+ * list; the pieces any of them refers to come once for the whole page, on
+ * its first row, so a page of a long thread sends each message once.
  */
-const tupleProjection = (t: Tables, order: string, channels?: string) => `
-SELECT page.thread_id, page.checkpoint_ns, page.checkpoint_id, page.parent_checkpoint_id, page.checkpoint,
-  page.metadata::text AS metadata,
-  b.channels AS blob_channels, b.versions AS blob_versions, b.types AS blob_types, b.blobs AS blob_values,
-  b.bases AS blob_bases, b.keeps AS blob_keeps, b.base_lists AS blob_base_lists,
-  w.task_ids AS write_task_ids, w.task_paths AS write_task_paths, w.idxs AS write_idxs,
-  w.channels AS write_channels, w.types AS write_types, w.blobs AS write_values,
-  pc.hashes AS piece_hashes, pc.blobs AS piece_values
-FROM page
-LEFT JOIN LATERAL (
-  SELECT array_agg(bl.channel) AS channels, array_agg(bl.version) AS versions,
-    array_agg(bl.type) AS types, array_agg(bl.blob) AS blobs,
-    array_agg(bl.base) AS bases, array_agg(bl.keep) AS keeps, array_agg(bb.blob) AS base_lists,
-    string_agg(
-      CASE WHEN bl.type = '${SHARED}'
-        THEN bl.blob || coalesce(substring(bb.blob FROM 1 FOR ${HASH_BYTES} * bl.keep), ''::bytea) END,
-      ''::bytea
-    ) AS refs
-  FROM jsonb_each_text(page.checkpoint -> 'channel_versions') AS v (channel, version)
-  -- One primary-key probe per channel, whatever the table's size (the LIMIT
-  -- keeps the planner from turning the probes into a scan of every blob).
-  CROSS JOIN LATERAL (
-    SELECT bl.channel, bl.version, bl.type, bl.blob, bl.base, bl.keep FROM ${t.blobs} bl
-    WHERE bl.thread_id = page.thread_id AND bl.checkpoint_ns = page.checkpoint_ns
-      AND bl.channel = v.channel AND bl.version = v.version AND bl.type <> 'empty'
-    LIMIT 1
-  ) bl
+const tupleProjection = (t: Tables, order: string, channels?: string) => `,
+tuples AS (
+  SELECT page.thread_id, page.checkpoint_ns, page.checkpoint_id, page.parent_checkpoint_id, page.checkpoint,
+    page.metadata::text AS metadata,
+    b.channels AS blob_channels, b.versions AS blob_versions, b.types AS blob_types, b.blobs AS blob_values,
+    b.bases AS blob_bases, b.keeps AS blob_keeps, b.base_lists AS blob_base_lists,
+    w.task_ids AS write_task_ids, w.task_paths AS write_task_paths, w.idxs AS write_idxs,
+    w.channels AS write_channels, w.types AS write_types, w.blobs AS write_values,
+    coalesce(b.refs, ''::bytea) || coalesce(w.refs, ''::bytea) AS refs,
+    row_number() OVER (ORDER BY ${order}) AS position
+  FROM page
   LEFT JOIN LATERAL (
-    SELECT bb.blob FROM ${t.blobs} bb
-    WHERE bb.thread_id = page.thread_id AND bb.checkpoint_ns = page.checkpoint_ns
-      AND bb.channel = bl.channel AND bb.version = bl.base
-    LIMIT 1
-  ) bb ON true${channels === undefined ? "" : `
-  WHERE v.channel = ANY(${channels})`}
-) b ON true
-LEFT JOIN LATERAL (
-  SELECT array_agg(cw.task_id) AS task_ids, array_agg(cw.task_path) AS task_paths, array_agg(cw.idx) AS idxs,
-    array_agg(cw.channel) AS channels, array_agg(cw.type) AS types, array_agg(cw.blob) AS blobs,
-    string_agg(CASE WHEN cw.type = '${SHARED}' THEN cw.blob END, ''::bytea) AS refs
-  FROM ${t.writes} cw
-  WHERE cw.thread_id = page.thread_id AND cw.checkpoint_ns = page.checkpoint_ns
-    AND cw.checkpoint_id = page.checkpoint_id${channels === undefined ? "" : ` AND cw.channel = ANY(${channels})`}
-) w ON true
-LEFT JOIN LATERAL (
+    SELECT array_agg(bl.channel) AS channels, array_agg(bl.version) AS versions,
+      array_agg(bl.type) AS types, array_agg(bl.blob) AS blobs,
+      array_agg(bl.base) AS bases, array_agg(bl.keep) AS keeps, array_agg(bb.blob) AS base_lists,
+      string_agg(
+        CASE WHEN bl.type = '${SHARED}'
+          THEN bl.blob || coalesce(substring(bb.blob FROM 1 FOR ${HASH_BYTES} * bl.keep), ''::bytea) END,
+        ''::bytea
+      ) AS refs
+    FROM jsonb_each_text(page.checkpoint -> 'channel_versions') AS v (channel, version)
+    -- One primary-key probe per channel, whatever the table's size (the LIMIT
+    -- keeps the planner from turning the probes into a scan of every blob).
+    CROSS JOIN LATERAL (
+      SELECT bl.channel, bl.version, bl.type, bl.blob, bl.base, bl.keep FROM ${t.blobs} bl
+      WHERE bl.thread_id = page.thread_id AND bl.checkpoint_ns = page.checkpoint_ns
+        AND bl.channel = v.channel AND bl.version = v.version AND bl.type <> 'empty'
+      LIMIT 1
+    ) bl
+    LEFT JOIN LATERAL (
+      SELECT bb.blob FROM ${t.blobs} bb
+      WHERE bb.thread_id = page.thread_id AND bb.checkpoint_ns = page.checkpoint_ns
+        AND bb.channel = bl.channel AND bb.version = bl.base
+      LIMIT 1
+    ) bb ON true${channels === undefined ? "" : `
+    WHERE v.channel = ANY(${channels})`}
+  ) b ON true
+  LEFT JOIN LATERAL (
+    SELECT array_agg(cw.task_id) AS task_ids, array_agg(cw.task_path) AS task_paths, array_agg(cw.idx) AS idxs,
+      array_agg(cw.channel) AS channels, array_agg(cw.type) AS types, array_agg(cw.blob) AS blobs,
+      string_agg(CASE WHEN cw.type = '${SHARED}' THEN cw.blob END, ''::bytea) AS refs
+    FROM ${t.writes} cw
+    WHERE cw.thread_id = page.thread_id AND cw.checkpoint_ns = page.checkpoint_ns
+      AND cw.checkpoint_id = page.checkpoint_id${channels === undefined ? "" : ` AND cw.channel = ANY(${channels})`}
+  ) w ON true
+),
+hashes AS (
+  SELECT DISTINCT tuples.thread_id, h.hash FROM tuples, LATERAL (${hashesOf("tuples.refs")}) h
+),
+pieces AS (
   SELECT array_agg(p.hash) AS hashes, array_agg(p.blob) AS blobs
-  FROM (${hashesOf("coalesce(b.refs, ''::bytea) || coalesce(w.refs, ''::bytea)")}) h
+  FROM hashes
   CROSS JOIN LATERAL (
-    SELECT p.hash, p.blob FROM ${t.pieces} p WHERE p.thread_id = page.thread_id AND p.hash = h.hash LIMIT 1
+    SELECT p.hash, p.blob FROM ${t.pieces} p WHERE p.thread_id = hashes.thread_id AND p.hash = hashes.hash LIMIT 1
   ) p
-) pc ON true
-ORDER BY ${order}`
+)
+SELECT tuples.thread_id, tuples.checkpoint_ns, tuples.checkpoint_id, tuples.parent_checkpoint_id, tuples.checkpoint,
+  tuples.metadata, tuples.blob_channels, tuples.blob_versions, tuples.blob_types, tuples.blob_values,
+  tuples.blob_bases, tuples.blob_keeps, tuples.blob_base_lists,
+  tuples.write_task_ids, tuples.write_task_paths, tuples.write_idxs,
+  tuples.write_channels, tuples.write_types, tuples.write_values,
+  CASE WHEN tuples.position = 1 THEN pieces.hashes END AS piece_hashes,
+  CASE WHEN tuples.position = 1 THEN pieces.blobs END AS piece_values
+FROM tuples CROSS JOIN pieces
+ORDER BY tuples.position`
 
 const columns = "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata"
 const newestFirst = "page.checkpoint_id DESC, page.thread_id, page.checkpoint_ns"
@@ -400,7 +416,7 @@ DELETE FROM ${t.threads} WHERE thread_id = $1`
 
 const zip = <A>(length: number, f: (i: number) => A): Array<A> => Array.from({ length }, (_, i) => f(i))
 
-const toStored = (row: TupleRow): StoredCheckpoint => {
+const toStored = (row: TupleRow, pieces: StoredCheckpoint["pieces"]): StoredCheckpoint => {
   const blobChannels = row.blob_channels ?? []
   const writeTaskIds = row.write_task_ids ?? []
   return {
@@ -432,8 +448,17 @@ const toStored = (row: TupleRow): StoredCheckpoint => {
       type: row.write_types![i]!,
       bytes: row.write_values![i]!
     })),
-    pieces: zip(row.piece_hashes?.length ?? 0, (i): Piece => ({ hash: row.piece_hashes![i]!, bytes: row.piece_values![i]! }))
+    pieces
   }
+}
+
+/** The rows of one query as stored checkpoints, sharing the page's pieces. */
+const toStoredPage = (rows: ReadonlyArray<TupleRow>): Array<StoredCheckpoint> => {
+  const first = rows[0]
+  const pieces = new Map(
+    zip(first?.piece_hashes?.length ?? 0, (i) => [Sharing.pieceKey(first!.piece_hashes![i]!), first!.piece_values![i]!])
+  )
+  return rows.map((row) => toStored(row, pieces))
 }
 
 const emptyBytes = new Uint8Array(0)
@@ -482,7 +507,7 @@ export const make = Effect.fnUntraced(function*(tables: Tables, options: SqlDriv
   }
 
   const tuples = (operation: string, text: string, params: ReadonlyArray<unknown>) =>
-    run<TupleRow>(operation, text, params).pipe(Effect.map((rows) => rows.map(toStored)))
+    run<TupleRow>(operation, text, params).pipe(Effect.map(toStoredPage))
 
   const listPage = (selection: ListSelection, filter: string, after: StoredCheckpoint["row"] | undefined, limit: number) =>
     tuples("list", selection.thread_id === undefined ? listAll : listThread, [
