@@ -31,7 +31,8 @@ const rejectedByCockroach: ReadonlyArray<readonly [RegExp, string]> = [
   [/\bplpgsql\b|\bCREATE\s+(OR\s+REPLACE\s+)?(FUNCTION|TRIGGER)\b|\bDO\s+\$/i, "functions, triggers, DO blocks"],
   [/\b(LISTEN|NOTIFY|UNLISTEN)\b/i, "LISTEN/NOTIFY"],
   [/\b(xmin|xmax|ctid)\b|::regclass|\bto_regclass\b/i, "system columns and regclass"],
-  [/\bTEMP(ORARY)?\s+TABLE\b/i, "temporary tables"]
+  [/\bTEMP(ORARY)?\s+TABLE\b/i, "temporary tables"],
+  [/\(\s*WITH\b/i, "common table expressions inside subqueries (CockroachDB cannot correlate them)"]
 ]
 
 const violations = (statements: ReadonlyArray<string>) =>

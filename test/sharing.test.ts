@@ -8,13 +8,15 @@ import { describe, expect, it } from "@effect/vitest"
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages"
 import type { RunnableConfig } from "@langchain/core/runnables"
 import { type BaseCheckpointSaver, type Checkpoint, JsonPlusSerializer, uuid6 } from "@langchain/langgraph-checkpoint"
-import { Effect, Layer, ManagedRuntime, Schema } from "effect"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Layer, ManagedRuntime, Redacted, Schema } from "effect"
 import { afterAll, beforeAll } from "vitest"
-import { CheckpointStorage, EffectCheckpointSaver } from "../src/index.ts"
+import { CheckpointStorage, EffectCheckpointSaver, Sharing } from "../src/index.ts"
 import * as Cockroach from "../src/cockroach.ts"
 import * as Pglite from "../src/pglite.ts"
 import * as Postgres from "../src/postgres.ts"
-import { createDatabase } from "./support/databases.ts"
+import { makeCountingSocket } from "./support/countingSocket.ts"
+import { admin, createDatabase } from "./support/databases.ts"
 
 const runs = (fallback: number) => Number(process.env.CONTRACT_RUNS ?? fallback)
 const plain = new JsonPlusSerializer()
@@ -198,4 +200,215 @@ describe("structural sharing", () => {
   property("PostgreSQL", () => savers.postgres!, 15)
   property("CockroachDB dialect", () => savers.cockroach!, 8)
   property("PGlite", () => savers.pglite!, 8)
+})
+
+/** A chat of `steps` super-steps as LangGraph stores it: the message as a pending write, then the checkpoint. */
+const chat = async (saver: BaseCheckpointSaver, thread_id: string, steps: number, from: Array<BaseMessage> = []) => {
+  let config: RunnableConfig = { configurable: { thread_id, checkpoint_ns: "" } }
+  let messages = from
+  for (let step = 0; step < steps; step++) {
+    const next = messageOf(messages.length, step) as BaseMessage
+    if (config.configurable?.checkpoint_id !== undefined) {
+      await saver.putWrites(config, [["messages", [next]]], uuid6(step))
+    }
+    messages = [...messages, next]
+    const version = messages.length + Math.random() / 2
+    config = await saver.put(config, {
+      v: 4,
+      id: uuid6(step),
+      ts: new Date().toISOString(),
+      channel_values: { messages },
+      channel_versions: { messages: version },
+      versions_seen: {}
+    }, { source: "loop", step, parents: {} }, { messages: version })
+  }
+  return { config, messages }
+}
+
+const readsBack = async (saver: BaseCheckpointSaver, config: RunnableConfig, messages: ReadonlyArray<unknown>) =>
+  expect(await plainBytes((await saver.getTuple(config))?.checkpoint.channel_values.messages)).toBe(await plainBytes(messages))
+
+describe("structural sharing on PostgreSQL", () => {
+  let database: Awaited<ReturnType<typeof createDatabase>>
+  const count = async (sql: string, params: Array<unknown> = []) =>
+    Number((await admin((client) => client.query<{ n: string }>(sql, params), database.url)).rows[0]!.n)
+  beforeAll(async () => {
+    database = await createDatabase("sharing_pg")
+  }, 60_000)
+  afterAll(() => database.drop())
+
+  it("a step sends and stores its new message once, in one round trip", async () => {
+    const socket = makeCountingSocket(database.url)
+    const saver = EffectCheckpointSaver.fromLayer(Postgres.layerClient().pipe(
+      Layer.provide(PgClient.layerFrom(PgClient.makeClient({ url: Redacted.make(database.url), stream: socket.open })))
+    ))
+    const { config, messages } = await chat(saver, "one-trip", 60)
+    const next = messageOf(60, 1) as BaseMessage
+    const [trips, bytes] = [socket.roundTrips(), socket.bytesWritten()]
+    const stored = await saver.put(config, {
+      v: 4,
+      id: uuid6(99),
+      ts: "",
+      channel_values: { messages: [...messages, next] },
+      channel_versions: { messages: 99 },
+      versions_seen: {}
+    }, { source: "loop", step: 99, parents: {} }, { messages: 99 })
+    expect(socket.roundTrips() - trips).toBe(1)
+    // The whole array is ~20 KB; the put carries the new message, the list's
+    // newest hashes and the checkpoint row.
+    expect(socket.bytesWritten() - bytes).toBeLessThan(3_000)
+    await readsBack(saver, stored, [...messages, next])
+    expect(await count("SELECT count(*) AS n FROM checkpoint_pieces WHERE thread_id = 'one-trip'")).toBe(61)
+    await saver.close()
+  })
+
+  it("a list whose base another process removed is stored whole again, and reads back", async () => {
+    const writer = await EffectCheckpointSaver.fromConnString(database.url)
+    const other = await EffectCheckpointSaver.fromConnString(database.url)
+    const { messages } = await chat(writer, "stale", 30)
+    await other.deleteThread("stale")
+    // The writer still knows the lists it wrote; none of them exists any more.
+    const next = messageOf(30, 2) as BaseMessage
+    const config = await writer.put({ configurable: { thread_id: "stale", checkpoint_ns: "" } }, {
+      v: 4,
+      id: uuid6(100),
+      ts: "",
+      channel_values: { messages: [...messages, next] },
+      channel_versions: { messages: 100 },
+      versions_seen: {}
+    }, { source: "loop", step: 100, parents: {} }, { messages: 100 })
+    await readsBack(other, config, [...messages, next])
+    await writer.close()
+    await other.close()
+  })
+
+  it("concurrent forks of one checkpoint each read back exactly", async () => {
+    const saver = await EffectCheckpointSaver.fromConnString(database.url)
+    const { config, messages } = await chat(saver, "forks", 25)
+    const forks = await Promise.all(Array.from({ length: 8 }, async (_, i) => {
+      const value = [...messages.slice(0, 20 + i % 5), messageOf(100 + i, i) as BaseMessage]
+      const stored = await saver.put(config, {
+        v: 4,
+        id: uuid6(200 + i),
+        ts: "",
+        channel_values: { messages: value },
+        channel_versions: { messages: 200 + i },
+        versions_seen: {}
+      }, { source: "fork", step: 200 + i, parents: {} }, { messages: 200 + i })
+      return { stored, value }
+    }))
+    for (const { stored, value } of forks) await readsBack(saver, stored, value)
+    await saver.close()
+  })
+
+  it("a thread written in both encodings reads back, and only shared lists use pieces", async () => {
+    const plainSaver = await EffectCheckpointSaver.fromConnString(database.url, { sharing: false })
+    const sharedSaver = await EffectCheckpointSaver.fromConnString(database.url)
+    const first = await chat(plainSaver, "mixed", 10)
+    expect(await count("SELECT count(*) AS n FROM checkpoint_pieces WHERE thread_id = 'mixed'")).toBe(0)
+    const second = await chat(sharedSaver, "mixed", 10, first.messages)
+    const third = await chat(plainSaver, "mixed", 5, second.messages)
+    expect(await count("SELECT count(*) AS n FROM checkpoint_blobs WHERE thread_id = 'mixed' AND type = $1", [Sharing.SHARED]))
+      .toBeGreaterThan(5)
+    for (const saver of [plainSaver, sharedSaver]) {
+      const read = []
+      for await (const tuple of saver.list({ configurable: { thread_id: "mixed" } })) read.push(tuple)
+      expect(read).toHaveLength(25)
+      await readsBack(saver, third.config, third.messages)
+      await readsBack(saver, second.config, second.messages)
+      await readsBack(saver, first.config, first.messages)
+    }
+    await plainSaver.close()
+    await sharedSaver.close()
+  })
+
+  it("copy, prune and delete keep exactly the pieces something still refers to", async () => {
+    const saver = await EffectCheckpointSaver.fromConnString(database.url)
+    const pieces = (thread: string) => count("SELECT count(*) AS n FROM checkpoint_pieces WHERE thread_id = $1", [thread])
+    const { config, messages } = await chat(saver, "source", 40)
+    // Every message once, whatever the forty lists and pending writes that refer to it.
+    expect(await pieces("source")).toBe(40)
+    await saver.copyThread("source", "copy")
+    expect(await pieces("copy")).toBe(40)
+    // Every other message deleted, then one appended: prune keeps the head
+    // and its parent (where the head's delta history starts).
+    const edited = messages.filter((_, i) => i % 2 === 0)
+    let head = config
+    for (const [step, value] of [edited, [...edited, messageOf(77, 7)]].entries()) {
+      head = await saver.put(head, {
+        v: 4,
+        id: uuid6(500 + step),
+        ts: "",
+        channel_values: { messages: value },
+        channel_versions: { messages: 500 + step },
+        versions_seen: {}
+      }, { source: "loop", step: 500 + step, parents: {} }, { messages: 500 + step })
+    }
+    await saver.prune(["source"], { strategy: "keep_latest" })
+    expect(await pieces("source")).toBe(21)
+    await readsBack(saver, head, [...edited, messageOf(77, 7)])
+    await saver.deleteThread("source")
+    expect(await pieces("source")).toBe(0)
+    await readsBack(saver, { configurable: { ...config.configurable, thread_id: "copy" } }, messages)
+    await saver.close()
+  })
+
+  it("a piece missing from storage is a CorruptedCheckpoint naming the checkpoint", async () => {
+    const saver = await EffectCheckpointSaver.fromConnString(database.url)
+    const { config } = await chat(saver, "damaged", 5)
+    await admin((client) => client.query("DELETE FROM checkpoint_pieces WHERE thread_id = 'damaged' AND ctid IN (SELECT ctid FROM checkpoint_pieces WHERE thread_id = 'damaged' LIMIT 1)"), database.url)
+    await expect(saver.getTuple(config)).rejects.toMatchObject({
+      _tag: "CorruptedCheckpoint",
+      message: expect.stringContaining("a piece it refers to is missing")
+    })
+    await saver.close()
+  })
+})
+
+describe("elements changed in place", () => {
+  const saver = () => EffectCheckpointSaver.fromLayer(CheckpointStorage.layerMemory)
+  const putAll = async (target: BaseCheckpointSaver, values: Array<unknown>, steps: Array<() => void>) => {
+    let config: RunnableConfig = { configurable: { thread_id: "t", checkpoint_ns: "" } }
+    for (const [step, change] of steps.entries()) {
+      change()
+      const value = [...values]
+      config = await target.put(config, {
+        v: 4,
+        id: uuid6(step),
+        ts: "",
+        channel_values: { messages: value },
+        channel_versions: { messages: step + 1 },
+        versions_seen: {}
+      }, { source: "loop", step, parents: {} }, { messages: step + 1 })
+      await readsBack(target, config, value)
+    }
+  }
+
+  it("are serialized again, whatever kind of object they are", async () => {
+    class Counter {
+      #count = 0
+      bump() {
+        this.#count++
+      }
+      toJSON() {
+        return { count: this.#count }
+      }
+    }
+    const message = new AIMessage({ content: "first".repeat(40), tool_calls: [] })
+    const when = new Date(0)
+    const counter = new Counter()
+    const note = { content: "note ".repeat(40), tags: ["a"] }
+    const values: Array<unknown> = [message, { when }, counter, note, new HumanMessage("x".repeat(300))]
+    await putAll(saver(), values, [
+      () => undefined,
+      () => (message.content = "second"),
+      () => message.tool_calls!.push({ id: "1", name: "search", args: { q: "x" } }),
+      () => (message.additional_kwargs.extra = { nested: [1] }),
+      () => when.setFullYear(2030),
+      () => counter.bump(),
+      () => note.tags.push("b"),
+      () => delete (note as { tags?: unknown }).tags,
+      () => Object.assign(note, { tags: ["a"] })
+    ])
+  })
 })

@@ -3,7 +3,8 @@
  * extended-protocol exchange the client sends ends with one Sync message,
  * and the client waits for the server's ReadyForQuery before it can use the
  * answer, so Sync messages written = round trips. It also records the text
- * of every statement the client sends (Parse and Query messages).
+ * of every statement the client sends (Parse and Query messages) and counts
+ * the bytes it writes.
  */
 import { connect } from "node:net"
 import { Duplex } from "node:stream"
@@ -11,6 +12,7 @@ import { Duplex } from "node:stream"
 export const makeCountingSocket = (url: string) => {
   const { hostname, port } = new URL(url)
   let syncs = 0
+  let written = 0
   const statements: Array<string> = []
   const cstring = (frame: Buffer, start: number) => {
     const end = frame.indexOf(0, start)
@@ -22,6 +24,7 @@ export const makeCountingSocket = (url: string) => {
   let pending: Buffer = Buffer.alloc(0)
 
   const count = (chunk: Buffer) => {
+    written += chunk.length
     pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk])
     for (;;) {
       const header = started ? 5 : 4
@@ -63,5 +66,5 @@ export const makeCountingSocket = (url: string) => {
     return duplex
   }
 
-  return { open, roundTrips: () => syncs, statements: () => [...statements] }
+  return { open, roundTrips: () => syncs, bytesWritten: () => written, statements: () => [...statements] }
 }
