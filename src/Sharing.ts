@@ -88,7 +88,8 @@ interface Element {
 interface List {
   readonly version: string
   readonly base: { readonly version: string; readonly keep: number } | undefined
-  readonly entries: ReadonlyArray<string>
+  /** Its entries' hashes, back to back (one latin1 character per byte: compact to keep). */
+  readonly hashes: string
 }
 
 /**
@@ -166,20 +167,19 @@ const join = (texts: ReadonlyArray<Uint8Array>): Uint8Array => {
 }
 
 /**
- * Whether JSON serialization of a LangChain message reads only what a trace
- * sees: its enumerable properties and its class (see `Serializable.toJSON`,
- * which reads `this[key]` for each key of `lc_kwargs` it has).
+ * Whether a LangChain message serializes through `Serializable.toJSON`,
+ * whose reads a trace follows.
  */
-const isTraceableMessage = (value: object): boolean =>
+const isTraceableMessage = (value: object): value is BaseMessage =>
   value instanceof BaseMessage &&
   value.toJSON === Serializable.prototype.toJSON &&
-  Object.keys(value.lc_kwargs).every((key) =>
-    Object.prototype.propertyIsEnumerable.call(value, key) || !(key in value)
-  )
+  typeof value.lc_kwargs === "object" && value.lc_kwargs !== null &&
+  Object.getPrototypeOf(value.lc_kwargs) === Object.prototype
 
 /**
- * Every value JSON serialization of an element reads, depth first:
- * enumerable properties in order and each object's class. Recorded when an
+ * Every value JSON serialization of an element reads, depth first: each
+ * object's class, then a plain object's or array's enumerable properties in
+ * order, or what a LangChain message's `toJSON` reads. Recorded when an
  * element is first serialized, then walked again at each later step and
  * compared as it goes: equal traces mean equal text.
  */
@@ -226,10 +226,23 @@ class Trace {
       for (let i = 0; i < value.length; i++) if (!this.walk(value[i], depth + 1)) return false
       return this.see(undefined)
     }
-    if (
-      this.recording &&
-      (proto === Object.prototype || proto === null ? "toJSON" in value : !isTraceableMessage(value))
-    ) return false
+    if (proto !== Object.prototype && proto !== null) {
+      // A LangChain message (the only class recorded): what `Serializable.toJSON`
+      // reads, that is each key of `lc_kwargs` and its value, taken from the
+      // message itself when it has that key. Its class's own answers are fixed.
+      if (this.recording && !isTraceableMessage(value)) return false
+      const message = value as BaseMessage
+      if (!this.see(Object.hasOwn(message, "toJSON")) || !this.see(message.lc_serializable)) return false
+      if (!this.walk(message.lc_namespace, depth + 1)) return false
+      const kwargs = message.lc_kwargs
+      for (const key in kwargs) {
+        const own = key in message
+        const read = own ? (message as unknown as Record<string, unknown>)[key] : kwargs[key]
+        if (!this.see(key) || !this.see(own) || !this.walk(read, depth + 1)) return false
+      }
+      return this.see(Trace)
+    }
+    if (!this.see("toJSON" in value) || (this.recording && "toJSON" in value)) return false
     for (const key in value) {
       if (!this.see(key) || !this.walk((value as Record<string, unknown>)[key], depth + 1)) return false
     }
@@ -314,8 +327,10 @@ export const make = (dumpJson: ((value: unknown) => Uint8Array) | undefined) => 
     const n = elements.length
     let common = 0
     if (previous !== undefined) {
-      const max = Math.min(previous.entries.length, n)
-      while (common < max && previous.entries[common] === elements[common]!.key) common++
+      const max = Math.min(previous.hashes.length / HASH_BYTES, n)
+      while (
+        common < max && previous.hashes.startsWith(elements[common]!.key, common * HASH_BYTES)
+      ) common++
     }
     const limit = Math.max(16, Math.ceil(Math.sqrt(2 * n)))
     const base = previous?.base !== undefined
@@ -324,7 +339,6 @@ export const make = (dumpJson: ((value: unknown) => Uint8Array) | undefined) => 
       ? { version: previous.version, keep: common }
       : undefined
     const own = elements.slice(base?.keep ?? 0).map((element) => element.key)
-    const entries = elements.map((element) => element.key)
     return {
       blob: { channel, version, type: SHARED, bytes: packHashes(own), base },
       pieces: elements.slice(common).map(toPiece),
@@ -333,7 +347,7 @@ export const make = (dumpJson: ((value: unknown) => Uint8Array) | undefined) => 
         : previous.base === undefined
         ? [previous.version]
         : [previous.version, previous.base.version],
-      list: { version, base, entries }
+      list: { version, base, hashes: elements.map((element) => element.key).join("") }
     }
   }
 
@@ -377,7 +391,7 @@ export const make = (dumpJson: ((value: unknown) => Uint8Array) | undefined) => 
       remember(listKey(remembering.thread_id, remembering.checkpoint_ns, remembering.channel), {
         version: remembering.version,
         base: row.base === undefined ? undefined : { version: row.base.version, keep: row.base.keep },
-        entries
+        hashes: entries.join("")
       })
     }
     return join(texts)
