@@ -253,14 +253,13 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
     }
     /** Shared lists extend what their channels stored before, unless `fresh`. */
     const store = (fresh: boolean) => {
-      const laid = values.flatMap((value) =>
-        value._tag === "shared" ? [sharing.layOut(row, value.channel, value.version, value.elements, { fresh })] : []
-      )
-      const blobs = values.map((value): BlobRow =>
-        value._tag === "shared"
-          ? laid.find(({ blob }) => blob.channel === value.channel)!.blob
-          : { channel: value.channel, version: value.version, type: value.type, bytes: value.bytes }
-      )
+      const laid: Array<Sharing.Laid> = []
+      const blobs = values.map((value): BlobRow => {
+        if (value._tag === "serialized") return { channel: value.channel, version: value.version, type: value.type, bytes: value.bytes }
+        const list = sharing.layOut(row, value.channel, value.version, value.elements, { fresh })
+        laid.push(list)
+        return list.blob
+      })
       return driver.put(row, blobs, {
         pieces: Sharing.distinct(laid.flatMap(({ pieces }) => pieces)),
         requires: laid.flatMap(({ blob, requires }) => requires.map((version) => ({ channel: blob.channel, version })))
@@ -407,8 +406,7 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
   })
 
   const decodeStored = Effect.fnUntraced(function*(stored: StoredCheckpoint, remember = false) {
-    const { blobs, row, writes } = stored
-    const pieces = stored.pieces
+    const { blobs, pieces, row, writes } = stored
     const header = yield* decodeHeader(row)
     const checkpoint: Checkpoint = {
       ...header,
@@ -480,10 +478,8 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
     const collected = new Map(wanted.map((channel) => [channel, [] as Array<StoredWrite>]))
     const seeds = new Map<string, unknown>()
     const remaining = new Set(wanted)
-    for (const stored of ancestors) {
-      const { blobs, row, writes } = stored
+    for (const { blobs, pieces, row, writes } of ancestors) {
       if (remaining.size === 0) break
-      const pieces = stored.pieces
       const header = yield* decodeHeader(row)
       const stepWrites = yield* loadWrites(row, writes.filter((write) => remaining.has(write.channel)), pieces)
       for (const write of stepWrites.reverse()) collected.get(write[1])?.push(write)

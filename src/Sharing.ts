@@ -19,11 +19,13 @@
  * JSON cannot write, another serializer) keep the plain encoding.
  *
  * Speed: an element's text is reused from an earlier step only when a trace
- * of everything JSON serialization reads from it (every own enumerable
- * property, deeply, and each object's class) is unchanged, so an element
- * mutated in place is serialized again. Objects whose serialization could
- * read state such a trace cannot see (class instances other than LangChain
- * messages) are serialized every time.
+ * of everything its serialization reads (each object's class; a plain
+ * object's or array's enumerable properties, deeply; what a LangChain
+ * message's `toJSON` reads) is unchanged, so an element mutated in place is
+ * serialized again. Objects whose serialization could read state a trace
+ * cannot see (a `Date`, bytes, any other class or `toJSON`) are serialized
+ * at every step. (Assumed, as JSON itself does not promise it: a `toJSON`
+ * answers the same whatever key the element is found under.)
  *
  * @since 0.1.0
  */
@@ -88,8 +90,8 @@ interface Element {
 interface List {
   readonly version: string
   readonly base: { readonly version: string; readonly keep: number } | undefined
-  /** Its entries' hashes, back to back (one latin1 character per byte: compact to keep). */
-  readonly hashes: string
+  /** Its entries (the same objects as the elements encoded, when it was written here). */
+  readonly elements: ReadonlyArray<Element>
 }
 
 /**
@@ -327,9 +329,10 @@ export const make = (dumpJson: ((value: unknown) => Uint8Array) | undefined) => 
     const n = elements.length
     let common = 0
     if (previous !== undefined) {
-      const max = Math.min(previous.hashes.length / HASH_BYTES, n)
+      const max = Math.min(previous.elements.length, n)
       while (
-        common < max && previous.hashes.startsWith(elements[common]!.key, common * HASH_BYTES)
+        common < max &&
+        (previous.elements[common] === elements[common] || previous.elements[common]!.key === elements[common]!.key)
       ) common++
     }
     const limit = Math.max(16, Math.ceil(Math.sqrt(2 * n)))
@@ -347,7 +350,7 @@ export const make = (dumpJson: ((value: unknown) => Uint8Array) | undefined) => 
         : previous.base === undefined
         ? [previous.version]
         : [previous.version, previous.base.version],
-      list: { version, base, hashes: elements.map((element) => element.key).join("") }
+      list: { version, base, elements }
     }
   }
 
@@ -381,20 +384,20 @@ export const make = (dumpJson: ((value: unknown) => Uint8Array) | undefined) => 
       if (base === undefined || base.length < row.base.keep) return `its base (version ${row.base.version}) is missing`
       entries = [...base.slice(0, row.base.keep), ...own]
     }
-    const texts: Array<Uint8Array> = []
-    for (const entry of entries) {
-      const text = pieces.get(entry)
-      if (text === undefined) return `a piece it refers to is missing`
-      texts.push(text)
+    const elements: Array<Element> = []
+    for (const key of entries) {
+      const bytes = pieces.get(key)
+      if (bytes === undefined) return `a piece it refers to is missing`
+      elements.push({ key, bytes })
     }
     if (remembering !== undefined) {
       remember(listKey(remembering.thread_id, remembering.checkpoint_ns, remembering.channel), {
         version: remembering.version,
         base: row.base === undefined ? undefined : { version: row.base.version, keep: row.base.keep },
-        hashes: entries.join("")
+        elements
       })
     }
-    return join(texts)
+    return join(elements.map((element) => element.bytes))
   }
 
   return {

@@ -40,7 +40,7 @@ export const make = (): StorageDriver => {
   const writes = new Map<string, Map<string, WriteRow>>()
   // thread → time of its latest put
   const activity = new Map<string, Date>()
-  // thread → piece key → bytes
+  // thread → piece key → bytes (the service's own, never handed to callers: kept as given)
   const pieces = new Map<string, Map<string, Uint8Array>>()
 
   const addPieces = (thread_id: string, added: ReadonlyArray<Piece>) => {
@@ -48,7 +48,7 @@ export const make = (): StorageDriver => {
     if (stored === undefined) pieces.set(thread_id, stored = new Map())
     for (const piece of added) {
       const pieceKey = Sharing.pieceKey(piece.hash)
-      if (!stored.has(pieceKey)) stored.set(pieceKey, piece.bytes.slice())
+      if (!stored.has(pieceKey)) stored.set(pieceKey, piece.bytes)
     }
   }
 
@@ -68,7 +68,7 @@ export const make = (): StorageDriver => {
     ]))
     return new Map([...keys].flatMap((pieceKey) => {
       const bytes = stored?.get(pieceKey)
-      return bytes === undefined ? [] : [[pieceKey, bytes.slice()] as const]
+      return bytes === undefined ? [] : [[pieceKey, bytes] as const]
     }))
   }
 
@@ -288,7 +288,7 @@ export const make = (): StorageDriver => {
         }
         threads.set(target, namespaces)
         activity.set(target, new Date())
-        pieces.set(target, new Map(Array.from(pieces.get(source) ?? [], ([k, bytes]) => [k, bytes.slice()])))
+        pieces.set(target, new Map(pieces.get(source)))
         for (const [blobKey, blob] of [...blobs]) {
           if (blobKey.startsWith(sourceKey)) blobs.set(targetKey + blobKey.slice(sourceKey.length), copy(blob))
         }

@@ -3,15 +3,18 @@
  * serving PostgreSQL, PGlite and CockroachDB. Every operation is a single
  * statement, so each is atomic on its own and costs one round trip:
  *
- * - `put`: a data-modifying CTE inserts the changed channels' blobs (from
- *   `unnest` over parallel arrays), touches the thread's last activity and
- *   upserts the checkpoint row.
+ * - `put`: a data-modifying CTE locks the thread's row, checks the parent
+ *   and the blobs its shared lists rely on, inserts the new pieces and the
+ *   changed channels' blobs (from `unnest` over parallel arrays), touches
+ *   the thread's last activity and upserts the checkpoint row.
  * - `putWrites`: one upsert whose `WHERE` applies LangGraph's rule: special
  *   channels replace, ordinary writes keep the first.
  * - `getTuple` and each `list` page: one query; blobs and writes come back as
- *   parallel one-dimensional arrays (`bytea[]` in the binary protocol).
+ *   parallel one-dimensional arrays (`bytea[]` in the binary protocol), and
+ *   the pieces their shared lists refer to once per page.
  * - `ancestors`: one recursive query that stops once every channel is seeded.
- * - `deleteThread`: one statement deleting from every table.
+ * - `deleteThread`: one statement deleting from every table, run holding
+ *   the thread's row.
  *
  * @since 0.1.0
  */
@@ -20,7 +23,6 @@ import { SqlClient, SqlError } from "effect/sql"
 import type { Location } from "../Checkpoint.ts"
 import * as Retry from "../Retry.ts"
 import * as Sharing from "../Sharing.ts"
-import { HASH_BYTES, SHARED } from "../Sharing.ts"
 import type {
   BlobRow,
   CheckpointRow,
@@ -68,8 +70,8 @@ interface TupleRow {
 
 /** The hashes a list (a `bytea` of back-to-back hashes) holds, as rows `hash`. */
 const hashesOf = (list: string) =>
-  `SELECT DISTINCT substring(${list} FROM 1 + ${HASH_BYTES} * i FOR ${HASH_BYTES}) AS hash
-   FROM generate_series(0, length(${list}) / ${HASH_BYTES} - 1) AS i`
+  `SELECT DISTINCT substring(${list} FROM 1 + ${Sharing.HASH_BYTES} * i FOR ${Sharing.HASH_BYTES}) AS hash
+   FROM generate_series(0, length(${list}) / ${Sharing.HASH_BYTES} - 1) AS i`
 
 /**
  * Continues a `WITH` whose CTE `page` holds checkpoint rows: selects them as
@@ -94,8 +96,8 @@ tuples AS (
       array_agg(bl.type) AS types, array_agg(bl.blob) AS blobs,
       array_agg(bl.base) AS bases, array_agg(bl.keep) AS keeps, array_agg(bb.blob) AS base_lists,
       string_agg(
-        CASE WHEN bl.type = '${SHARED}'
-          THEN bl.blob || coalesce(substring(bb.blob FROM 1 FOR ${HASH_BYTES} * bl.keep), ''::bytea) END,
+        CASE WHEN bl.type = '${Sharing.SHARED}'
+          THEN bl.blob || coalesce(substring(bb.blob FROM 1 FOR ${Sharing.HASH_BYTES} * bl.keep), ''::bytea) END,
         ''::bytea
       ) AS refs
     FROM jsonb_each_text(page.checkpoint -> 'channel_versions') AS v (channel, version)
@@ -118,7 +120,7 @@ tuples AS (
   LEFT JOIN LATERAL (
     SELECT array_agg(cw.task_id) AS task_ids, array_agg(cw.task_path) AS task_paths, array_agg(cw.idx) AS idxs,
       array_agg(cw.channel) AS channels, array_agg(cw.type) AS types, array_agg(cw.blob) AS blobs,
-      string_agg(CASE WHEN cw.type = '${SHARED}' THEN cw.blob END, ''::bytea) AS refs
+      string_agg(CASE WHEN cw.type = '${Sharing.SHARED}' THEN cw.blob END, ''::bytea) AS refs
     FROM ${t.writes} cw
     WHERE cw.thread_id = page.thread_id AND cw.checkpoint_ns = page.checkpoint_ns
       AND cw.checkpoint_id = page.checkpoint_id${channels === undefined ? "" : ` AND cw.channel = ANY(${channels})`}
@@ -369,10 +371,10 @@ WITH gone (checkpoint_ns, checkpoint_id) AS (SELECT * FROM unnest($2::text[], $3
     )
   ),
   lists AS (
-    SELECT k.blob AS list FROM kept k WHERE k.type = '${SHARED}'
+    SELECT k.blob AS list FROM kept k WHERE k.type = '${Sharing.SHARED}'
     UNION ALL
     SELECT cw.blob FROM ${t.writes} cw
-    WHERE cw.thread_id = $1 AND cw.type = '${SHARED}' AND NOT EXISTS (
+    WHERE cw.thread_id = $1 AND cw.type = '${Sharing.SHARED}' AND NOT EXISTS (
       SELECT 1 FROM gone WHERE gone.checkpoint_ns = cw.checkpoint_ns AND gone.checkpoint_id = cw.checkpoint_id
     )
   ),
