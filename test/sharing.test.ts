@@ -301,6 +301,49 @@ describe("structural sharing on PostgreSQL", () => {
     await saver.close()
   })
 
+  it("a writer racing a pruner: every checkpoint that survives reads back exactly", async () => {
+    const writer = await EffectCheckpointSaver.fromConnString(database.url)
+    const pruner = await EffectCheckpointSaver.fromConnString(database.url)
+    const expected = new Map<string, string>()
+    let done = false
+    const writing = (async () => {
+      let config: RunnableConfig = { configurable: { thread_id: "raced", checkpoint_ns: "" } }
+      let messages: Array<BaseMessage | Record<string, unknown>> = []
+      for (let step = 0; step < 60; step++) {
+        // Appends, and now and then a deletion from the middle.
+        messages = step % 9 === 8 ? messages.filter((_, i) => i !== 3) : [...messages, messageOf(step, step)]
+        const version = step + 1 + Math.random() / 2
+        const value = [...messages]
+        config = await writer.put(config, {
+          v: 4,
+          id: uuid6(step),
+          ts: "",
+          channel_values: { messages: value },
+          channel_versions: { messages: version },
+          versions_seen: {}
+        }, { source: "loop", step, parents: {} }, { messages: version })
+        expected.set(String(config.configurable?.checkpoint_id), await plainBytes(value))
+      }
+      done = true
+    })()
+    let prunes = 0
+    while (!done) {
+      // Before the first put there is no thread to prune.
+      if (await pruner.prune(["raced"], { strategy: "keep_latest" }).then(() => true, () => false)) prunes++
+    }
+    await writing
+    expect(prunes).toBeGreaterThan(3)
+    let surviving = 0
+    for await (const tuple of pruner.list({ configurable: { thread_id: "raced" } })) {
+      expect(await plainBytes(tuple.checkpoint.channel_values.messages))
+        .toBe(expected.get(String(tuple.config.configurable?.checkpoint_id)))
+      surviving++
+    }
+    expect(surviving).toBeGreaterThan(0)
+    await writer.close()
+    await pruner.close()
+  })
+
   it("a thread written in both encodings reads back, and only shared lists use pieces", async () => {
     const plainSaver = await EffectCheckpointSaver.fromConnString(database.url, { sharing: false })
     const sharedSaver = await EffectCheckpointSaver.fromConnString(database.url)
