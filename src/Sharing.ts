@@ -5,12 +5,12 @@
  * A channel value or pending write that is an array (above all `messages`)
  * is stored as a *list*: the hashes of its elements, each element's bytes
  * being a *piece* stored once per thread and found by its hash. A list may
- * extend a *base*, a list without a base stored at another version of the
- * same channel: its first `keep` entries are the base's, so a step that
- * appends one message stores one hash, not the whole array. A fresh base is
- * written whenever the own entries would outgrow ~√(2n), which keeps the
- * lists of an n-element thread near O(√n) hashes per step and every read one
- * level deep.
+ * extend a *base*, a list stored at another version of the same channel:
+ * its first `keep` entries are the base's, so a step that appends one
+ * message stores one hash, not the whole array. Bases are at most two deep:
+ * a full list every ~n^⅔ new entries, a list extending it every ~n^⅓, and
+ * each step's list extending that, so an n-element thread stores about
+ * 3·n^⅓ hashes per step and a read follows at most two bases.
  *
  * Exactness: a piece is the element's text as `JsonPlusSerializer` writes
  * it, and `JsonPlusSerializer` writes an array as `[` + its elements' texts
@@ -86,10 +86,23 @@ interface Element {
   readonly bytes: Uint8Array
 }
 
+/** A list's base, with the bases it extends in turn. */
+interface Base {
+  readonly version: string
+  readonly keep: number
+  readonly base: Base | undefined
+}
+
+/** How many bases deep a list may be. */
+const DEPTH = 2
+
+/** The bases of a list, nearest first. */
+const chainOf = (base: Base | undefined): Array<Base> => base === undefined ? [] : [base, ...chainOf(base.base)]
+
 /** A list as last written or read: what the next step of its channel extends. */
 interface List {
   readonly version: string
-  readonly base: { readonly version: string; readonly keep: number } | undefined
+  readonly base: Base | undefined
   /** Its entries (the same objects as the elements encoded, when it was written here). */
   readonly elements: ReadonlyArray<Element>
 }
@@ -253,6 +266,25 @@ class Trace {
   }
 }
 
+/** A stored list's entries: its base's first `keep`, then its own; a string saying what is wrong. */
+const entriesOf = (
+  row: { readonly bytes: Uint8Array | undefined; readonly base?: SharedBase | undefined },
+  depth: number
+): Array<string> | string => {
+  const own = unpackHashes(row.bytes ?? new Uint8Array())
+  if (own === undefined) return "its list is not a whole number of hashes"
+  if (row.base === undefined) return own
+  if (depth === DEPTH) return "its bases are deeper than this library writes"
+  const base = row.base.list === undefined ? undefined : entriesOf({ bytes: row.base.list, base: row.base.base }, depth + 1)
+  if (base === undefined) return `its base (version ${row.base.version}) is missing`
+  if (typeof base === "string") return base
+  if (base.length < row.base.keep) return `its base (version ${row.base.version}) is shorter than it keeps`
+  return [...base.slice(0, row.base.keep), ...own]
+}
+
+const baseOf = (base: SharedBase | undefined): Base | undefined =>
+  base && { version: base.version, keep: base.keep, base: baseOf(base.base) }
+
 const listKey = (thread_id: string, checkpoint_ns: string, channel: string) =>
   JSON.stringify([thread_id, checkpoint_ns, channel])
 
@@ -335,22 +367,34 @@ export const make = (dumpJson: ((value: unknown) => Uint8Array) | undefined) => 
         (previous.elements[common] === elements[common] || previous.elements[common]!.key === elements[common]!.key)
       ) common++
     }
-    const limit = Math.max(16, Math.ceil(Math.sqrt(2 * n)))
-    const base = previous?.base !== undefined
-      ? (common >= previous.base.keep && n - previous.base.keep <= limit ? previous.base : undefined)
-      : previous !== undefined && common > 0 && n - common <= limit
-      ? { version: previous.version, keep: common }
-      : undefined
-    const own = elements.slice(base?.keep ?? 0).map((element) => element.key)
+    // The lists the new one may extend: the previous one and its bases, each
+    // agreeing with the new elements up to where the chain still does. A list
+    // one base deep may hold up to n^(2/3) own entries, two deep n^(1/3); of
+    // those that fit, the one leaving the fewest own entries wins.
+    const limits = [Infinity, Math.max(16, Math.ceil(n ** (2 / 3))), Math.max(16, Math.ceil(n ** (1 / 3)))]
+    let base: Base | undefined
+    let keep = 0
+    let agreed = common
+    // Each base's `keep` is how far it agrees with the list extending it.
+    const candidates = previous === undefined
+      ? []
+      : [{ version: previous.version, keep: common, base: previous.base }, ...chainOf(previous.base)]
+    for (const candidate of candidates) {
+      agreed = Math.min(agreed, candidate.keep)
+      const depth = chainOf(candidate.base).length + 1
+      const fits = depth <= DEPTH && agreed > 0 && n - agreed <= limits[depth]!
+      if (fits && (base === undefined || agreed > keep)) {
+        base = candidate
+        keep = agreed
+      }
+    }
+    const own = elements.slice(keep).map((element) => element.key)
     return {
-      blob: { channel, version, type: SHARED, bytes: packHashes(own), base },
+      blob: { channel, version, type: SHARED, bytes: packHashes(own), base: base && { version: base.version, keep } },
       pieces: elements.slice(common).map(toPiece),
-      requires: previous === undefined
-        ? []
-        : previous.base === undefined
-        ? [previous.version]
-        : [previous.version, previous.base.version],
-      list: { version, base, elements }
+      // The previous list and its bases hold every piece not sent.
+      requires: candidates.map((candidate) => candidate.version),
+      list: { version, base: base && { version: base.version, keep, base: base.base }, elements }
     }
   }
 
@@ -376,14 +420,8 @@ export const make = (dumpJson: ((value: unknown) => Uint8Array) | undefined) => 
       readonly version: string
     }
   ): Uint8Array | string => {
-    const own = unpackHashes(row.bytes ?? new Uint8Array())
-    if (own === undefined) return "its list is not a whole number of hashes"
-    let entries = own
-    if (row.base !== undefined) {
-      const base = row.base.list === undefined ? undefined : unpackHashes(row.base.list)
-      if (base === undefined || base.length < row.base.keep) return `its base (version ${row.base.version}) is missing`
-      entries = [...base.slice(0, row.base.keep), ...own]
-    }
+    const entries = entriesOf(row, 0)
+    if (typeof entries === "string") return entries
     const elements: Array<Element> = []
     for (const key of entries) {
       const bytes = pieces.get(key)
@@ -393,7 +431,7 @@ export const make = (dumpJson: ((value: unknown) => Uint8Array) | undefined) => 
     if (remembering !== undefined) {
       remember(listKey(remembering.thread_id, remembering.checkpoint_ns, remembering.channel), {
         version: remembering.version,
-        base: row.base === undefined ? undefined : { version: row.base.version, keep: row.base.keep },
+        base: baseOf(row.base),
         elements
       })
     }

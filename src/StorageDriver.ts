@@ -47,8 +47,9 @@ export interface BlobRow {
 
 /**
  * The base of a shared list: its first `keep` entries are those of the list
- * stored at `version` of the same channel (itself a list without a base).
- * Reads return that list's bytes as `list`.
+ * stored at `version` of the same channel, which may have a base of its own
+ * (lists are at most three deep). Reads return that list's bytes as `list`
+ * and its own base the same way.
  *
  * @since 0.1.0
  */
@@ -56,6 +57,7 @@ export interface SharedBase {
   readonly version: string
   readonly keep: number
   readonly list?: Uint8Array | undefined
+  readonly base?: SharedBase | undefined
 }
 
 /**

@@ -14,6 +14,7 @@ import type {
   IndexEntry,
   ListSelection,
   Piece,
+  SharedBase,
   StorageDriver,
   StoredCheckpoint,
   WriteRow
@@ -52,19 +53,42 @@ export const make = (): StorageDriver => {
     }
   }
 
-  /** A blob as read: a shared list carries its base's list. */
-  const readBlob = (thread_id: string, checkpoint_ns: string, blob: BlobRow): BlobRow => {
-    if (blob.base === undefined) return copy(blob)
-    const list = blobs.get(key(thread_id, checkpoint_ns, blob.channel, blob.base.version))?.bytes
-    return copy({ ...blob, base: { version: blob.base.version, keep: blob.base.keep, list: list?.slice() } })
+  /** A blob as read: a shared list carries its bases' lists. */
+  const readBlob = (thread_id: string, checkpoint_ns: string, blob: BlobRow): BlobRow =>
+    copy({ ...blob, base: readBase(thread_id, checkpoint_ns, blob.channel, blob.base) })
+
+  const readBase = (
+    thread_id: string,
+    checkpoint_ns: string,
+    channel: string,
+    base: SharedBase | undefined
+  ): SharedBase | undefined => {
+    if (base === undefined) return undefined
+    const stored = blobs.get(key(thread_id, checkpoint_ns, channel, base.version))
+    return {
+      version: base.version,
+      keep: base.keep,
+      list: stored?.bytes,
+      base: readBase(thread_id, checkpoint_ns, channel, stored?.base)
+    }
   }
+
+  /** A blob's key and those of the bases it extends. */
+  const withBases = (thread_id: string, checkpoint_ns: string, channel: string, version: string): Array<string> => {
+    const blobKey = key(thread_id, checkpoint_ns, channel, version)
+    const base = blobs.get(blobKey)?.base
+    return base === undefined ? [blobKey] : [blobKey, ...withBases(thread_id, checkpoint_ns, channel, base.version)]
+  }
+
+  const chainLists = (base: SharedBase | undefined): Array<Uint8Array> =>
+    base === undefined ? [] : [...(base.list === undefined ? [] : [base.list]), ...chainLists(base.base)]
 
   /** The pieces the blobs and writes refer to, with their bases'. */
   const piecesFor = (thread_id: string, rows: ReadonlyArray<BlobRow | WriteRow>): Map<string, Uint8Array> => {
     const stored = pieces.get(thread_id)
     const keys = new Set(rows.flatMap((row) => [
       ...Sharing.references(row),
-      ..."base" in row && row.base?.list !== undefined ? Sharing.references({ type: row.type, bytes: row.base.list }) : []
+      ...("base" in row ? chainLists(row.base) : []).flatMap((list) => Sharing.references({ type: row.type, bytes: list }))
     ]))
     return new Map([...keys].flatMap((pieceKey) => {
       const bytes = stored?.get(pieceKey)
@@ -235,11 +259,9 @@ export const make = (): StorageDriver => {
           writes.delete(key(thread_id, checkpoint_ns, checkpoint_id))
         }
         const referenced = new Set(rowsOf(thread_id).flatMap((row) =>
-          Object.entries(row.checkpoint.channel_versions).flatMap(([channel, version]) => {
-            const blobKey = key(thread_id, row.checkpoint_ns, channel, String(version))
-            const base = blobs.get(blobKey)?.base
-            return base === undefined ? [blobKey] : [blobKey, key(thread_id, row.checkpoint_ns, channel, base.version)]
-          })
+          Object.entries(row.checkpoint.channel_versions).flatMap(([channel, version]) =>
+            withBases(thread_id, row.checkpoint_ns, channel, String(version))
+          )
         ))
         const prefix = threadPrefix(thread_id)
         for (const blobKey of blobs.keys()) {

@@ -28,6 +28,7 @@ import type {
   CheckpointRow,
   ListSelection,
   PutOutcome,
+  SharedBase,
   StorageDriver,
   StoredCheckpoint,
   WriteRow
@@ -58,6 +59,10 @@ interface TupleRow {
   readonly blob_bases: ReadonlyArray<string | null> | null
   readonly blob_keeps: ReadonlyArray<number | null> | null
   readonly blob_base_lists: ReadonlyArray<Uint8Array | null> | null
+  readonly blob_base_bases: ReadonlyArray<string | null> | null
+  readonly blob_base_keeps: ReadonlyArray<number | null> | null
+  readonly blob_base_base_lists: ReadonlyArray<Uint8Array | null> | null
+  readonly blob_base_base_bases: ReadonlyArray<string | null> | null
   readonly write_task_ids: ReadonlyArray<string> | null
   readonly write_task_paths: ReadonlyArray<string> | null
   readonly write_idxs: ReadonlyArray<number> | null
@@ -76,8 +81,8 @@ const hashesOf = (list: string) =>
 /**
  * Continues a `WITH` whose CTE `page` holds checkpoint rows: selects them as
  * full tuples, in `order`. With `channels`, only blobs and writes of the
- * channels in that array expression. Shared lists come with their base's
- * list; the pieces any of them refers to come once for the whole page, on
+ * channels in that array expression. Shared lists come with their bases'
+ * lists (two deep); the pieces any of them refers to come once for the whole page, on
  * its first row, so a page of a long thread sends each message once.
  */
 const tupleProjection = (t: Tables, order: string, channels?: string) => `,
@@ -86,6 +91,8 @@ tuples AS (
     page.metadata::text AS metadata,
     b.channels AS blob_channels, b.versions AS blob_versions, b.types AS blob_types, b.blobs AS blob_values,
     b.bases AS blob_bases, b.keeps AS blob_keeps, b.base_lists AS blob_base_lists,
+    b.base_bases AS blob_base_bases, b.base_keeps AS blob_base_keeps,
+    b.base_base_lists AS blob_base_base_lists, b.base_base_bases AS blob_base_base_bases,
     w.task_ids AS write_task_ids, w.task_paths AS write_task_paths, w.idxs AS write_idxs,
     w.channels AS write_channels, w.types AS write_types, w.blobs AS write_values,
     coalesce(b.refs, ''::bytea) || coalesce(w.refs, ''::bytea) AS refs,
@@ -95,9 +102,13 @@ tuples AS (
     SELECT array_agg(bl.channel) AS channels, array_agg(bl.version) AS versions,
       array_agg(bl.type) AS types, array_agg(bl.blob) AS blobs,
       array_agg(bl.base) AS bases, array_agg(bl.keep) AS keeps, array_agg(bb.blob) AS base_lists,
+      array_agg(bb.base) AS base_bases, array_agg(bb.keep) AS base_keeps,
+      array_agg(bbb.blob) AS base_base_lists, array_agg(bbb.base) AS base_base_bases,
+      -- Every piece the lists may need (a base's own entries past what is kept too: a few).
       string_agg(
         CASE WHEN bl.type = '${Sharing.SHARED}'
-          THEN bl.blob || coalesce(substring(bb.blob FROM 1 FOR ${Sharing.HASH_BYTES} * bl.keep), ''::bytea) END,
+          THEN bl.blob || coalesce(bb.blob, ''::bytea)
+            || coalesce(substring(bbb.blob FROM 1 FOR ${Sharing.HASH_BYTES} * bb.keep), ''::bytea) END,
         ''::bytea
       ) AS refs
     FROM jsonb_each_text(page.checkpoint -> 'channel_versions') AS v (channel, version)
@@ -110,11 +121,17 @@ tuples AS (
       LIMIT 1
     ) bl
     LEFT JOIN LATERAL (
-      SELECT bb.blob FROM ${t.blobs} bb
+      SELECT bb.blob, bb.base, bb.keep FROM ${t.blobs} bb
       WHERE bb.thread_id = page.thread_id AND bb.checkpoint_ns = page.checkpoint_ns
         AND bb.channel = bl.channel AND bb.version = bl.base
       LIMIT 1
-    ) bb ON true${channels === undefined ? "" : `
+    ) bb ON true
+    LEFT JOIN LATERAL (
+      SELECT bbb.blob, bbb.base FROM ${t.blobs} bbb
+      WHERE bbb.thread_id = page.thread_id AND bbb.checkpoint_ns = page.checkpoint_ns
+        AND bbb.channel = bl.channel AND bbb.version = bb.base
+      LIMIT 1
+    ) bbb ON true${channels === undefined ? "" : `
     WHERE v.channel = ANY(${channels})`}
   ) b ON true
   LEFT JOIN LATERAL (
@@ -138,7 +155,8 @@ pieces AS (
 )
 SELECT tuples.thread_id, tuples.checkpoint_ns, tuples.checkpoint_id, tuples.parent_checkpoint_id, tuples.checkpoint,
   tuples.metadata, tuples.blob_channels, tuples.blob_versions, tuples.blob_types, tuples.blob_values,
-  tuples.blob_bases, tuples.blob_keeps, tuples.blob_base_lists,
+  tuples.blob_bases, tuples.blob_keeps, tuples.blob_base_lists, tuples.blob_base_bases, tuples.blob_base_keeps,
+  tuples.blob_base_base_lists, tuples.blob_base_base_bases,
   tuples.write_task_ids, tuples.write_task_paths, tuples.write_idxs,
   tuples.write_channels, tuples.write_types, tuples.write_values,
   CASE WHEN tuples.position = 1 THEN pieces.hashes END AS piece_hashes,
@@ -331,8 +349,8 @@ SELECT DISTINCT thread_id FROM ${t.checkpoints}
 WHERE jsonb_typeof(metadata -> 'run_id') = 'string' AND metadata ->> 'run_id' = ANY($1::text[])`,
 
   // What stays referenced is worked out once, from the checkpoints that
-  // stay: their blobs, the bases those extend, and the pieces of both and of
-  // the remaining writes. (Every part reads the statement's one snapshot, so
+  // stay: their blobs, the bases those extend (two deep), and the pieces of
+  // all of them and of the remaining writes. (Every part reads the statement's one snapshot, so
   // removed rows are excluded by name.)
   remove: `
 WITH gone (checkpoint_ns, checkpoint_id) AS (SELECT * FROM unnest($2::text[], $3::text[])),
@@ -351,18 +369,24 @@ WITH gone (checkpoint_ns, checkpoint_id) AS (SELECT * FROM unnest($2::text[], $3
       SELECT 1 FROM gone WHERE gone.checkpoint_ns = cp.checkpoint_ns AND gone.checkpoint_id = cp.checkpoint_id
     )
   ),
-  kept AS (
+  direct AS (
     SELECT bl.checkpoint_ns, bl.channel, bl.version, bl.base, bl.type, bl.blob
     FROM ${t.blobs} bl JOIN referenced r
       ON bl.checkpoint_ns = r.checkpoint_ns AND bl.channel = r.channel AND bl.version = r.version
     WHERE bl.thread_id = $1
-    UNION
+  ),
+  bases AS (
     SELECT bb.checkpoint_ns, bb.channel, bb.version, bb.base, bb.type, bb.blob
-    FROM ${t.blobs} bl
-    JOIN referenced r ON bl.checkpoint_ns = r.checkpoint_ns AND bl.channel = r.channel AND bl.version = r.version
-    JOIN ${t.blobs} bb ON bb.thread_id = $1 AND bb.checkpoint_ns = bl.checkpoint_ns AND bb.channel = bl.channel
-      AND bb.version = bl.base
-    WHERE bl.thread_id = $1
+    FROM direct d JOIN ${t.blobs} bb
+      ON bb.thread_id = $1 AND bb.checkpoint_ns = d.checkpoint_ns AND bb.channel = d.channel AND bb.version = d.base
+  ),
+  kept AS (
+    SELECT * FROM direct
+    UNION SELECT * FROM bases
+    UNION
+    SELECT bbb.checkpoint_ns, bbb.channel, bbb.version, bbb.base, bbb.type, bbb.blob
+    FROM bases b JOIN ${t.blobs} bbb
+      ON bbb.thread_id = $1 AND bbb.checkpoint_ns = b.checkpoint_ns AND bbb.channel = b.channel AND bbb.version = b.base
   ),
   removed_blobs AS (
     DELETE FROM ${t.blobs} bl
@@ -431,15 +455,25 @@ const toStored = (row: TupleRow, pieces: StoredCheckpoint["pieces"]): StoredChec
       metadata: Jsonb.decode(row.metadata)
     },
     blobs: zip(blobChannels.length, (i): BlobRow => {
-      const base = row.blob_bases![i]
+      // Three levels as columns; a deeper base is named without its list, which reads as missing.
+      const level = (version: string | null | undefined, keep: number, list: Uint8Array | null | undefined, base?: SharedBase) =>
+        version === null || version === undefined ? undefined : { version, keep, list: list ?? undefined, base }
       return {
         channel: blobChannels[i]!,
         version: row.blob_versions![i]!,
         type: row.blob_types![i]!,
         bytes: row.blob_values![i] ?? undefined,
-        base: base === null || base === undefined
-          ? undefined
-          : { version: base, keep: row.blob_keeps![i]!, list: row.blob_base_lists![i] ?? undefined }
+        base: level(
+          row.blob_bases![i],
+          row.blob_keeps![i]!,
+          row.blob_base_lists![i],
+          level(
+            row.blob_base_bases![i],
+            row.blob_base_keeps![i]!,
+            row.blob_base_base_lists![i],
+            level(row.blob_base_base_bases![i], 0, undefined)
+          )
+        )
       }
     }),
     writes: zip(writeTaskIds.length, (i): WriteRow => ({
