@@ -70,6 +70,8 @@ export class CheckpointStorage extends Context.Service<CheckpointStorage, {
    * Stores a checkpoint under `ref` (whose `checkpoint_id`, if any, is the
    * parent) with its metadata. Only the channels named in `newVersions` have
    * their values stored; the others are read back from earlier checkpoints.
+   * Arrays are stored with structural sharing (see `Sharing`): only the
+   * elements the thread has not stored yet are written.
    * Atomic: on any error nothing is written. A parent that no longer exists
    * (its thread was deleted or pruned while the writer ran) is
    * `CheckpointNotFound`.
