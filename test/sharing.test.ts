@@ -7,7 +7,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages"
 import type { RunnableConfig } from "@langchain/core/runnables"
-import { type BaseCheckpointSaver, type Checkpoint, JsonPlusSerializer, uuid6 } from "@langchain/langgraph-checkpoint"
+import { type BaseCheckpointSaver, JsonPlusSerializer, uuid6 } from "@langchain/langgraph-checkpoint"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, ManagedRuntime, Redacted, Schema } from "effect"
 import { afterAll, beforeAll } from "vitest"
@@ -58,6 +58,23 @@ const messageOf = (n: number, seed: number): BaseMessage | Record<string, unknow
   }
 }
 
+/** Puts a checkpoint whose one channel, `messages`, changed to `version`. */
+const putMessages = (
+  saver: BaseCheckpointSaver,
+  config: RunnableConfig,
+  messages: ReadonlyArray<unknown>,
+  version: number,
+  source: "loop" | "fork" = "loop"
+) =>
+  saver.put(config, {
+    v: 4,
+    id: uuid6(Math.floor(version)),
+    ts: new Date().toISOString(),
+    channel_values: { messages },
+    channel_versions: { messages: version },
+    versions_seen: {}
+  }, { source, step: Math.floor(version), parents: {} }, { messages: version })
+
 interface Written {
   readonly config: RunnableConfig
   readonly expected: string
@@ -86,16 +103,9 @@ const runSteps = async (saver: BaseCheckpointSaver, steps: ReadonlyArray<Step>) 
 
   const put = async () => {
     version = Math.floor(version) + 1 + Math.random() / 2
-    const checkpoint: Checkpoint = {
-      v: 4,
-      id: uuid6(counter++),
-      ts: new Date().toISOString(),
-      channel_values: { messages },
-      channel_versions: { messages: version },
-      versions_seen: {}
-    }
     const expected = await plainBytes(messages)
-    config = await saver.put(config, checkpoint, { source: "loop", step: counter, parents: {} }, { messages: version })
+    config = await putMessages(saver, config, messages, version)
+    counter++
     written.push({ config, expected, writes: [] })
     await check(written.at(-1)!)
   }
@@ -212,15 +222,7 @@ const chat = async (saver: BaseCheckpointSaver, thread_id: string, steps: number
       await saver.putWrites(config, [["messages", [next]]], uuid6(step))
     }
     messages = [...messages, next]
-    const version = messages.length + Math.random() / 2
-    config = await saver.put(config, {
-      v: 4,
-      id: uuid6(step),
-      ts: new Date().toISOString(),
-      channel_values: { messages },
-      channel_versions: { messages: version },
-      versions_seen: {}
-    }, { source: "loop", step, parents: {} }, { messages: version })
+    config = await putMessages(saver, config, messages, messages.length + Math.random() / 2)
   }
   return { config, messages }
 }
@@ -245,14 +247,7 @@ describe("structural sharing on PostgreSQL", () => {
     const { config, messages } = await chat(saver, "one-trip", 60)
     const next = messageOf(60, 1) as BaseMessage
     const [trips, bytes] = [socket.roundTrips(), socket.bytesWritten()]
-    const stored = await saver.put(config, {
-      v: 4,
-      id: uuid6(99),
-      ts: "",
-      channel_values: { messages: [...messages, next] },
-      channel_versions: { messages: 99 },
-      versions_seen: {}
-    }, { source: "loop", step: 99, parents: {} }, { messages: 99 })
+    const stored = await putMessages(saver, config, [...messages, next], 99)
     expect(socket.roundTrips() - trips).toBe(1)
     // The whole array is ~20 KB; the put carries the new message, the list's
     // newest hashes and the checkpoint row.
@@ -269,14 +264,7 @@ describe("structural sharing on PostgreSQL", () => {
     await other.deleteThread("stale")
     // The writer still knows the lists it wrote; none of them exists any more.
     const next = messageOf(30, 2) as BaseMessage
-    const config = await writer.put({ configurable: { thread_id: "stale", checkpoint_ns: "" } }, {
-      v: 4,
-      id: uuid6(100),
-      ts: "",
-      channel_values: { messages: [...messages, next] },
-      channel_versions: { messages: 100 },
-      versions_seen: {}
-    }, { source: "loop", step: 100, parents: {} }, { messages: 100 })
+    const config = await putMessages(writer, { configurable: { thread_id: "stale", checkpoint_ns: "" } }, [...messages, next], 100)
     await readsBack(other, config, [...messages, next])
     await writer.close()
     await other.close()
@@ -287,14 +275,7 @@ describe("structural sharing on PostgreSQL", () => {
     const { config, messages } = await chat(saver, "forks", 25)
     const forks = await Promise.all(Array.from({ length: 8 }, async (_, i) => {
       const value = [...messages.slice(0, 20 + i % 5), messageOf(100 + i, i) as BaseMessage]
-      const stored = await saver.put(config, {
-        v: 4,
-        id: uuid6(200 + i),
-        ts: "",
-        channel_values: { messages: value },
-        channel_versions: { messages: 200 + i },
-        versions_seen: {}
-      }, { source: "fork", step: 200 + i, parents: {} }, { messages: 200 + i })
+      const stored = await putMessages(saver, config, value, 200 + i, "fork")
       return { stored, value }
     }))
     for (const { stored, value } of forks) await readsBack(saver, stored, value)
@@ -312,16 +293,8 @@ describe("structural sharing on PostgreSQL", () => {
       for (let step = 0; step < 60; step++) {
         // Appends, and now and then a deletion from the middle.
         messages = step % 9 === 8 ? messages.filter((_, i) => i !== 3) : [...messages, messageOf(step, step)]
-        const version = step + 1 + Math.random() / 2
         const value = [...messages]
-        config = await writer.put(config, {
-          v: 4,
-          id: uuid6(step),
-          ts: "",
-          channel_values: { messages: value },
-          channel_versions: { messages: version },
-          versions_seen: {}
-        }, { source: "loop", step, parents: {} }, { messages: version })
+        config = await putMessages(writer, config, value, step + 1 + Math.random() / 2)
         expected.set(String(config.configurable?.checkpoint_id), await plainBytes(value))
       }
       done = true
@@ -378,14 +351,7 @@ describe("structural sharing on PostgreSQL", () => {
     const edited = messages.filter((_, i) => i % 2 === 0)
     let head = config
     for (const [step, value] of [edited, [...edited, messageOf(77, 7)]].entries()) {
-      head = await saver.put(head, {
-        v: 4,
-        id: uuid6(500 + step),
-        ts: "",
-        channel_values: { messages: value },
-        channel_versions: { messages: 500 + step },
-        versions_seen: {}
-      }, { source: "loop", step: 500 + step, parents: {} }, { messages: 500 + step })
+      head = await putMessages(saver, head, value, 500 + step)
     }
     await saver.prune(["source"], { strategy: "keep_latest" })
     expect(await pieces("source")).toBe(21)
@@ -415,14 +381,7 @@ describe("elements changed in place", () => {
     for (const [step, change] of steps.entries()) {
       change()
       const value = [...values]
-      config = await target.put(config, {
-        v: 4,
-        id: uuid6(step),
-        ts: "",
-        channel_values: { messages: value },
-        channel_versions: { messages: step + 1 },
-        versions_seen: {}
-      }, { source: "loop", step, parents: {} }, { messages: step + 1 })
+      config = await putMessages(target, config, value, step + 1)
       await readsBack(target, config, value)
     }
   }
