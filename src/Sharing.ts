@@ -16,7 +16,9 @@
  * it, and `JsonPlusSerializer` writes an array as `[` + its elements' texts
  * joined by `,` + `]`, so a read rebuilds the very bytes the plain encoding
  * would have stored. Arrays this cannot hold for (cycles, functions, values
- * JSON cannot write, another serializer) keep the plain encoding.
+ * JSON cannot write, another serializer) keep the plain encoding, and so do
+ * small arrays and arrays of small elements (numbers, ids, an embedding),
+ * for which a piece would cost more than it saves.
  *
  * Speed: an element's text is reused from an earlier step only when a trace
  * of everything its serialization reads (each object's class; a plain
@@ -49,8 +51,13 @@ export const SHARED = "shared-json/1"
  * @since 0.1.0
  */
 export const HASH_BYTES = 16
-/** Arrays smaller than this serialized keep the plain encoding: a piece row would cost more than it saves. */
+/**
+ * Arrays smaller than this serialized, or whose elements are smaller than
+ * `MIN_ELEMENT_BYTES` on average, keep the plain encoding: a piece row and
+ * its hash would cost more than they save.
+ */
 const MIN_SHARED_BYTES = 256
+const MIN_ELEMENT_BYTES = 64
 /** Lists remembered per process, for the next step of their channel. */
 const REMEMBERED_LISTS = 1000
 
@@ -285,6 +292,10 @@ const entriesOf = (
 const baseOf = (base: SharedBase | undefined): Base | undefined =>
   base && { version: base.version, keep: base.keep, base: baseOf(base.base) }
 
+/** An element that may deserve a piece of its own: an object, or a long string. */
+const worthAPiece = (value: unknown): boolean =>
+  typeof value === "object" ? value !== null : typeof value === "string" && value.length >= MIN_ELEMENT_BYTES
+
 const listKey = (thread_id: string, checkpoint_ns: string, channel: string) =>
   JSON.stringify([thread_id, checkpoint_ns, channel])
 
@@ -325,7 +336,9 @@ export const make = (dumpJson: ((value: unknown) => Uint8Array) | undefined) => 
    * bytes when known. `undefined`: let the serializer write it.
    */
   const encode = (value: ReadonlyArray<unknown>): Encoded | undefined => {
-    if (dumpJson === undefined) return undefined
+    // Numbers, short strings and the like (an embedding, a list of ids) are
+    // smaller than a piece's hash and row: not worth serializing one by one.
+    if (dumpJson === undefined || !value.every(worthAPiece)) return undefined
     const elements: Array<Element> = []
     let size = 2
     for (const item of value) {
@@ -334,7 +347,7 @@ export const make = (dumpJson: ((value: unknown) => Uint8Array) | undefined) => 
       elements.push(element)
       size += element.bytes.byteLength + 1
     }
-    return size < MIN_SHARED_BYTES
+    return size < MIN_SHARED_BYTES || size < MIN_ELEMENT_BYTES * elements.length
       ? { _tag: "plain", bytes: join(elements.map((element) => element.bytes)) }
       : { _tag: "shared", elements }
   }

@@ -362,6 +362,24 @@ describe("structural sharing on PostgreSQL", () => {
     await saver.close()
   })
 
+  it("small arrays and arrays of small elements keep the plain encoding", async () => {
+    const saver = await EffectCheckpointSaver.fromConnString(database.url)
+    const values = [
+      Array.from({ length: 1536 }, (_, i) => Math.sin(i)), // an embedding
+      Array.from({ length: 500 }, (_, i) => `id-${i}`),
+      Array.from({ length: 200 }, (_, i) => ({ i })),
+      [{ role: "user", content: "hi" }]
+    ]
+    let config: RunnableConfig = { configurable: { thread_id: "small", checkpoint_ns: "" } }
+    for (const [i, value] of values.entries()) {
+      config = await putMessages(saver, config, value, i + 1)
+      await readsBack(saver, config, value)
+    }
+    expect(await count("SELECT count(*) AS n FROM checkpoint_pieces WHERE thread_id = 'small'")).toBe(0)
+    expect(await count("SELECT count(*) AS n FROM checkpoint_blobs WHERE thread_id = 'small' AND type = 'json'")).toBe(4)
+    await saver.close()
+  })
+
   it("a piece missing from storage is a CorruptedCheckpoint naming the checkpoint", async () => {
     const saver = await EffectCheckpointSaver.fromConnString(database.url)
     const { config } = await chat(saver, "damaged", 5)

@@ -48,9 +48,11 @@ export const canonical = (value: unknown): string =>
 const tagged = <T extends "Large" | "List">(value: Value, tag: T): value is Extract<Value, { readonly _tag: T }> =>
   typeof value === "object" && value !== null && !Array.isArray(value) && "_tag" in value && value._tag === tag
 
-/** Element `i` of the sequence lists are cut from: every seventh holds bytes. */
+/** Element `i` of the sequence lists are cut from (large enough to be shared): every seventh holds bytes. */
 const listElement = (i: number): unknown =>
-  i % 7 === 3 ? { id: i, bytes: new Uint8Array([i, 255 - i, 0]) } : { id: i, text: `element ${i} of a list \u{1F600}` }
+  i % 7 === 3
+    ? { id: i, bytes: new Uint8Array([i, 255 - i, 0]) }
+    : { id: i, text: `element ${i} of a list \u{1F600}`.padEnd(80, " ·") }
 
 /** A generated value as LangGraph would hold it (JSON normalised, large strings and lists built). */
 const materialize = (value: Value): unknown => {
