@@ -257,7 +257,9 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
     const store = (fresh: boolean) => {
       const laid: Array<Sharing.Laid> = []
       const blobs = values.map((value): BlobRow => {
-        if (value._tag === "serialized") return { channel: value.channel, version: value.version, type: value.type, bytes: value.bytes }
+        if (value._tag === "serialized") {
+          return { channel: value.channel, version: value.version, type: value.type, bytes: value.bytes }
+        }
         const list = sharing.layOut(row, value.channel, value.version, value.elements, { fresh })
         laid.push(list)
         return list.blob

@@ -50,7 +50,10 @@ const set = (target: { [key: string]: Json }, key: string, value: unknown): void
  * @since 0.1.0
  */
 export class FastJsonPlusSerializer extends JsonPlusSerializer {
-  /** The JSON text `dumpsTyped` writes for a value that is not a `Uint8Array` (what structural sharing stores per element). */
+  /**
+   * The JSON text `dumpsTyped` writes for a value that is not a `Uint8Array`
+   * (what structural sharing stores per element).
+   */
   dumpJson(value: unknown): Uint8Array {
     return this._dumps(value)
   }

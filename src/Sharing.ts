@@ -110,8 +110,8 @@ const chainOf = (base: Base | undefined): Array<Base> => base === undefined ? []
 interface List {
   readonly version: string
   readonly base: Base | undefined
-  /** Its entries (the same objects as the elements encoded, when it was written here). */
-  readonly elements: ReadonlyArray<Element>
+  /** Its entries' hashes (the elements' own strings when written here: compared by identity first). */
+  readonly keys: ReadonlyArray<string>
 }
 
 /**
@@ -374,11 +374,8 @@ export const make = (dumpJson: ((value: unknown) => Uint8Array) | undefined) => 
     const n = elements.length
     let common = 0
     if (previous !== undefined) {
-      const max = Math.min(previous.elements.length, n)
-      while (
-        common < max &&
-        (previous.elements[common] === elements[common] || previous.elements[common]!.key === elements[common]!.key)
-      ) common++
+      const max = Math.min(previous.keys.length, n)
+      while (common < max && previous.keys[common] === elements[common]!.key) common++
     }
     // The lists the new one may extend: the previous one and its bases, each
     // agreeing with the new elements up to where the chain still does. A list
@@ -407,7 +404,11 @@ export const make = (dumpJson: ((value: unknown) => Uint8Array) | undefined) => 
       pieces: elements.slice(common).map(toPiece),
       // The previous list and its bases hold every piece not sent.
       requires: candidates.map((candidate) => candidate.version),
-      list: { version, base: base && { version: base.version, keep, base: base.base }, elements }
+      list: {
+        version,
+        base: base && { version: base.version, keep, base: base.base },
+        keys: elements.map((element) => element.key)
+      }
     }
   }
 
@@ -435,20 +436,20 @@ export const make = (dumpJson: ((value: unknown) => Uint8Array) | undefined) => 
   ): Uint8Array | string => {
     const entries = entriesOf(row, 0)
     if (typeof entries === "string") return entries
-    const elements: Array<Element> = []
+    const texts: Array<Uint8Array> = []
     for (const key of entries) {
       const bytes = pieces.get(key)
       if (bytes === undefined) return `a piece it refers to is missing`
-      elements.push({ key, bytes })
+      texts.push(bytes)
     }
     if (remembering !== undefined) {
       remember(listKey(remembering.thread_id, remembering.checkpoint_ns, remembering.channel), {
         version: remembering.version,
         base: baseOf(row.base),
-        elements
+        keys: entries
       })
     }
-    return join(elements.map((element) => element.bytes))
+    return join(texts)
   }
 
   return {
