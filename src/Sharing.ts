@@ -257,6 +257,7 @@ class Trace {
       if (!this.see(Object.hasOwn(message, "toJSON")) || !this.see(message.lc_serializable)) return false
       if (!this.walk(message.lc_namespace, depth + 1)) return false
       const kwargs = message.lc_kwargs
+      if (!this.see(Object.getPrototypeOf(kwargs))) return false
       for (const key in kwargs) {
         const own = key in message
         const read = own ? (message as unknown as Record<string, unknown>)[key] : kwargs[key]
