@@ -259,9 +259,8 @@ class Trace {
       const kwargs = message.lc_kwargs
       if (!this.see(Object.getPrototypeOf(kwargs))) return false
       for (const key in kwargs) {
-        const own = key in message
-        const read = own ? (message as unknown as Record<string, unknown>)[key] : kwargs[key]
-        if (!this.see(key) || !this.see(own) || !this.walk(read, depth + 1)) return false
+        const read = key in message ? (message as unknown as Record<string, unknown>)[key] : kwargs[key]
+        if (!this.see(key) || !this.walk(read, depth + 1)) return false
       }
       return this.see(Trace)
     }
