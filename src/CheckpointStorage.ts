@@ -167,7 +167,7 @@ const lastSpecialWrites = (writes: ReadonlyArray<readonly [string, unknown]>) =>
   )
 
 /** A checkpoint's pieces by hash. */
-type Pieces = ReadonlyMap<string, Uint8Array>
+type Pieces = StoredCheckpoint["pieces"]
 
 const noPieces: Pieces = new Map()
 
@@ -201,8 +201,7 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
         try: () => sharing.encode(value),
         catch: (cause) => new SerializationFailed({ operation, path, cause })
       })
-      if (encoded?._tag === "plain") return { _tag: "serialized", type: "json", bytes: encoded.bytes } as const
-      if (encoded?._tag === "shared") return encoded
+      if (encoded !== undefined) return encoded
     }
     return { _tag: "serialized", ...(yield* dump(operation, path, value)) } as const
   })

@@ -115,11 +115,11 @@ interface List {
 }
 
 /**
- * A value encoded: `plain` holds the bytes the plain encoding stores;
+ * A value encoded: `serialized` holds what the plain encoding stores;
  * `shared` holds its elements, to be laid out as a list.
  */
 export type Encoded =
-  | { readonly _tag: "plain"; readonly bytes: Uint8Array }
+  | { readonly _tag: "serialized"; readonly type: "json"; readonly bytes: Uint8Array }
   | { readonly _tag: "shared"; readonly elements: ReadonlyArray<Element> }
 
 /** A channel's list, laid out against what its channel stored before. */
@@ -348,7 +348,7 @@ export const make = (dumpJson: ((value: unknown) => Uint8Array) | undefined) => 
       size += element.bytes.byteLength + 1
     }
     return size < MIN_SHARED_BYTES || size < MIN_ELEMENT_BYTES * elements.length
-      ? { _tag: "plain", bytes: join(elements.map((element) => element.bytes)) }
+      ? { _tag: "serialized", type: "json", bytes: join(elements.map((element) => element.bytes)) }
       : { _tag: "shared", elements }
   }
 
@@ -398,16 +398,22 @@ export const make = (dumpJson: ((value: unknown) => Uint8Array) | undefined) => 
         keep = agreed
       }
     }
-    const own = elements.slice(keep).map((element) => element.key)
+    const keys = elements.map((element) => element.key)
     return {
-      blob: { channel, version, type: SHARED, bytes: packHashes(own), base: base && { version: base.version, keep } },
+      blob: {
+        channel,
+        version,
+        type: SHARED,
+        bytes: packHashes(keys.slice(keep)),
+        base: base && { version: base.version, keep }
+      },
       pieces: elements.slice(common).map(toPiece),
       // The previous list and its bases hold every piece not sent.
       requires: candidates.map((candidate) => candidate.version),
       list: {
         version,
         base: base && { version: base.version, keep, base: base.base },
-        keys: elements.map((element) => element.key)
+        keys
       }
     }
   }

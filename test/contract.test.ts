@@ -8,7 +8,7 @@
 import { PGlite } from "@electric-sql/pglite"
 import { describe, expect, it } from "@effect/vitest"
 import { MemorySaver } from "@langchain/langgraph-checkpoint"
-import { Effect } from "effect"
+import { Effect, type Layer } from "effect"
 import { afterAll, beforeAll } from "vitest"
 import { CheckpointStorage, EffectCheckpointSaver } from "../src/index.ts"
 import * as Cockroach from "../src/cockroach.ts"
@@ -16,6 +16,8 @@ import * as Pglite from "../src/pglite.ts"
 import * as Postgres from "../src/postgres.ts"
 import { check, type ContractReport, operations, runContract, runContractOnLayer } from "../src/testing/index.ts"
 import { createDatabase } from "./support/databases.ts"
+
+type CheckpointStorageLayer = Layer.Layer<CheckpointStorage.CheckpointStorage, unknown>
 
 const runs = (fallback: number) => Number(process.env.CONTRACT_RUNS ?? fallback)
 const passes = (report: ContractReport) => expect(report.failure?.script ?? "passed").toBe("passed")
@@ -41,35 +43,26 @@ describe("runContract", () => {
       await database.drop()
     })
 
-    it("PostgreSQL", async () => {
+    /** The contract on `count` sequences, each over a saver with tables of its own. */
+    const sqlContract = (name: string, count: number, layer: (schema: string) => CheckpointStorageLayer) => async () => {
       passes(await runContract({
-        name: "postgres",
-        create: () => EffectCheckpointSaver.fromLayer(Postgres.layer({ url: database.url, schema: freshSchema(), poolSize: 4 })),
+        name,
+        create: () => EffectCheckpointSaver.fromLayer(layer(freshSchema())),
         destroy: (saver) => saver.close(),
-        runs: runs(20)
+        runs: runs(count)
       }))
-    }, 300_000)
+    }
 
-    it("CockroachDB dialect (on PostgreSQL, SERIALIZABLE)", async () => {
-      passes(await runContract({
-        name: "cockroach dialect",
-        create: () =>
-          EffectCheckpointSaver.fromLayer(
-            Cockroach.layer({ url: database.url.replace(/^postgres/, "cockroachdb"), schema: freshSchema(), poolSize: 4 })
-          ),
-        destroy: (saver) => saver.close(),
-        runs: runs(10)
-      }))
-    }, 300_000)
+    it("PostgreSQL", sqlContract("postgres", 20, (schema) => Postgres.layer({ url: database.url, schema, poolSize: 4 })), 300_000)
 
-    it("PGlite", async () => {
-      passes(await runContract({
-        name: "pglite",
-        create: () => EffectCheckpointSaver.fromLayer(Pglite.layer({ pglite, schema: freshSchema() })),
-        destroy: (saver) => saver.close(),
-        runs: runs(15)
-      }))
-    }, 300_000)
+    it(
+      "CockroachDB dialect (on PostgreSQL, SERIALIZABLE)",
+      sqlContract("cockroach dialect", 10, (schema) =>
+        Cockroach.layer({ url: database.url.replace(/^postgres/, "cockroachdb"), schema, poolSize: 4 })),
+      300_000
+    )
+
+    it("PGlite", sqlContract("pglite", 15, (schema) => Pglite.layer({ pglite, schema })), 300_000)
   })
 
   it("finds LangGraph's MemorySaver failing on a Uint8Array pending write, and replays it", async () => {

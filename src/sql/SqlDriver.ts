@@ -73,6 +73,14 @@ interface TupleRow {
   readonly piece_values: ReadonlyArray<Uint8Array> | null
 }
 
+/** The columns of {@link TupleRow} a `tuples` CTE holds (besides the page's pieces). */
+const tupleColumns = [
+  "thread_id", "checkpoint_ns", "checkpoint_id", "parent_checkpoint_id", "checkpoint", "metadata",
+  "blob_channels", "blob_versions", "blob_types", "blob_values", "blob_bases", "blob_keeps", "blob_base_lists",
+  "blob_base_bases", "blob_base_keeps", "blob_base_base_lists", "blob_base_base_bases",
+  "write_task_ids", "write_task_paths", "write_idxs", "write_channels", "write_types", "write_values"
+] as const satisfies ReadonlyArray<keyof TupleRow>
+
 /** The hashes a list (a `bytea` of back-to-back hashes) holds, as rows `hash`. */
 const hashesOf = (list: string) =>
   `SELECT DISTINCT substring(${list} FROM 1 + ${Sharing.HASH_BYTES} * i FOR ${Sharing.HASH_BYTES}) AS hash
@@ -153,12 +161,7 @@ pieces AS (
     SELECT p.hash, p.blob FROM ${t.pieces} p WHERE p.thread_id = hashes.thread_id AND p.hash = hashes.hash LIMIT 1
   ) p
 )
-SELECT tuples.thread_id, tuples.checkpoint_ns, tuples.checkpoint_id, tuples.parent_checkpoint_id, tuples.checkpoint,
-  tuples.metadata, tuples.blob_channels, tuples.blob_versions, tuples.blob_types, tuples.blob_values,
-  tuples.blob_bases, tuples.blob_keeps, tuples.blob_base_lists, tuples.blob_base_bases, tuples.blob_base_keeps,
-  tuples.blob_base_base_lists, tuples.blob_base_base_bases,
-  tuples.write_task_ids, tuples.write_task_paths, tuples.write_idxs,
-  tuples.write_channels, tuples.write_types, tuples.write_values,
+SELECT ${tupleColumns.map((column) => `tuples.${column}`).join(", ")},
   CASE WHEN tuples.position = 1 THEN pieces.hashes END AS piece_hashes,
   CASE WHEN tuples.position = 1 THEN pieces.blobs END AS piece_values
 FROM tuples CROSS JOIN pieces
