@@ -10,17 +10,17 @@
  */
 import { PgClient } from "@effect/sql-pg"
 import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages"
+import type { RunnableConfig } from "@langchain/core/runnables"
 import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph"
 import { type BaseCheckpointSaver, type Checkpoint, MemorySaver, uuid6 } from "@langchain/langgraph-checkpoint"
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres"
-import type { RunnableConfig } from "@langchain/core/runnables"
-import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
+import { type Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { execFileSync } from "node:child_process"
 import { writeFileSync } from "node:fs"
 import { cpus } from "node:os"
 import { join } from "node:path"
-import pg from "pg"
+import { Client, Pool } from "pg"
 import { EffectCheckpointSaver } from "../src/index.ts"
 import * as Postgres from "../src/postgres.ts"
 import { makeCountingSocket } from "../test/support/countingSocket.ts"
@@ -33,10 +33,10 @@ const n = (count: number) => Math.max(2, Math.round(count * scale))
 
 const server = await ensureServer()
 
-const admin = async <A>(database: string, f: (client: pg.Client) => Promise<A>): Promise<A> => {
+const admin = async <A>(database: string, f: (client: Client) => Promise<A>): Promise<A> => {
   const url = new URL(server.url)
   url.pathname = `/${database}`
-  const client = new pg.Client({ connectionString: url.toString() })
+  const client = new Client({ connectionString: url.toString() })
   await client.connect()
   try {
     return await f(client)
@@ -100,7 +100,7 @@ const ours = async (plain = false): Promise<Subject> => {
 
 const official = async (): Promise<Subject> => {
   const { database, url } = await createDatabase("official")
-  const pool = new pg.Pool({ connectionString: url, max: 10 })
+  const pool = new Pool({ connectionString: url, max: 10 })
   const saver = new PostgresSaver(pool)
   await saver.setup()
   return { name: "PostgresSaver (official)", saver, storageBytes: () => tableBytes(database), close: () => saver.end() }
@@ -131,7 +131,9 @@ const makeFloor = async () => {
   const runtime = ManagedRuntime.make(PgClient.layer({ url: Redacted.make(url), maxConnections: 10 }))
   const run = <A>(effect: Effect.Effect<A, unknown, SqlClient.SqlClient>) => runtime.runPromise(effect)
   await run(SqlClient.SqlClient.use((sql) => sql.unsafe("CREATE TABLE floor (id bigserial PRIMARY KEY, data bytea)")))
-  await run(SqlClient.SqlClient.use((sql) => sql.unsafe("CREATE TABLE floor_delta (id bigserial PRIMARY KEY, data bytea)")))
+  await run(
+    SqlClient.SqlClient.use((sql) => sql.unsafe("CREATE TABLE floor_delta (id bigserial PRIMARY KEY, data bytea)"))
+  )
   return {
     insert: (bytes: Uint8Array) =>
       run(SqlClient.SqlClient.use((sql) => sql.unsafe("INSERT INTO floor (data) VALUES ($1)", [bytes]))),
@@ -157,7 +159,8 @@ const words = (
 ).split(" ")
 let seed = 42
 const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648
-const text = (count: number) => Array.from({ length: count }, () => words[Math.floor(random() * words.length)]).join(" ")
+const text = (count: number) =>
+  Array.from({ length: count }, () => words[Math.floor(random() * words.length)]).join(" ")
 
 /** A chat message of about 800 bytes serialized. */
 const message = (step: number): BaseMessage =>
@@ -272,9 +275,13 @@ const table = (title: string, rows: ReadonlyArray<Row>, unit = "op") => {
     const opsPerSecond = row.total === undefined
       ? 1000 / (row.samples.reduce((a, b) => a + b, 0) / row.samples.length)
       : (row.count ?? row.samples.length) / (row.total / 1000)
-    const ratio = base === undefined ? "" : (percentile(base.samples, 50) / percentile(row.samples, 50)).toFixed(1) + "x"
+    const ratio = base === undefined
+      ? ""
+      : (percentile(base.samples, 50) / percentile(row.samples, 50)).toFixed(1) + "x"
     lines.push(
-      `| ${row.name} | ${opsPerSecond.toFixed(1)} | ${ms(percentile(row.samples, 50))} | ${ms(percentile(row.samples, 99))} | ${ratio} |`
+      `| ${row.name} | ${opsPerSecond.toFixed(1)} | ${ms(percentile(row.samples, 50))} | ${
+        ms(percentile(row.samples, 99))
+      } | ${ratio} |`
     )
   }
   sections.push(lines.join("\n"))
@@ -291,7 +298,9 @@ const ratioOf = (rows: ReadonlyArray<Row>, base = officialSubject) => {
 /** "No slower than the plain encoding": the p50 ratio, with 5% allowed for noise. */
 const notSlower = (what: string, rows: ReadonlyArray<Row>) => {
   const ratio = ratioOf(rows, plainSubject)
-  verdicts.push(`| ${what} vs the plain encoding | ${ratio.toFixed(2)}x | ≥ 1x | ${ratio >= 0.95 ? "met" : "**missed**"} |`)
+  verdicts.push(
+    `| ${what} vs the plain encoding | ${ratio.toFixed(2)}x | ≥ 1x | ${ratio >= 0.95 ? "met" : "**missed**"} |`
+  )
 }
 
 const log = (line: string) => console.log(`[bench] ${line}`)
@@ -337,11 +346,15 @@ const log = (line: string) => console.log(`[bench] ${line}`)
   const storage = await Promise.all(subjects.map((subject) => subject.storageBytes()))
   sections.push([
     `Storage after the thread: ${subjects.map((s, i) => `${s.name} ${mib(storage[i]!)} MiB`).join(", ")}. ` +
-    `The steps added ${mib(information)} MiB of messages; stored one INSERT a step in a plain table (the delta floor) ` +
+    `The steps added ${
+      mib(information)
+    } MiB of messages; stored one INSERT a step in a plain table (the delta floor) ` +
     `they take ${mib(deltaFloor)} MiB. Against that floor: ` +
     subjects.map((s, i) => `${s.name} ${(storage[i]! / deltaFloor).toFixed(1)}x`).join(", ") + ".",
     "",
-    `Floor (one plain INSERT of the same bytes through the same client): put-sized p50 ${ms(percentile(floorPut, 50))} ms, ` +
+    `Floor (one plain INSERT of the same bytes through the same client): put-sized p50 ${
+      ms(percentile(floorPut, 50))
+    } ms, ` +
     `putWrites-sized p50 ${ms(percentile(floorWrite, 50))} ms. ` +
     pg.map((subject, i) =>
       `${subject.name}: put p50 ${ms(percentile(putSamples[i]!, 50))} ms ` +
@@ -350,10 +363,12 @@ const log = (line: string) => console.log(`[bench] ${line}`)
       `(${(percentile(writeSamples[i]!, 50) / percentile(floorWrite, 50)).toFixed(1)}x)`
     ).join("; ") + "."
   ].join("\n"))
-  target("super-step throughput, chat thread", (totals[1]! / totals[0]!), 6)
+  target("super-step throughput, chat thread", totals[1]! / totals[0]!, 6)
   verdicts.push(
     `| storage of the chat thread, vs the delta floor | ${(storage[0]! / deltaFloor).toFixed(1)}x ` +
-      `(official ${(storage[1]! / deltaFloor).toFixed(1)}x) | ≤ 2x | ${storage[0]! <= 2 * deltaFloor ? "met" : "**missed**"} |`
+      `(official ${(storage[1]! / deltaFloor).toFixed(1)}x) | ≤ 2x | ${
+        storage[0]! <= 2 * deltaFloor ? "met" : "**missed**"
+      } |`
   )
 
   // Reads of the same thread.
@@ -362,7 +377,9 @@ const log = (line: string) => console.log(`[bench] ${line}`)
   const listAllRows = subjects.map((subject) => ({ name: subject.name, samples: [] as Array<number> }))
   const drain = async (saver: BaseCheckpointSaver, limit?: number) => {
     let count = 0
-    for await (const _ of saver.list({ configurable: { thread_id: "chat-300" } }, limit === undefined ? {} : { limit })) {
+    for await (
+      const _ of saver.list({ configurable: { thread_id: "chat-300" } }, limit === undefined ? {} : { limit })
+    ) {
       count++
     }
     return count
@@ -407,7 +424,9 @@ const log = (line: string) => console.log(`[bench] ${line}`)
       for (let round = 0; round < reads; round++) {
         const pick = Math.floor(random() * size)
         for (const [i, subject] of subjects.entries()) {
-          const config = { configurable: { thread_id: `read-${size}`, checkpoint_ns: "", checkpoint_id: ids[i]![pick]! } }
+          const config = {
+            configurable: { thread_id: `read-${size}`, checkpoint_ns: "", checkpoint_id: ids[i]![pick]! }
+          }
           byIdRows[i]!.samples.push(await time(() => subject.saver.getTuple(config)))
         }
       }
@@ -424,7 +443,11 @@ const log = (line: string) => console.log(`[bench] ${line}`)
   const socket = makeCountingSocket(url)
   const saver = EffectCheckpointSaver.fromLayer(
     Postgres.layerClient().pipe(
-      Layer.provide(PgClient.layerFrom(PgClient.makeClient({ url: Redacted.make(url), stream: socket.open, maxMessageSize: 1 << 30 })))
+      Layer.provide(
+        PgClient.layerFrom(
+          PgClient.makeClient({ url: Redacted.make(url), stream: socket.open, maxMessageSize: 1 << 30 })
+        )
+      )
     )
   )
   const thread = await new ChatThread(saver, "long").start()
@@ -448,7 +471,9 @@ const log = (line: string) => console.log(`[bench] ${line}`)
     `| the thread as written | | | ${mib(stored)} |`,
     `| copyThread to a new thread | ${ms(copied.elapsed)} | ${copied.trips} | ${mib(copied.bytes)} |`,
     `| prune the copy, keep_latest | ${ms(pruned.elapsed)} | ${pruned.trips} | ${mib(pruned.bytes)} |`,
-    `| applyRetention({ keepLast: 10 }) over both threads | ${ms(retained.elapsed)} | ${retained.trips} | ${mib(retained.bytes)} |`,
+    `| applyRetention({ keepLast: 10 }) over both threads | ${ms(retained.elapsed)} | ${retained.trips} | ${
+      mib(retained.bytes)
+    } |`,
     "",
     "Live data is the checkpoint documents, blobs and writes as stored (compressed where PostgreSQL",
     "compresses them). Operations run in one transaction holding the thread; each statement is one",
@@ -474,7 +499,9 @@ const log = (line: string) => console.log(`[bench] ${line}`)
     await floor.insertDelta(encoder.encode(JSON.stringify(next)))
   }
   const reads: Array<number> = []
-  for (let round = 0; round < 10; round++) reads.push(await time(() => saver.getTuple({ configurable: { thread_id: "long" } })))
+  for (let round = 0; round < 10; round++) {
+    reads.push(await time(() => saver.getTuple({ configurable: { thread_id: "long" } })))
+  }
   const stored = await tableBytes(database)
   const deltaFloor = await floor.deltaBytes()
   await floor.close()
@@ -496,7 +523,9 @@ const log = (line: string) => console.log(`[bench] ${line}`)
     `array at every step, about ${mib(size * size * 400)} MiB before compression.`
   ].join("\n"))
   verdicts.push(
-    `| put cost, last vs first ${window} steps of ${size} | ${(p50(puts.slice(-window)) / p50(puts.slice(0, window))).toFixed(2)}x ` +
+    `| put cost, last vs first ${window} steps of ${size} | ${
+      (p50(puts.slice(-window)) / p50(puts.slice(0, window))).toFixed(2)
+    }x ` +
       `| flat | ${p50(puts.slice(-window)) <= 1.5 * p50(puts.slice(0, window)) ? "met" : "**missed**"} |`
   )
 }
@@ -533,7 +562,9 @@ const log = (line: string) => console.log(`[bench] ${line}`)
   for (let turn = 0; turn < turns; turn++) {
     for (const [i, app] of apps.entries()) {
       rows[i]!.samples.push(
-        await time(() => app.invoke({ messages: [new HumanMessage(text(130))] }, { configurable: { thread_id: "graph" } }))
+        await time(() =>
+          app.invoke({ messages: [new HumanMessage(text(130))] }, { configurable: { thread_id: "graph" } })
+        )
       )
     }
   }
@@ -542,7 +573,10 @@ const log = (line: string) => console.log(`[bench] ${line}`)
 
 // ---------------------------------------------------------------- report
 
-const serverVersion = await admin(serverDatabase, (client) => client.query<{ server_version: string }>("SHOW server_version"))
+const serverVersion = await admin(
+  serverDatabase,
+  (client) => client.query<{ server_version: string }>("SHOW server_version")
+)
 const packageVersion = (name: string) =>
   (JSON.parse(execFileSync("npm", ["ls", name, "--json", "--depth=0"], { encoding: "utf8" })) as {
     dependencies?: Record<string, { version: string }>
@@ -591,6 +625,8 @@ writeFileSync(join(import.meta.dirname, "RESULTS.md"), report)
 log("wrote bench/RESULTS.md")
 for (const subject of subjects) await subject.close()
 await admin(serverDatabase, async (client) => {
-  for (const name of ["effect", "effect_plain", "official", "floor", "long"]) await client.query(`DROP DATABASE IF EXISTS lce_bench_${name} WITH (FORCE)`)
+  for (const name of ["effect", "effect_plain", "official", "floor", "long"]) {
+    await client.query(`DROP DATABASE IF EXISTS lce_bench_${name} WITH (FORCE)`)
+  }
 })
 server.stop()

@@ -32,7 +32,9 @@ const agent = buildAgent(checkpointer)
 const config = { configurable: { thread_id: options.thread } }
 const line = (label: string, content: string) => console.log(`${label.padEnd(8)} ${content}`)
 
-console.log(`checkpoints: ${url.startsWith("pglite:") ? `PGlite in ${options["data-dir"]}` : "PostgreSQL (DATABASE_URL)"}`)
+console.log(
+  `checkpoints: ${url.startsWith("pglite:") ? `PGlite in ${options["data-dir"]}` : "PostgreSQL (DATABASE_URL)"}`
+)
 console.log(`thread:      ${options.thread}\n`)
 
 if (options.reset) {

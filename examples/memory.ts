@@ -12,7 +12,12 @@ const agent = buildAgent(checkpointer)
 const ada = { configurable: { thread_id: "ada" } }
 const bob = { configurable: { thread_id: "bob" } }
 
-for (const [config, message] of [[ada, "Hi, I'm Ada."], [ada, "What turn is this?"], [bob, "Hi, I'm Bob."], [ada, "And now?"]] as const) {
+for (
+  const [config, message] of [[ada, "Hi, I'm Ada."], [ada, "What turn is this?"], [bob, "Hi, I'm Bob."], [
+    ada,
+    "And now?"
+  ]] as const
+) {
   const state = await agent.invoke(say(message), config)
   console.log(`${config.configurable.thread_id.padEnd(4)} user:  ${message}`)
   console.log(`${config.configurable.thread_id.padEnd(4)} agent: ${text(state.messages.at(-1))}`)

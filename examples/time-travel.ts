@@ -19,7 +19,11 @@ for await (const snapshot of agent.getStateHistory(config)) history.push(snapsho
 console.log("history, newest first:")
 for (const snapshot of history) {
   const last = snapshot.values.messages?.at(-1)
-  console.log(`  ${snapshot.config.configurable?.checkpoint_id}  next=[${snapshot.next.join(",")}]  ${last ? text(last) : "(empty)"}`)
+  console.log(
+    `  ${snapshot.config.configurable?.checkpoint_id}  next=[${snapshot.next.join(",")}]  ${
+      last ? text(last) : "(empty)"
+    }`
+  )
 }
 
 // The checkpoint where the model was about to answer the first turn.
@@ -28,10 +32,14 @@ const replayed = await agent.invoke(null, first.config)
 console.log(`replayed from the first turn:  ${text(replayed.messages.at(-1))}`)
 
 const said = first.values.messages.at(-1)!
-const fork = await agent.updateState(first.config, { messages: [new HumanMessage({ id: said.id!, content: "Hi, I'm Grace." })] })
+const fork = await agent.updateState(first.config, {
+  messages: [new HumanMessage({ id: said.id!, content: "Hi, I'm Grace." })]
+})
 const forked = await agent.invoke(null, fork)
 console.log(`forked at the first turn:      ${text(forked.messages.at(-1))}`)
 const forkState = await agent.getState(fork)
-console.log(`the fork's parent is ${forkState.parentConfig?.configurable?.checkpoint_id}, the checkpoint it was made from`)
+console.log(
+  `the fork's parent is ${forkState.parentConfig?.configurable?.checkpoint_id}, the checkpoint it was made from`
+)
 
 await checkpointer.close()

@@ -38,9 +38,11 @@ const Id = Name.check(Schema.isNonEmpty())
  * here a NUL in a key is an error instead.)
  */
 const NameRecord = <Value extends Schema.Constraint>(value: Value) =>
-  Schema.Record(Schema.String, value).check(Schema.makeFilter((record: object) =>
-    Object.keys(record).filter((key) => !isKey(key)).map((key) => ({ path: [key], issue: nulIssue }))
-  ))
+  Schema.Record(Schema.String, value).check(
+    Schema.makeFilter((record: object) =>
+      Object.keys(record).filter((key) => !isKey(key)).map((key) => ({ path: [key], issue: nulIssue }))
+    )
+  )
 
 /**
  * A channel version: LangGraph uses integers by default, savers may use strings.

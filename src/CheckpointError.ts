@@ -158,7 +158,9 @@ export class CheckpointNotFound extends Schema.TaggedError<CheckpointNotFound>()
   checkpoint_id: Schema.String
 }) {
   override get message(): string {
-    return `${this.operation}: ${checkpointAt(this)} no longer exists (the thread was deleted or pruned): nothing was written`
+    return `${this.operation}: ${
+      checkpointAt(this)
+    } no longer exists (the thread was deleted or pruned): nothing was written`
   }
 }
 
@@ -200,13 +202,14 @@ export const CheckpointError = Schema.Union([
  *
  * @since 0.1.0
  */
-export const formatIssue = (issue: SchemaIssue.Issue): string =>
-  formatter(issue).replace(/\s*\n\s*/g, " ")
+export const formatIssue = (issue: SchemaIssue.Issue): string => formatter(issue).replace(/\s*\n\s*/g, " ")
 
 const formatter = SchemaIssue.makeFormatterDefault()
 
 /** Names a checkpoint in a message: its id, its thread, and its namespace unless the root. */
-const checkpointAt = (place: { readonly thread_id: string; readonly checkpoint_ns: string; readonly checkpoint_id: string }) =>
+const checkpointAt = (
+  place: { readonly thread_id: string; readonly checkpoint_ns: string; readonly checkpoint_id: string }
+) =>
   `checkpoint ${place.checkpoint_id} of thread "${place.thread_id}"` +
   (place.checkpoint_ns === "" ? "" : ` (namespace "${place.checkpoint_ns}")`)
 

@@ -7,9 +7,9 @@
  * @since 0.1.0
  */
 import {
+  compareWritesSortKeys,
   maxChannelVersion,
   TASKS,
-  compareWritesSortKeys,
   WRITES_IDX_MAP,
   writesSortKey
 } from "@langchain/langgraph-checkpoint"
@@ -18,9 +18,9 @@ import {
   ChannelVersions,
   Checkpoint,
   CheckpointHeader,
-  CheckpointIdRef,
+  type CheckpointIdRef,
   CheckpointMetadata,
-  CheckpointRef,
+  type CheckpointRef,
   type CheckpointTuple,
   configOf,
   type DeltaChannelHistory,
@@ -34,22 +34,22 @@ import {
   CheckpointNotFound,
   CorruptedCheckpoint,
   formatIssue,
-  InvalidConfig,
+  type InvalidConfig,
   InvalidInput,
   SerializationFailed,
   type StorageFailure,
-  ThreadExists,
-  ThreadNotFound
+  type ThreadExists,
+  type ThreadNotFound
 } from "./CheckpointError.ts"
+import { FastJsonPlusSerializer } from "./FastJsonPlus.ts"
 import { decodeIdRef, decodeRef, decodeThreadId, invalidInput } from "./Input.ts"
 import * as MemoryDriver from "./memory/MemoryDriver.ts"
-import { FastJsonPlusSerializer } from "./FastJsonPlus.ts"
 import * as Serializer from "./Serializer.ts"
+import type { Serialized } from "./Serializer.ts"
 import * as Sharing from "./Sharing.ts"
+import type { BlobRow, CheckpointRow, StorageDriver, StoredCheckpoint, WriteRow } from "./StorageDriver.ts"
 import * as ThreadLifecycle from "./ThreadLifecycle.ts"
 import type { RetentionPolicy, RetentionReport } from "./ThreadLifecycle.ts"
-import type { Serialized } from "./Serializer.ts"
-import type { BlobRow, CheckpointRow, StorageDriver, StoredCheckpoint, WriteRow } from "./StorageDriver.ts"
 
 /** @since 0.1.0 */
 export type WriteError = InvalidConfig | InvalidInput | SerializationFailed | StorageFailure
@@ -297,23 +297,26 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
       Effect.mapError(invalidInput("putWrites", "task"))
     )
     yield* Effect.annotateCurrentSpan({ thread_id: checkpoint.thread_id, checkpoint_id: checkpoint.checkpoint_id })
-    const encoded = yield* Effect.forEach(lastSpecialWrites(decodedWrites), ([channel, value, index]) =>
-      encode("putWrites", `writes[${index}] (channel "${channel}")`, value).pipe(
-        Effect.map((stored) => {
-          const { bytes, pieces, type } = stored._tag === "shared"
-            ? sharing.writeList(stored.elements)
-            : { ...stored, pieces: [] }
-          const row: WriteRow = {
-            task_id,
-            task_path: task_path ?? "",
-            idx: Object.hasOwn(WRITES_IDX_MAP, channel) ? WRITES_IDX_MAP[channel]! : index,
-            channel,
-            type,
-            bytes
-          }
-          return { row, pieces }
-        })
-      ))
+    const encoded = yield* Effect.forEach(
+      lastSpecialWrites(decodedWrites),
+      ([channel, value, index]) =>
+        encode("putWrites", `writes[${index}] (channel "${channel}")`, value).pipe(
+          Effect.map((stored) => {
+            const { bytes, pieces, type } = stored._tag === "shared"
+              ? sharing.writeList(stored.elements)
+              : { ...stored, pieces: [] }
+            const row: WriteRow = {
+              task_id,
+              task_path: task_path ?? "",
+              idx: Object.hasOwn(WRITES_IDX_MAP, channel) ? WRITES_IDX_MAP[channel]! : index,
+              channel,
+              type,
+              bytes
+            }
+            return { row, pieces }
+          })
+        )
+    )
     yield* driver.putWrites(
       checkpoint,
       encoded.map(({ row }) => row),
@@ -368,10 +371,13 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
     )
 
   const loadWrites = (row: CheckpointRow, writes: ReadonlyArray<WriteRow>, pieces: Pieces) =>
-    Effect.forEach(sortWrites(writes), (write) =>
-      load(row, `write ${write.idx} of task ${write.task_id}`, write, pieces).pipe(
-        Effect.map((value): StoredWrite => [write.task_id, write.channel, value])
-      ))
+    Effect.forEach(
+      sortWrites(writes),
+      (write) =>
+        load(row, `write ${write.idx} of task ${write.task_id}`, write, pieces).pipe(
+          Effect.map((value): StoredWrite => [write.task_id, write.channel, value])
+        )
+    )
 
   /**
    * The stored value of each channel at the header's version. `remember`:

@@ -42,8 +42,9 @@ const isPlainConstructor = (node: { [key: string]: Json }): boolean =>
 
 /** Sets a property as JSON.parse would have: `__proto__` stays an own key. */
 const set = (target: { [key: string]: Json }, key: string, value: unknown): void => {
-  if (key === "__proto__") Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true })
-  else target[key] = value as Json
+  if (key === "__proto__") {
+    Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true })
+  } else target[key] = value as Json
 }
 
 /**

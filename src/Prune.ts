@@ -29,13 +29,18 @@ const place = (checkpoint_ns: string, checkpoint_id: string) => JSON.stringify([
 export const removedKeepingLast = (index: ReadonlyArray<IndexEntry>, last = 1): Array<IndexEntry> => {
   const byPlace = new Map(index.map((entry) => [place(entry.checkpoint_ns, entry.checkpoint_id), entry]))
   const byNamespace = new Map<string, Array<IndexEntry>>()
-  for (const entry of index) byNamespace.set(entry.checkpoint_ns, [...byNamespace.get(entry.checkpoint_ns) ?? [], entry])
+  for (const entry of index) {
+    byNamespace.set(entry.checkpoint_ns, [...byNamespace.get(entry.checkpoint_ns) ?? [], entry])
+  }
   const parentOf = (entry: IndexEntry) =>
     entry.parent_checkpoint_id === undefined
       ? undefined
       : byPlace.get(place(entry.checkpoint_ns, entry.parent_checkpoint_id))
   const heads = [...byNamespace.values()].flatMap((entries) =>
-    entries.sort((a, b) => a.checkpoint_id < b.checkpoint_id ? 1 : a.checkpoint_id > b.checkpoint_id ? -1 : 0).slice(0, last)
+    entries.sort((a, b) => a.checkpoint_id < b.checkpoint_id ? 1 : a.checkpoint_id > b.checkpoint_id ? -1 : 0).slice(
+      0,
+      last
+    )
   )
   const kept = new Set<string>()
   for (const head of heads) {
@@ -80,7 +85,9 @@ export const removedByRuns = (index: ReadonlyArray<IndexEntry>, run_ids: Readonl
   }
   const reparented = index
     .filter((entry) => !gone.has(place(entry.checkpoint_ns, entry.checkpoint_id)))
-    .filter((entry) => entry.parent_checkpoint_id !== undefined && gone.has(place(entry.checkpoint_ns, entry.parent_checkpoint_id)))
+    .filter((entry) =>
+      entry.parent_checkpoint_id !== undefined && gone.has(place(entry.checkpoint_ns, entry.parent_checkpoint_id))
+    )
     .map((entry) => ({ ...entry, parent_checkpoint_id: survivingAncestor(entry) }))
   return { removed, reparented }
 }

@@ -87,29 +87,30 @@ export const retries = Metric.counter("langgraph_checkpoint_retries", {
  *
  * @since 0.1.0
  */
-export const retrying = (operation: string, policy: Policy) =>
-<A, R>(effect: Effect.Effect<A, SqlError.SqlError, R>): Effect.Effect<A, StorageFailure, R> =>
-  Effect.suspend(() => {
-    let attempts = 0
-    const counted = Effect.suspend(() => {
-      attempts++
-      return effect
-    })
-    const observed = policy.pipe(Schedule.tap(({ attempt, input }) => {
-      const state = sqlState(input) ?? input.reason._tag
-      return Effect.all([Effect.currentSpan, Clock.currentTimeNanos]).pipe(
-        Effect.tap(([span, now]) =>
-          Effect.sync(() => span.event("checkpoint.retry", now, { operation, attempt, sqlstate: state }))
-        ),
-        Effect.ignore,
-        Effect.andThen(Metric.update(Metric.withAttributes(retries, { operation, sqlstate: state }), 1))
+export const retrying =
+  (operation: string, policy: Policy) =>
+  <A, R>(effect: Effect.Effect<A, SqlError.SqlError, R>): Effect.Effect<A, StorageFailure, R> =>
+    Effect.suspend(() => {
+      let attempts = 0
+      const counted = Effect.suspend(() => {
+        attempts++
+        return effect
+      })
+      const observed = policy.pipe(Schedule.tap(({ attempt, input }) => {
+        const state = sqlState(input) ?? input.reason._tag
+        return Effect.all([Effect.currentSpan, Clock.currentTimeNanos]).pipe(
+          Effect.tap(([span, now]) =>
+            Effect.sync(() => span.event("checkpoint.retry", now, { operation, attempt, sqlstate: state }))
+          ),
+          Effect.ignore,
+          Effect.andThen(Metric.update(Metric.withAttributes(retries, { operation, sqlstate: state }), 1))
+        )
+      }))
+      return counted.pipe(
+        Effect.retry({ schedule: observed, while: isRetryable }),
+        Effect.mapError((cause) => failure(operation, cause, attempts))
       )
-    }))
-    return counted.pipe(
-      Effect.retry({ schedule: observed, while: isRetryable }),
-      Effect.mapError((cause) => failure(operation, cause, attempts))
-    )
-  })
+    })
 
 /**
  * The failure of a statement that is not retried (inside a caller's

@@ -63,7 +63,9 @@ export class EffectCheckpointSaver extends BaseCheckpointSaver {
    * `ready()` to build it now) and released by `close()`.
    */
   static fromLayer<E>(layer: Layer.Layer<CheckpointStorage, E>, options: SaverOptions = {}): EffectCheckpointSaver {
-    const serializer = options.serde === undefined ? Serializer.Serializer.defaultValue() : Serializer.fromProtocol(options.serde)
+    const serializer = options.serde === undefined
+      ? Serializer.Serializer.defaultValue()
+      : Serializer.fromProtocol(options.serde)
     const services = Layer.succeed(Serializer.Serializer, serializer).pipe(
       Layer.merge(options.retry === undefined ? Layer.empty : Layer.succeed(Retry.RetryPolicy, options.retry)),
       Layer.merge(options.sharing === undefined ? Layer.empty : Layer.succeed(Sharing.Enabled, options.sharing))
@@ -207,9 +209,9 @@ export class EffectCheckpointSaver extends BaseCheckpointSaver {
     config: RunnableConfig
     channels: Array<string>
   }): Promise<Record<string, DeltaChannelHistory>> {
-    return this.#run(CheckpointStorage.use((storage) =>
-      storage.getDeltaChannelHistory(configurable(options.config), options.channels)
-    ))
+    return this.#run(
+      CheckpointStorage.use((storage) => storage.getDeltaChannelHistory(configurable(options.config), options.channels))
+    )
   }
 }
 

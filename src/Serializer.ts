@@ -30,7 +30,9 @@ export interface SerializerService {
   readonly protocol: SerializerProtocol
   readonly dump: (value: unknown) => Effect.Effect<Serialized, SerializerError>
   /** Bytes, or the text of a `json` value (as LangGraph's protocol also accepts). */
-  readonly load: (value: { readonly type: string; readonly bytes: Uint8Array | string }) => Effect.Effect<unknown, SerializerError>
+  readonly load: (
+    value: { readonly type: string; readonly bytes: Uint8Array | string }
+  ) => Effect.Effect<unknown, SerializerError>
 }
 
 /**

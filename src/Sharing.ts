@@ -134,7 +134,9 @@ export interface Laid {
 
 const utf8 = new TextEncoder()
 const CIRCULAR = utf8.encode(JSON.stringify("[Circular]"))
-const UNSERIALIZABLE = utf8.encode(JSON.stringify("[unable to serialize, circular reference is too complex to analyze]"))
+const UNSERIALIZABLE = utf8.encode(
+  JSON.stringify("[unable to serialize, circular reference is too complex to analyze]")
+)
 const [OPEN, COMMA, CLOSE] = utf8.encode("[,]") as unknown as [number, number, number]
 
 const contains = (bytes: Uint8Array, part: Uint8Array): boolean =>
@@ -282,7 +284,9 @@ const entriesOf = (
   if (own === undefined) return "its list is not a whole number of hashes"
   if (row.base === undefined) return own
   if (depth === DEPTH) return "its bases are deeper than this library writes"
-  const base = row.base.list === undefined ? undefined : entriesOf({ bytes: row.base.list, base: row.base.base }, depth + 1)
+  const base = row.base.list === undefined
+    ? undefined
+    : entriesOf({ bytes: row.base.list, base: row.base.base }, depth + 1)
   if (base === undefined) return `its base (version ${row.base.version}) is missing`
   if (typeof base === "string") return base
   if (base.length < row.base.keep) return `its base (version ${row.base.version}) is shorter than it keeps`
@@ -465,7 +469,9 @@ export const make = (dumpJson: ((value: unknown) => Uint8Array) | undefined) => 
     decode,
     /** Records the lists a stored checkpoint wrote, for the next step to extend. */
     stored: (location: { readonly thread_id: string; readonly checkpoint_ns: string }, laid: ReadonlyArray<Laid>) => {
-      for (const { blob, list } of laid) remember(listKey(location.thread_id, location.checkpoint_ns, blob.channel), list)
+      for (const { blob, list } of laid) {
+        remember(listKey(location.thread_id, location.checkpoint_ns, blob.channel), list)
+      }
     }
   }
 }

@@ -208,7 +208,10 @@ export interface StorageDriver {
     checkpoints: ReadonlyArray<Pick<IndexEntry, "checkpoint_ns" | "checkpoint_id" | "parent_checkpoint_id">>
   ) => Effect.Effect<void, StorageFailure>
   /** Every thread with its last activity (the time of its latest put). */
-  readonly threads: Effect.Effect<ReadonlyArray<{ readonly thread_id: string; readonly last_activity: Date }>, StorageFailure>
+  readonly threads: Effect.Effect<
+    ReadonlyArray<{ readonly thread_id: string; readonly last_activity: Date }>,
+    StorageFailure
+  >
   /** The threads holding checkpoints whose metadata `run_id` is one of `run_ids`. */
   readonly threadsOfRuns: (run_ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string>, StorageFailure>
   /** Copies every checkpoint, blob, piece and write of `source` to the empty thread `target`, atomically. */

@@ -37,15 +37,20 @@ export interface RetentionReport {
 export const make = (driver: StorageDriver) => {
   /** Keeps the newest `last` checkpoints of each namespace and what they need; answers how many went. */
   const keepNewest = (thread_id: string, last: number) =>
-    driver.exclusive(thread_id, Effect.gen(function*() {
-      const removed = Prune.removedKeepingLast(yield* driver.threadIndex(thread_id), last)
-      if (removed.length > 0) yield* driver.remove(thread_id, removed)
-      return removed.length
-    }))
+    driver.exclusive(
+      thread_id,
+      Effect.gen(function*() {
+        const removed = Prune.removedKeepingLast(yield* driver.threadIndex(thread_id), last)
+        if (removed.length > 0) yield* driver.remove(thread_id, removed)
+        return removed.length
+      })
+    )
 
   const ensureThread = (operation: string, thread_id: string) =>
-    Effect.flatMap(driver.threadExists(thread_id), (exists) =>
-      exists ? Effect.void : Effect.fail(new ThreadNotFound({ operation, thread_id })))
+    Effect.flatMap(
+      driver.threadExists(thread_id),
+      (exists) => exists ? Effect.void : Effect.fail(new ThreadNotFound({ operation, thread_id }))
+    )
 
   const copyThread = Effect.fn("CheckpointStorage.copyThread")(function*(
     source: string,
@@ -55,17 +60,24 @@ export const make = (driver: StorageDriver) => {
     const from = yield* decodeThreadId("copyThread", source)
     const to = yield* decodeThreadId("copyThread", target)
     if (from === to) {
-      return yield* new InvalidInput({ operation: "copyThread", argument: "target", detail: `"${to}" is the source thread` })
+      return yield* new InvalidInput({
+        operation: "copyThread",
+        argument: "target",
+        detail: `"${to}" is the source thread`
+      })
     }
     yield* Effect.annotateCurrentSpan({ source: from, target: to })
-    yield* driver.exclusive(to, Effect.gen(function*() {
-      yield* ensureThread("copyThread", from)
-      if (yield* driver.threadExists(to)) {
-        if (options.replace !== true) return yield* new ThreadExists({ operation: "copyThread", thread_id: to })
-        yield* driver.deleteThread(to)
-      }
-      yield* driver.copyThread(from, to)
-    }))
+    yield* driver.exclusive(
+      to,
+      Effect.gen(function*() {
+        yield* ensureThread("copyThread", from)
+        if (yield* driver.threadExists(to)) {
+          if (options.replace !== true) return yield* new ThreadExists({ operation: "copyThread", thread_id: to })
+          yield* driver.deleteThread(to)
+        }
+        yield* driver.copyThread(from, to)
+      })
+    )
   })
 
   const prune = Effect.fn("CheckpointStorage.prune")(function*(
@@ -73,9 +85,15 @@ export const make = (driver: StorageDriver) => {
     options: { readonly strategy: "keep_latest" | "delete" }
   ) {
     const ids = yield* Effect.forEach(threads, (thread_id) => decodeThreadId("prune", thread_id))
-    if (ids.length === 0) return yield* new InvalidInput({ operation: "prune", argument: "threads", detail: "no thread given" })
+    if (ids.length === 0) {
+      return yield* new InvalidInput({ operation: "prune", argument: "threads", detail: "no thread given" })
+    }
     if (options.strategy !== "keep_latest" && options.strategy !== "delete") {
-      return yield* new InvalidInput({ operation: "prune", argument: "strategy", detail: `unknown strategy "${String(options.strategy)}"` })
+      return yield* new InvalidInput({
+        operation: "prune",
+        argument: "strategy",
+        detail: `unknown strategy "${String(options.strategy)}"`
+      })
     }
     // Every thread must exist before any is changed.
     yield* Effect.forEach(ids, (thread_id) => ensureThread("prune", thread_id), { discard: true })
@@ -90,25 +108,36 @@ export const make = (driver: StorageDriver) => {
     const ids = yield* Schema.decodeUnknownEffect(Schema.Array(Schema.String))(runIds).pipe(
       Effect.mapError(invalidInput("deleteForRuns", "runIds"))
     )
-    if (ids.length === 0) return yield* new InvalidInput({ operation: "deleteForRuns", argument: "runIds", detail: "no run given" })
+    if (ids.length === 0) {
+      return yield* new InvalidInput({ operation: "deleteForRuns", argument: "runIds", detail: "no run given" })
+    }
     const wanted = new Set(ids)
     const threads = yield* driver.threadsOfRuns(ids)
     yield* Effect.annotateCurrentSpan({ runs: ids.length, threads: threads.length })
     yield* Effect.forEach(threads, (thread_id) =>
-      driver.exclusive(thread_id, Effect.gen(function*() {
-        const { removed, reparented } = Prune.removedByRuns(yield* driver.threadIndex(thread_id), wanted)
-        yield* driver.setParents(thread_id, reparented)
-        if (removed.length > 0) yield* driver.remove(thread_id, removed)
-      })), { discard: true })
+      driver.exclusive(
+        thread_id,
+        Effect.gen(function*() {
+          const { removed, reparented } = Prune.removedByRuns(yield* driver.threadIndex(thread_id), wanted)
+          yield* driver.setParents(thread_id, reparented)
+          if (removed.length > 0) yield* driver.remove(thread_id, removed)
+        })
+      ), { discard: true })
   })
 
   const applyRetention = Effect.fn("CheckpointStorage.applyRetention")(function*(policy: RetentionPolicy) {
     const keepLast = policy.keepLast
     if (keepLast !== undefined && (!Number.isInteger(keepLast) || keepLast < 1)) {
-      return yield* new InvalidInput({ operation: "applyRetention", argument: "keepLast", detail: "must be a positive integer" })
+      return yield* new InvalidInput({
+        operation: "applyRetention",
+        argument: "keepLast",
+        detail: "must be a positive integer"
+      })
     }
     const now = yield* Clock.currentTimeMillis
-    const cutoff = policy.inactiveFor === undefined ? undefined : now - Duration.toMillis(Duration.fromInputUnsafe(policy.inactiveFor))
+    const cutoff = policy.inactiveFor === undefined
+      ? undefined
+      : now - Duration.toMillis(Duration.fromInputUnsafe(policy.inactiveFor))
     let threadsDeleted = 0
     let checkpointsRemoved = 0
     for (const { last_activity, thread_id } of yield* driver.threads) {

@@ -35,8 +35,7 @@ export interface CockroachOptions extends Omit<Pool.PoolOptions, "isolation"> {
  */
 export const toWireUrl = (url: string): string => url.replace(/^cockroach(db)?:\/\//i, "postgres://")
 
-const wire = (url: CockroachOptions["url"]) =>
-  url === undefined || Redacted.isRedacted(url) ? url : toWireUrl(url)
+const wire = (url: CockroachOptions["url"]) => url === undefined || Redacted.isRedacted(url) ? url : toWireUrl(url)
 
 /**
  * The storage with a pool of its own, closed when the layer is released.

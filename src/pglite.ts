@@ -12,8 +12,8 @@
  *
  * @since 0.1.0
  */
-import { PGlite } from "@electric-sql/pglite"
 import { PgClient } from "@effect/sql-pg"
+import { PGlite } from "@electric-sql/pglite"
 import { Effect, Layer, type Scope } from "effect"
 import { mkdir } from "node:fs/promises"
 import { dirname, resolve } from "node:path"
@@ -83,7 +83,9 @@ const open = (dataDir: string | undefined): Effect.Effect<PGlite, StorageFailure
  *
  * @since 0.1.0
  */
-export const layer = (options: PgliteOptions = {}): Layer.Layer<CheckpointStorage, StorageFailure | IncompatibleSchema> =>
+export const layer = (
+  options: PgliteOptions = {}
+): Layer.Layer<CheckpointStorage, StorageFailure | IncompatibleSchema> =>
   SqlStorage.layer({ ...options, dialect: "postgres" }).pipe(
     Layer.provide(PgClient.layerFrom(
       (options.pglite === undefined ? open(options.dataDir) : Effect.succeed(options.pglite)).pipe(
@@ -97,7 +99,9 @@ export const layer = (options: PgliteOptions = {}): Layer.Layer<CheckpointStorag
           })
         ),
         Effect.mapError((cause) =>
-          cause instanceof StorageFailure ? cause : new StorageFailure({ operation: "connect", retryable: false, cause })
+          cause instanceof StorageFailure
+            ? cause
+            : new StorageFailure({ operation: "connect", retryable: false, cause })
         )
       )
     ))

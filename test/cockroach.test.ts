@@ -7,17 +7,15 @@
 import { PgClient } from "@effect/sql-pg"
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer, Option, Redacted, Stream } from "effect"
-import { CheckpointStorage, EffectCheckpointSaver } from "../src/index.ts"
 import * as Cockroach from "../src/cockroach.ts"
+import { CheckpointStorage, EffectCheckpointSaver } from "../src/index.ts"
 import * as Postgres from "../src/postgres.ts"
+import { storageScenarios } from "./scenarios/storage.ts"
 import { makeCountingSocket } from "./support/countingSocket.ts"
 import { admin, createDatabase, withDatabase } from "./support/databases.ts"
 import { checkpoint, metadata } from "./support/fixtures.ts"
-import { storageScenarios } from "./scenarios/storage.ts"
 
 const { CheckpointStorage: Storage } = CheckpointStorage
-
-
 
 const cockroachUrl = (url: string) => url.replace(/^postgres(ql)?:\/\//, "cockroachdb://")
 
@@ -79,24 +77,30 @@ describe("the CockroachDB dialect", () => {
         )
       })))
 
-  it.live("migrates safely when many processes start at once (a lock row, not an advisory lock)", () =>
-    withDatabase("crdb_migrate", (url) =>
-      Effect.gen(function*() {
-        const start = Effect.scoped(Layer.build(Cockroach.layer({ url: cockroachUrl(url), poolSize: 1 })))
-        yield* Effect.all(Array.from({ length: 6 }, () => start), { concurrency: "unbounded" })
-        const versions = yield* Effect.promise(() =>
-          admin((client) => client.query<{ v: number }>("SELECT v FROM checkpoint_migrations ORDER BY v"), url)
-        )
-        expect(versions.rows.map((row) => row.v)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 100, 101])
-      })), 60_000)
+  it.live(
+    "migrates safely when many processes start at once (a lock row, not an advisory lock)",
+    () =>
+      withDatabase("crdb_migrate", (url) =>
+        Effect.gen(function*() {
+          const start = Effect.scoped(Layer.build(Cockroach.layer({ url: cockroachUrl(url), poolSize: 1 })))
+          yield* Effect.all(Array.from({ length: 6 }, () => start), { concurrency: "unbounded" })
+          const versions = yield* Effect.promise(() =>
+            admin((client) => client.query<{ v: number }>("SELECT v FROM checkpoint_migrations ORDER BY v"), url)
+          )
+          expect(versions.rows.map((row) => row.v)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 100, 101])
+        })),
+    60_000
+  )
 
   it.live("layerConfig reads a cockroachdb:// DATABASE_URL", () =>
     withDatabase("crdb_config", (url) =>
       Effect.gen(function*() {
         const stored = yield* Storage.use((s) => s.put({ thread_id: "t" }, checkpoint(), metadata(), {})).pipe(
-          Effect.provide(Cockroach.layerConfig({ isolation: "read committed" }).pipe(
-            Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ DATABASE_URL: cockroachUrl(url) })))
-          ))
+          Effect.provide(
+            Cockroach.layerConfig({ isolation: "read committed" }).pipe(
+              Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ DATABASE_URL: cockroachUrl(url) })))
+            )
+          )
         )
         expect(stored.thread_id).toBe("t")
       })))
@@ -106,7 +110,9 @@ describe("the CockroachDB dialect", () => {
       Effect.promise(async () => {
         const saver = await EffectCheckpointSaver.fromConnString(cockroachUrl(url))
         try {
-          const config = await saver.put({ configurable: { thread_id: "t" } }, checkpoint({ a: 1 }), metadata(), { a: 1 })
+          const config = await saver.put({ configurable: { thread_id: "t" } }, checkpoint({ a: 1 }), metadata(), {
+            a: 1
+          })
           expect((await saver.getTuple(config))?.checkpoint.channel_values).toEqual({ a: 1 })
         } finally {
           await saver.close()
@@ -127,7 +133,9 @@ describe("thread expiry", () => {
             Effect.gen(function*() {
               const root = yield* s.put({ thread_id }, checkpoint({ log: ["seed"] }), metadata(), { log: 1 })
               yield* s.putWrites(root, [["log", "w0"]], { task_id: "t0" })
-              const child = yield* s.put(root, { ...checkpoint(), channel_versions: { log: 2 } }, metadata(), { log: 2 })
+              const child = yield* s.put(root, { ...checkpoint(), channel_versions: { log: 2 } }, metadata(), {
+                log: 2
+              })
               yield* s.putWrites(child, [["log", "w1"]], { task_id: "t1" })
               return child
             })

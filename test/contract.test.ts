@@ -5,13 +5,13 @@
  * `npm test` runs a bounded number of sequences; `npm run test:contract`
  * runs many more (CONTRACT_RUNS).
  */
-import { PGlite } from "@electric-sql/pglite"
 import { describe, expect, it } from "@effect/vitest"
+import { PGlite } from "@electric-sql/pglite"
 import { MemorySaver } from "@langchain/langgraph-checkpoint"
 import { Effect, type Layer } from "effect"
 import { afterAll, beforeAll } from "vitest"
-import { CheckpointStorage, EffectCheckpointSaver } from "../src/index.ts"
 import * as Cockroach from "../src/cockroach.ts"
+import { CheckpointStorage, EffectCheckpointSaver } from "../src/index.ts"
 import * as Pglite from "../src/pglite.ts"
 import * as Postgres from "../src/postgres.ts"
 import { check, type ContractReport, operations, runContract, runContractOnLayer } from "../src/testing/index.ts"
@@ -44,21 +44,31 @@ describe("runContract", () => {
     })
 
     /** The contract on `count` sequences, each over a saver with tables of its own. */
-    const sqlContract = (name: string, count: number, layer: (schema: string) => CheckpointStorageLayer) => async () => {
-      passes(await runContract({
-        name,
-        create: () => EffectCheckpointSaver.fromLayer(layer(freshSchema())),
-        destroy: (saver) => saver.close(),
-        runs: runs(count)
-      }))
-    }
+    const sqlContract =
+      (name: string, count: number, layer: (schema: string) => CheckpointStorageLayer) => async () => {
+        passes(
+          await runContract({
+            name,
+            create: () => EffectCheckpointSaver.fromLayer(layer(freshSchema())),
+            destroy: (saver) => saver.close(),
+            runs: runs(count)
+          })
+        )
+      }
 
-    it("PostgreSQL", sqlContract("postgres", 20, (schema) => Postgres.layer({ url: database.url, schema, poolSize: 4 })), 300_000)
+    it(
+      "PostgreSQL",
+      sqlContract("postgres", 20, (schema) => Postgres.layer({ url: database.url, schema, poolSize: 4 })),
+      300_000
+    )
 
     it(
       "CockroachDB dialect (on PostgreSQL, SERIALIZABLE)",
-      sqlContract("cockroach dialect", 10, (schema) =>
-        Cockroach.layer({ url: database.url.replace(/^postgres/, "cockroachdb"), schema, poolSize: 4 })),
+      sqlContract(
+        "cockroach dialect",
+        10,
+        (schema) => Cockroach.layer({ url: database.url.replace(/^postgres/, "cockroachdb"), schema, poolSize: 4 })
+      ),
       300_000
     )
 
@@ -80,10 +90,15 @@ describe("runContract", () => {
 })
 
 describe("with @effect/vitest", () => {
-  it.effect.prop("every generated sequence keeps the contract (memory driver)", [operations], ([sequence]) =>
-    Effect.acquireUseRelease(
-      Effect.sync(() => EffectCheckpointSaver.fromLayer(CheckpointStorage.layerMemory)),
-      (saver) => check(saver, sequence),
-      (saver) => Effect.promise(() => saver.close())
-    ), { timeout: 120_000, arbitrary: { runs: runs(30) } })
+  it.effect.prop(
+    "every generated sequence keeps the contract (memory driver)",
+    [operations],
+    ([sequence]) =>
+      Effect.acquireUseRelease(
+        Effect.sync(() => EffectCheckpointSaver.fromLayer(CheckpointStorage.layerMemory)),
+        (saver) => check(saver, sequence),
+        (saver) => Effect.promise(() => saver.close())
+      ),
+    { timeout: 120_000, arbitrary: { runs: runs(30) } }
+  )
 })

@@ -19,7 +19,10 @@ afterAll(() => database.drop())
 
 const run = async (example: string, args: Array<string> = [], env: Record<string, string> = {}) => {
   const { DATABASE_URL: _, ...rest } = process.env
-  const { stdout } = await promisify(execFile)(process.execPath, [join(import.meta.dirname, "../examples", example), ...args], {
+  const { stdout } = await promisify(execFile)(process.execPath, [
+    join(import.meta.dirname, "../examples", example),
+    ...args
+  ], {
     encoding: "utf8",
     env: { ...rest, ...env }
   })
@@ -91,7 +94,9 @@ describe("examples/", () => {
       const output = await run("effect-app.ts", [], where === "PGlite" ? {} : { DATABASE_URL: database.url })
       expect(output).toContain("agent: Hello Ada! That was turn 2 of this thread")
       expect(output).toContain("history: 4:loop 3:loop 2:input 1:loop 0:loop -1:input")
-      expect(output).toContain(`InvalidConfig: getTuple: invalid config: Expected a value with a length of at least 1 at ["thread_id"]`)
+      expect(output).toContain(
+        `InvalidConfig: getTuple: invalid config: Expected a value with a length of at least 1 at ["thread_id"]`
+      )
     }, 60_000)
   }
 })

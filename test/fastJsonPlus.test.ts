@@ -2,8 +2,8 @@
  * FastJsonPlusSerializer reads back exactly what JsonPlusSerializer reads:
  * same values, same classes, over everything LangGraph stores.
  */
-import { AIMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages"
 import { Document } from "@langchain/core/documents"
+import { AIMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages"
 import { DeltaSnapshot, JsonPlusSerializer } from "@langchain/langgraph-checkpoint"
 import { describe, expect, it } from "vitest"
 import { FastJsonPlusSerializer } from "../src/index.ts"

@@ -1,8 +1,8 @@
 /** copyThread and prune on every driver. */
 import { Layer, ManagedRuntime } from "effect"
 import { afterAll, beforeAll } from "vitest"
-import { CheckpointStorage, EffectCheckpointSaver } from "../src/index.ts"
 import * as Cockroach from "../src/cockroach.ts"
+import { CheckpointStorage, EffectCheckpointSaver } from "../src/index.ts"
 import * as Pglite from "../src/pglite.ts"
 import * as Postgres from "../src/postgres.ts"
 import { lifecycleScenarios } from "./scenarios/lifecycle.ts"
@@ -21,7 +21,15 @@ afterAll(async () => {
 })
 
 lifecycleScenarios("memory", async () => EffectCheckpointSaver.fromLayer(CheckpointStorage.layerMemory))
-lifecycleScenarios("postgres", async () => EffectCheckpointSaver.fromLayer(Postgres.layer({ url: database.url, poolSize: 4 })))
-lifecycleScenarios("cockroach dialect", async () =>
-  EffectCheckpointSaver.fromLayer(Cockroach.layer({ url: database.url.replace(/^postgres/, "cockroachdb"), schema: "crdb", poolSize: 4 })))
+lifecycleScenarios(
+  "postgres",
+  async () => EffectCheckpointSaver.fromLayer(Postgres.layer({ url: database.url, poolSize: 4 }))
+)
+lifecycleScenarios(
+  "cockroach dialect",
+  async () =>
+    EffectCheckpointSaver.fromLayer(
+      Cockroach.layer({ url: database.url.replace(/^postgres/, "cockroachdb"), schema: "crdb", poolSize: 4 })
+    )
+)
 lifecycleScenarios("pglite", async () => EffectCheckpointSaver.fromLayer(Layer.succeedContext(await pglite.context())))

@@ -59,11 +59,18 @@ it("packs, installs, type-checks and runs in a separate project", () => {
   const tarball = readdirSync(project).find((file) => file.endsWith(".tgz"))!
   writeFileSync(join(project, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }))
   writeFileSync(join(project, "main.ts"), main)
-  writeFileSync(join(project, "tsconfig.json"), JSON.stringify({
-    compilerOptions: { target: "ES2022", module: "NodeNext", strict: true, noEmit: true, types: [] },
-    include: ["main.ts"]
-  }))
-  run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", `./${tarball}`, ...peers, "typescript@5.9.3"], project)
+  writeFileSync(
+    join(project, "tsconfig.json"),
+    JSON.stringify({
+      compilerOptions: { target: "ES2022", module: "NodeNext", strict: true, noEmit: true, types: [] },
+      include: ["main.ts"]
+    })
+  )
+  run(
+    "npm",
+    ["install", "--prefer-offline", "--no-audit", "--no-fund", `./${tarball}`, ...peers, "typescript@5.9.3"],
+    project
+  )
   run(process.execPath, [join(project, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.json"], project)
   const output = run(process.execPath, ["main.ts"], project)
   expect(JSON.parse(output)).toEqual({

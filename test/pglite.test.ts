@@ -32,7 +32,9 @@ describe("a PGlite database in a directory", () => {
     Effect.gen(function*() {
       const dataDir = mkdtempSync(join(tmpdir(), "lce-pglite-"))
       try {
-        const stored = yield* Storage.use((s) => s.put({ thread_id: "kept" }, checkpoint({ a: [1, 2] }), metadata(), { a: 1 })).pipe(
+        const stored = yield* Storage.use((s) =>
+          s.put({ thread_id: "kept" }, checkpoint({ a: [1, 2] }), metadata(), { a: 1 })
+        ).pipe(
           Effect.provide(Pglite.layer({ dataDir }))
         )
         const read = yield* Storage.use((s) => s.getTuple({ thread_id: "kept" })).pipe(

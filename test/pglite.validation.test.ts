@@ -19,8 +19,7 @@ const initializer = {
     await shared.context()
   },
   afterAll: () => shared.dispose(),
-  createCheckpointer: async () =>
-    EffectCheckpointSaver.fromLayer(Layer.succeedContext(await shared.context())),
+  createCheckpointer: async () => EffectCheckpointSaver.fromLayer(Layer.succeedContext(await shared.context())),
   destroyCheckpointer: async (saver: EffectCheckpointSaver) => {
     await saver.close()
     await shared.runPromise(CheckpointStorage.CheckpointStorage.use((storage) =>

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll } from "vitest"
 import { EffectCheckpointSaver } from "../src/index.ts"
 import * as Postgres from "../src/postgres.ts"
-import { createDatabase } from "./support/databases.ts"
 import { graphScenarios } from "./scenarios/graphs.ts"
+import { createDatabase } from "./support/databases.ts"
 
 let database: Awaited<ReturnType<typeof createDatabase>>
 beforeAll(async () => {
@@ -10,4 +10,7 @@ beforeAll(async () => {
 })
 afterAll(() => database.drop())
 
-graphScenarios("postgres", async () => EffectCheckpointSaver.fromLayer(Postgres.layer({ url: database.url, poolSize: 4 })))
+graphScenarios(
+  "postgres",
+  async () => EffectCheckpointSaver.fromLayer(Postgres.layer({ url: database.url, poolSize: 4 }))
+)

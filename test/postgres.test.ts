@@ -8,9 +8,9 @@ import { describe, expect, it } from "@effect/vitest"
 import { AIMessage, HumanMessage } from "@langchain/core/messages"
 import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph"
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres"
-import pg from "pg"
 import { ConfigProvider, Effect, Layer, Option, Redacted, Stream } from "effect"
 import { SqlClient } from "effect/sql"
+import { Pool } from "pg"
 import { CheckpointStorage, EffectCheckpointSaver } from "../src/index.ts"
 import * as Postgres from "../src/postgres.ts"
 import { makeCountingSocket } from "./support/countingSocket.ts"
@@ -20,34 +20,42 @@ import { checkpoint, metadata } from "./support/fixtures.ts"
 const { CheckpointStorage: Storage } = CheckpointStorage
 const redacted = (url: string) => Redacted.make(url)
 
-
 const migrationVersions = (url: string) =>
   Effect.promise(() =>
     admin((client) => client.query<{ v: number }>("SELECT v FROM checkpoint_migrations ORDER BY v"), url)
   ).pipe(Effect.map((result) => result.rows.map((row) => row.v)))
 
 describe("migrations", () => {
-  it.live("many processes starting at once on an empty database all succeed, each step applied once", () =>
-    withDatabase("migrate", (url) =>
-      Effect.gen(function*() {
-        const start = Effect.scoped(Layer.build(Postgres.layer({ url, poolSize: 1 })))
-        yield* Effect.all(Array.from({ length: 8 }, () => start), { concurrency: "unbounded" })
-        expect(yield* migrationVersions(url)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 100, 101])
-        // Also when they must create the schema first.
-        const inSchema = Effect.scoped(Layer.build(Postgres.layer({ url, poolSize: 1, schema: "created together" })))
-        yield* Effect.all(Array.from({ length: 8 }, () => inSchema), { concurrency: "unbounded" })
-      })), 60_000)
+  it.live(
+    "many processes starting at once on an empty database all succeed, each step applied once",
+    () =>
+      withDatabase("migrate", (url) =>
+        Effect.gen(function*() {
+          const start = Effect.scoped(Layer.build(Postgres.layer({ url, poolSize: 1 })))
+          yield* Effect.all(Array.from({ length: 8 }, () => start), { concurrency: "unbounded" })
+          expect(yield* migrationVersions(url)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 100, 101])
+          // Also when they must create the schema first.
+          const inSchema = Effect.scoped(Layer.build(Postgres.layer({ url, poolSize: 1, schema: "created together" })))
+          yield* Effect.all(Array.from({ length: 8 }, () => inSchema), { concurrency: "unbounded" })
+        })),
+    60_000
+  )
 
   it.live("a schema newer than the library fails fast, naming both versions", () =>
     withDatabase("newer", (url) =>
       Effect.gen(function*() {
         yield* Effect.scoped(Layer.build(Postgres.layer({ url })))
-        yield* Effect.promise(() => admin((client) => client.query("INSERT INTO checkpoint_migrations VALUES (42)"), url))
+        yield* Effect.promise(() =>
+          admin((client) => client.query("INSERT INTO checkpoint_migrations VALUES (42)"), url)
+        )
         const error = yield* Effect.flip(Effect.scoped(Layer.build(Postgres.layer({ url }))))
         expect(error._tag).toBe("IncompatibleSchema")
         expect(error.message).toContain("migration 42, newer than this library knows (up to 9)")
         yield* Effect.promise(() =>
-          admin((client) => client.query("DELETE FROM checkpoint_migrations WHERE v = 42; INSERT INTO checkpoint_migrations VALUES (142)"), url)
+          admin((client) =>
+            client.query(
+              "DELETE FROM checkpoint_migrations WHERE v = 42; INSERT INTO checkpoint_migrations VALUES (142)"
+            ), url)
         )
         const ours = yield* Effect.flip(Effect.scoped(Layer.build(Postgres.layer({ url, migrate: false }))))
         expect(ours.message).toContain("migration 142, newer than this library knows (up to 101)")
@@ -68,9 +76,10 @@ describe("migrations", () => {
     withDatabase("schema", (url) =>
       Effect.gen(function*() {
         const storage = Postgres.layer({ url, schema: "agent state" })
-        const stored = yield* Storage.use((s) => s.put({ thread_id: "t" }, checkpoint({ a: 1 }), metadata(), { a: 1 })).pipe(
-          Effect.provide(storage)
-        )
+        const stored = yield* Storage.use((s) => s.put({ thread_id: "t" }, checkpoint({ a: 1 }), metadata(), { a: 1 }))
+          .pipe(
+            Effect.provide(storage)
+          )
         expect(stored.thread_id).toBe("t")
         const count = yield* Effect.promise(() =>
           admin((client) => client.query(`SELECT count(*)::int AS n FROM "agent state".checkpoints`), url)
@@ -80,56 +89,60 @@ describe("migrations", () => {
 })
 
 describe("adopting a database written by @langchain/langgraph-checkpoint-postgres", () => {
-  it.live("reads its threads back exactly, and continues them", () =>
-    withDatabase("adopt", (url) =>
-      Effect.gen(function*() {
-        const graph = new StateGraph(MessagesAnnotation)
-          .addNode("model", (state) => ({ messages: [new AIMessage(`reply ${state.messages.length}`)] }))
-          .addEdge(START, "model")
-          .addEdge("model", END)
-        const config = { configurable: { thread_id: "adopted" } }
+  it.live(
+    "reads its threads back exactly, and continues them",
+    () =>
+      withDatabase("adopt", (url) =>
+        Effect.gen(function*() {
+          const graph = new StateGraph(MessagesAnnotation)
+            .addNode("model", (state) => ({ messages: [new AIMessage(`reply ${state.messages.length}`)] }))
+            .addEdge(START, "model")
+            .addEdge("model", END)
+          const config = { configurable: { thread_id: "adopted" } }
 
-        const pool = new pg.Pool({ connectionString: url })
-        // Dropping the database ends its connections; that is expected here.
-        pool.on("error", () => undefined)
-        const official = new PostgresSaver(pool)
-        yield* Effect.promise(async () => {
-          await official.setup()
-          const app = graph.compile({ checkpointer: official })
-          await app.invoke({ messages: [new HumanMessage("one")] }, config)
-          await app.invoke({ messages: [new HumanMessage("two")] }, config)
-        })
-        const theirs = yield* Effect.promise(async () => {
-          const tuples = []
-          for await (const tuple of official.list(config)) tuples.push(tuple)
-          return tuples
-        })
-        expect(yield* migrationVersions(url)).toEqual([0, 1, 2, 3, 4])
+          const pool = new Pool({ connectionString: url })
+          // Dropping the database ends its connections; that is expected here.
+          pool.on("error", () => undefined)
+          const official = new PostgresSaver(pool)
+          yield* Effect.promise(async () => {
+            await official.setup()
+            const app = graph.compile({ checkpointer: official })
+            await app.invoke({ messages: [new HumanMessage("one")] }, config)
+            await app.invoke({ messages: [new HumanMessage("two")] }, config)
+          })
+          const theirs = yield* Effect.promise(async () => {
+            const tuples = []
+            for await (const tuple of official.list(config)) tuples.push(tuple)
+            return tuples
+          })
+          expect(yield* migrationVersions(url)).toEqual([0, 1, 2, 3, 4])
 
-        const ours = yield* Effect.promise(() => EffectCheckpointSaver.fromConnString(url))
-        expect(yield* migrationVersions(url)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 100, 101])
-        const read = yield* Effect.promise(async () => {
-          const tuples = []
-          for await (const tuple of ours.list(config)) tuples.push(tuple)
-          return tuples
-        })
-        expect(read.map((t) => t.checkpoint)).toEqual(theirs.map((t) => t.checkpoint))
-        expect(read.map((t) => t.metadata)).toEqual(theirs.map((t) => t.metadata))
-        expect(read.map((t) => t.parentConfig)).toEqual(theirs.map((t) => t.parentConfig))
+          const ours = yield* Effect.promise(() => EffectCheckpointSaver.fromConnString(url))
+          expect(yield* migrationVersions(url)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 100, 101])
+          const read = yield* Effect.promise(async () => {
+            const tuples = []
+            for await (const tuple of ours.list(config)) tuples.push(tuple)
+            return tuples
+          })
+          expect(read.map((t) => t.checkpoint)).toEqual(theirs.map((t) => t.checkpoint))
+          expect(read.map((t) => t.metadata)).toEqual(theirs.map((t) => t.metadata))
+          expect(read.map((t) => t.parentConfig)).toEqual(theirs.map((t) => t.parentConfig))
 
-        const continued = yield* Effect.promise(() =>
-          graph.compile({ checkpointer: ours }).invoke({ messages: [new HumanMessage("three")] }, config)
-        )
-        expect(continued.messages.map((m) => String(m.content))).toEqual([
-          "one",
-          "reply 1",
-          "two",
-          "reply 3",
-          "three",
-          "reply 5"
-        ])
-        yield* Effect.promise(() => Promise.all([ours.close(), official.end()]))
-      })), 60_000)
+          const continued = yield* Effect.promise(() =>
+            graph.compile({ checkpointer: ours }).invoke({ messages: [new HumanMessage("three")] }, config)
+          )
+          expect(continued.messages.map((m) => String(m.content))).toEqual([
+            "one",
+            "reply 1",
+            "two",
+            "reply 3",
+            "three",
+            "reply 5"
+          ])
+          yield* Effect.promise(() => Promise.all([ours.close(), official.end()]))
+        })),
+    60_000
+  )
 })
 
 describe("one round trip per operation", () => {
@@ -148,7 +161,11 @@ describe("one round trip per operation", () => {
           })
         yield* Effect.gen(function*() {
           const s = yield* Storage
-          let ref = yield* s.put({ thread_id: "t" }, checkpoint({ a: 1, b: [1, 2], c: "x" }), metadata(), { a: 1, b: 1, c: 1 })
+          let ref = yield* s.put({ thread_id: "t" }, checkpoint({ a: 1, b: [1, 2], c: "x" }), metadata(), {
+            a: 1,
+            b: 1,
+            c: 1
+          })
           for (let step = 0; step < 30; step++) {
             const cp = { ...checkpoint({ a: step }), channel_versions: { a: step + 2, b: 1, c: 1 } }
             ref = yield* s.put(ref, cp, metadata(), { a: step + 2 })
@@ -206,9 +223,11 @@ describe("layers", () => {
         yield* Effect.gen(function*() {
           const sql = yield* SqlClient.SqlClient
           const s = yield* Storage
-          yield* sql.withTransaction(s.put({ thread_id: "rolled-back" }, checkpoint(), metadata(), {}).pipe(
-            Effect.andThen(Effect.fail("abort" as const))
-          )).pipe(Effect.ignore)
+          yield* sql.withTransaction(
+            s.put({ thread_id: "rolled-back" }, checkpoint(), metadata(), {}).pipe(
+              Effect.andThen(Effect.fail("abort" as const))
+            )
+          ).pipe(Effect.ignore)
           expect(Option.isNone(yield* s.getTuple({ thread_id: "rolled-back" }))).toBe(true)
         }).pipe(Effect.provide(Postgres.layerClient().pipe(Layer.provideMerge(app))))
       })))
@@ -217,9 +236,11 @@ describe("layers", () => {
     withDatabase("config", (url) =>
       Effect.gen(function*() {
         const stored = yield* Storage.use((s) => s.put({ thread_id: "t" }, checkpoint(), metadata(), {})).pipe(
-          Effect.provide(Postgres.layerConfig().pipe(
-            Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ DATABASE_URL: url })))
-          ))
+          Effect.provide(
+            Postgres.layerConfig().pipe(
+              Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ DATABASE_URL: url })))
+            )
+          )
         )
         expect(stored.thread_id).toBe("t")
       })))

@@ -15,8 +15,6 @@ import { checkpoint, metadata } from "./support/fixtures.ts"
 
 const { CheckpointStorage: Storage } = CheckpointStorage
 
-
-
 const sql = (url: string, text: string) => Effect.promise(() => admin((client) => client.query(text), url))
 
 /**
@@ -24,7 +22,9 @@ const sql = (url: string, text: string) => Effect.promise(() => admin((client) =
  * the sequence counts attempts even when they roll back.
  */
 const inject = (url: string, table: string, times: number, code: string) =>
-  sql(url, `
+  sql(
+    url,
+    `
     CREATE SEQUENCE IF NOT EXISTS injected_attempts;
     ALTER SEQUENCE injected_attempts RESTART;
     CREATE OR REPLACE FUNCTION inject_failure() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -35,7 +35,8 @@ const inject = (url: string, table: string, times: number, code: string) =>
       RETURN NEW;
     END $$;
     DROP TRIGGER IF EXISTS inject_failure ON ${table};
-    CREATE TRIGGER inject_failure BEFORE INSERT ON ${table} FOR EACH ROW EXECUTE FUNCTION inject_failure();`)
+    CREATE TRIGGER inject_failure BEFORE INSERT ON ${table} FOR EACH ROW EXECUTE FUNCTION inject_failure();`
+  )
 
 const attemptsMade = (url: string) =>
   Effect.promise(() =>
@@ -78,33 +79,37 @@ describe("retry", () => {
         })))
       })))
 
-  it.live("ends in a typed error stating the attempts and the last SQLSTATE when retries run out", () =>
-    withDatabase("retry_exhausted", (url) =>
-      Effect.gen(function*() {
-        yield* Effect.scoped(Layer.build(Postgres.layer({ url })))
-        yield* inject(url, "checkpoints", 1000, "40001")
-        const error = yield* Effect.flip(
-          Storage.use((s) => s.put({ thread_id: "t" }, checkpoint(), metadata(), {})).pipe(
-            Effect.provide(Postgres.layer({ url, retry: Schedule.recurs(4) }))
+  it.live(
+    "ends in a typed error stating the attempts and the last SQLSTATE when retries run out",
+    () =>
+      withDatabase("retry_exhausted", (url) =>
+        Effect.gen(function*() {
+          yield* Effect.scoped(Layer.build(Postgres.layer({ url })))
+          yield* inject(url, "checkpoints", 1000, "40001")
+          const error = yield* Effect.flip(
+            Storage.use((s) => s.put({ thread_id: "t" }, checkpoint(), metadata(), {})).pipe(
+              Effect.provide(Postgres.layer({ url, retry: Schedule.recurs(4) }))
+            )
           )
-        )
-        expect(error._tag).toBe("StorageFailure")
-        expect(error).toMatchObject({ attempts: 5, sqlState: "40001", retryable: true })
-        expect(error.message).toMatch(/^put: storage failed after 5 attempts \(SQLSTATE 40001\)/)
-        expect(yield* attemptsMade(url)).toBe(5)
+          expect(error._tag).toBe("StorageFailure")
+          expect(error).toMatchObject({ attempts: 5, sqlState: "40001", retryable: true })
+          expect(error.message).toMatch(/^put: storage failed after 5 attempts \(SQLSTATE 40001\)/)
+          expect(yield* attemptsMade(url)).toBe(5)
 
-        // The default policy is bounded too.
-        yield* sql(url, "ALTER SEQUENCE injected_attempts RESTART")
-        const started = Date.now()
-        const bounded = yield* Effect.flip(
-          Storage.use((s) => s.put({ thread_id: "t" }, checkpoint(), metadata(), {})).pipe(
-            Effect.provide(Postgres.layer({ url }))
+          // The default policy is bounded too.
+          yield* sql(url, "ALTER SEQUENCE injected_attempts RESTART")
+          const started = Date.now()
+          const bounded = yield* Effect.flip(
+            Storage.use((s) => s.put({ thread_id: "t" }, checkpoint(), metadata(), {})).pipe(
+              Effect.provide(Postgres.layer({ url }))
+            )
           )
-        )
-        expect(bounded._tag === "StorageFailure" && bounded.attempts).toBeGreaterThan(4)
-        expect(bounded._tag === "StorageFailure" && bounded.attempts).toBeLessThanOrEqual(10)
-        expect(Date.now() - started).toBeLessThan(8_000)
-      })), 30_000)
+          expect(bounded._tag === "StorageFailure" && bounded.attempts).toBeGreaterThan(4)
+          expect(bounded._tag === "StorageFailure" && bounded.attempts).toBeLessThanOrEqual(10)
+          expect(Date.now() - started).toBeLessThan(8_000)
+        })),
+    30_000
+  )
 
   it.live("a saver's own policy applies to its operations", () =>
     withDatabase("retry_saver", (url) =>
@@ -179,70 +184,84 @@ describe("retry", () => {
 })
 
 describe("real conflicts and lost connections", () => {
-  it.live("SERIALIZABLE writers on the same threads conflict for real, and every operation commits", () =>
-    withDatabase("serializable", (url) =>
-      Effect.gen(function*() {
-        const before = (yield* retryCount("put", "40001")) + (yield* retryCount("putWrites", "40001"))
-        const shared = Array.from({ length: 4 }, () => uuid6(-1))
-        const writers = 12
-        const rounds = 15
-        yield* Effect.gen(function*() {
-          const s = yield* Storage
-          yield* Effect.forEach(Array.from({ length: writers }, (_, w) => w), (w) =>
-            Effect.forEach(Array.from({ length: rounds }, (_, r) => r), (r) =>
-              Effect.gen(function*() {
-                // Everyone re-puts the same checkpoints (an upsert of the same rows)...
-                const id = shared[(w + r) % shared.length]!
-                const ref = yield* s.put({ thread_id: "hot" }, checkpoint({ v: w }, id), metadata(), { v: `${w}.${r}` })
-                // ...and writes to them: its own rows, and one special channel everyone replaces.
-                yield* s.putWrites(ref, [["out", `${w}:${r}`], ["__error__", `w${w}`]], { task_id: `task-${w}-${r}` })
-                yield* s.putWrites(ref, [["__error__", `w${w}`]], { task_id: "shared-task" })
-              })), { concurrency: "unbounded" })
+  it.live(
+    "SERIALIZABLE writers on the same threads conflict for real, and every operation commits",
+    () =>
+      withDatabase("serializable", (url) =>
+        Effect.gen(function*() {
+          const before = (yield* retryCount("put", "40001")) + (yield* retryCount("putWrites", "40001"))
+          const shared = Array.from({ length: 4 }, () => uuid6(-1))
+          const writers = 12
+          const rounds = 15
+          yield* Effect.gen(function*() {
+            const s = yield* Storage
+            yield* Effect.forEach(Array.from({ length: writers }, (_, w) => w), (w) =>
+              Effect.forEach(Array.from({ length: rounds }, (_, r) => r), (r) =>
+                Effect.gen(function*() {
+                  // Everyone re-puts the same checkpoints (an upsert of the same rows)...
+                  const id = shared[(w + r) % shared.length]!
+                  const ref = yield* s.put({ thread_id: "hot" }, checkpoint({ v: w }, id), metadata(), {
+                    v: `${w}.${r}`
+                  })
+                  // ...and writes to them: its own rows, and one special channel everyone replaces.
+                  yield* s.putWrites(ref, [["out", `${w}:${r}`], ["__error__", `w${w}`]], { task_id: `task-${w}-${r}` })
+                  yield* s.putWrites(ref, [["__error__", `w${w}`]], { task_id: "shared-task" })
+                })), { concurrency: "unbounded" })
 
-          // Nothing lost, nothing duplicated.
-          const tuples = Array.from(yield* Stream.runCollect(s.list({ thread_id: "hot" })))
-          expect(tuples.map((t) => t.checkpoint.id).sort()).toEqual([...shared].sort())
-          const ordinary = tuples.flatMap((t) => t.pendingWrites ?? []).filter(([, channel]) => channel === "out")
-          expect(ordinary).toHaveLength(writers * rounds)
-          expect(new Set(ordinary.map(([, , value]) => value)).size).toBe(writers * rounds)
-          for (const tuple of tuples) {
-            expect(tuple.pendingWrites?.filter(([task]) => task === "shared-task")).toHaveLength(1)
-          }
-        }).pipe(Effect.provide(Postgres.layer({ url, poolSize: 8, isolation: "serializable" })))
-        const after = (yield* retryCount("put", "40001")) + (yield* retryCount("putWrites", "40001"))
-        // The conflicts were real: the server rejected some statements, and they were retried.
-        expect(after - before).toBeGreaterThan(0)
-      })), 60_000)
+            // Nothing lost, nothing duplicated.
+            const tuples = Array.from(yield* Stream.runCollect(s.list({ thread_id: "hot" })))
+            expect(
+              tuples.map((t) =>
+                t.checkpoint.id
+              ).sort()
+            ).toEqual([...shared].sort())
+            const ordinary = tuples.flatMap((t) => t.pendingWrites ?? []).filter(([, channel]) => channel === "out")
+            expect(ordinary).toHaveLength(writers * rounds)
+            expect(new Set(ordinary.map(([, , value]) => value)).size).toBe(writers * rounds)
+            for (const tuple of tuples) {
+              expect(tuple.pendingWrites?.filter(([task]) => task === "shared-task")).toHaveLength(1)
+            }
+          }).pipe(Effect.provide(Postgres.layer({ url, poolSize: 8, isolation: "serializable" })))
+          const after = (yield* retryCount("put", "40001")) + (yield* retryCount("putWrites", "40001"))
+          // The conflicts were real: the server rejected some statements, and they were retried.
+          expect(after - before).toBeGreaterThan(0)
+        })),
+    60_000
+  )
 
-  it.live("connections terminated mid-run are replaced and the run completes", () =>
-    withDatabase("terminate", (url) =>
-      Effect.gen(function*() {
-        const total = 150
-        const lostConnection = ["57P01", "08006", "08003", "08000", "ConnectionError"]
-        const retried = Effect.map(
-          Effect.forEach(lostConnection, (state) => retryCount("put", state)),
-          (counts) => counts.reduce((a, b) => a + b, 0)
-        )
-        const before = yield* retried
-        yield* Effect.gen(function*() {
-          const s = yield* Storage
-          const run = yield* Effect.forEach(
-            Array.from({ length: total }, (_, i) => i),
-            (i) => s.put({ thread_id: `t-${i % 10}` }, checkpoint({}, uuid6(i)), metadata(), {}),
-            { concurrency: 4 }
-          ).pipe(Effect.forkChild)
-          for (let round = 0; round < 5; round++) {
-            yield* Effect.sleep("15 millis")
-            yield* sql(
-              url,
-              "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'terminated-mid-run'"
-            )
-          }
-          yield* Fiber.join(run)
-          const stored = yield* Stream.runCount(s.list({}))
-          expect(stored).toBe(total)
-        }).pipe(Effect.provide(Postgres.layer({ url, poolSize: 4, applicationName: "terminated-mid-run" })))
-        // Statements did meet dead connections, and were run again.
-        expect((yield* retried) - before).toBeGreaterThan(0)
-      })), 60_000)
+  it.live(
+    "connections terminated mid-run are replaced and the run completes",
+    () =>
+      withDatabase("terminate", (url) =>
+        Effect.gen(function*() {
+          const total = 150
+          const lostConnection = ["57P01", "08006", "08003", "08000", "ConnectionError"]
+          const retried = Effect.map(
+            Effect.forEach(lostConnection, (state) => retryCount("put", state)),
+            (counts) => counts.reduce((a, b) => a + b, 0)
+          )
+          const before = yield* retried
+          yield* Effect.gen(function*() {
+            const s = yield* Storage
+            const run = yield* Effect.forEach(
+              Array.from({ length: total }, (_, i) => i),
+              (i) => s.put({ thread_id: `t-${i % 10}` }, checkpoint({}, uuid6(i)), metadata(), {}),
+              { concurrency: 4 }
+            ).pipe(Effect.forkChild)
+            for (let round = 0; round < 5; round++) {
+              yield* Effect.sleep("15 millis")
+              yield* sql(
+                url,
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'terminated-mid-run'"
+              )
+            }
+            yield* Fiber.join(run)
+            const stored = yield* Stream.runCount(s.list({}))
+            expect(stored).toBe(total)
+          }).pipe(Effect.provide(Postgres.layer({ url, poolSize: 4, applicationName: "terminated-mid-run" })))
+          // Statements did meet dead connections, and were run again.
+          expect((yield* retried) - before).toBeGreaterThan(0)
+        })),
+    60_000
+  )
 })

@@ -27,7 +27,9 @@ describe("EffectCheckpointSaver", () => {
     expect(error).toBeInstanceOf(Error)
     expect(error).toBeInstanceOf(CheckpointError.InvalidConfig)
     expect((error as Error).message).toMatch(/^put: invalid config: .*thread_id/)
-    const writeError = await saver.putWrites({ configurable: { thread_id: "t" } }, [["a", 1]], "task").catch((e: unknown) => e)
+    const writeError = await saver.putWrites({ configurable: { thread_id: "t" } }, [["a", 1]], "task").catch((
+      e: unknown
+    ) => e)
     expect(writeError).toBeInstanceOf(CheckpointError.InvalidConfig)
     expect((writeError as Error).message).toContain("checkpoint_id")
   })
@@ -39,7 +41,9 @@ describe("EffectCheckpointSaver", () => {
   it("lists through an async generator that stops early without reading further", async () => {
     const saver = make()
     let config = { configurable: { thread_id: "t" } }
-    for (let i = 0; i < 5; i++) config = await saver.put(config, checkpoint({ i }), metadata, { i: 1 + i }) as typeof config
+    for (let i = 0; i < 5; i++) {
+      config = await saver.put(config, checkpoint({ i }), metadata, { i: 1 + i }) as typeof config
+    }
     const seen: Array<unknown> = []
     for await (const tuple of saver.list({ configurable: { thread_id: "t" } })) {
       seen.push(tuple.metadata?.step)

@@ -4,15 +4,15 @@
  * back byte for byte as the plain encoding would have stored them; and what
  * the encoding promises about storage, round trips and stale knowledge.
  */
+import { PgClient } from "@effect/sql-pg"
 import { describe, expect, it } from "@effect/vitest"
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages"
 import type { RunnableConfig } from "@langchain/core/runnables"
 import { type BaseCheckpointSaver, JsonPlusSerializer, uuid6 } from "@langchain/langgraph-checkpoint"
-import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, ManagedRuntime, Redacted, Schema } from "effect"
 import { afterAll, beforeAll } from "vitest"
-import { CheckpointStorage, EffectCheckpointSaver, Sharing } from "../src/index.ts"
 import * as Cockroach from "../src/cockroach.ts"
+import { CheckpointStorage, EffectCheckpointSaver, Sharing } from "../src/index.ts"
 import * as Pglite from "../src/pglite.ts"
 import * as Postgres from "../src/postgres.ts"
 import { makeCountingSocket } from "./support/countingSocket.ts"
@@ -66,14 +66,19 @@ const putMessages = (
   version: number,
   source: "loop" | "fork" = "loop"
 ) =>
-  saver.put(config, {
-    v: 4,
-    id: uuid6(Math.floor(version)),
-    ts: new Date().toISOString(),
-    channel_values: { messages },
-    channel_versions: { messages: version },
-    versions_seen: {}
-  }, { source, step: Math.floor(version), parents: {} }, { messages: version })
+  saver.put(
+    config,
+    {
+      v: 4,
+      id: uuid6(Math.floor(version)),
+      ts: new Date().toISOString(),
+      channel_values: { messages },
+      channel_versions: { messages: version },
+      versions_seen: {}
+    },
+    { source, step: Math.floor(version), parents: {} },
+    { messages: version }
+  )
 
 interface Written {
   readonly config: RunnableConfig
@@ -169,7 +174,11 @@ const runSteps = async (saver: BaseCheckpointSaver, steps: ReadonlyArray<Step>) 
         for (const entry of written) {
           if (surviving.has(String(entry.config.configurable?.checkpoint_id))) await check(entry)
         }
-        written.splice(0, written.length, ...written.filter((entry) => surviving.has(String(entry.config.configurable?.checkpoint_id))))
+        written.splice(
+          0,
+          written.length,
+          ...written.filter((entry) => surviving.has(String(entry.config.configurable?.checkpoint_id)))
+        )
         break
       }
     }
@@ -228,7 +237,9 @@ const chat = async (saver: BaseCheckpointSaver, thread_id: string, steps: number
 }
 
 const readsBack = async (saver: BaseCheckpointSaver, config: RunnableConfig, messages: ReadonlyArray<unknown>) =>
-  expect(await plainBytes((await saver.getTuple(config))?.checkpoint.channel_values.messages)).toBe(await plainBytes(messages))
+  expect(await plainBytes((await saver.getTuple(config))?.checkpoint.channel_values.messages)).toBe(
+    await plainBytes(messages)
+  )
 
 describe("structural sharing on PostgreSQL", () => {
   let database: Awaited<ReturnType<typeof createDatabase>>
@@ -241,9 +252,13 @@ describe("structural sharing on PostgreSQL", () => {
 
   it("a step sends and stores its new message once, in one round trip", async () => {
     const socket = makeCountingSocket(database.url)
-    const saver = EffectCheckpointSaver.fromLayer(Postgres.layerClient().pipe(
-      Layer.provide(PgClient.layerFrom(PgClient.makeClient({ url: Redacted.make(database.url), stream: socket.open })))
-    ))
+    const saver = EffectCheckpointSaver.fromLayer(
+      Postgres.layerClient().pipe(
+        Layer.provide(
+          PgClient.layerFrom(PgClient.makeClient({ url: Redacted.make(database.url), stream: socket.open }))
+        )
+      )
+    )
     const { config, messages } = await chat(saver, "one-trip", 60)
     const next = messageOf(60, 1) as BaseMessage
     const [trips, bytes] = [socket.roundTrips(), socket.bytesWritten()]
@@ -264,7 +279,10 @@ describe("structural sharing on PostgreSQL", () => {
     await other.deleteThread("stale")
     // The writer still knows the lists it wrote; none of them exists any more.
     const next = messageOf(30, 2) as BaseMessage
-    const config = await putMessages(writer, { configurable: { thread_id: "stale", checkpoint_ns: "" } }, [...messages, next], 100)
+    const config = await putMessages(writer, { configurable: { thread_id: "stale", checkpoint_ns: "" } }, [
+      ...messages,
+      next
+    ], 100)
     await readsBack(other, config, [...messages, next])
     await writer.close()
     await other.close()
@@ -324,7 +342,11 @@ describe("structural sharing on PostgreSQL", () => {
     expect(await count("SELECT count(*) AS n FROM checkpoint_pieces WHERE thread_id = 'mixed'")).toBe(0)
     const second = await chat(sharedSaver, "mixed", 10, first.messages)
     const third = await chat(plainSaver, "mixed", 5, second.messages)
-    expect(await count("SELECT count(*) AS n FROM checkpoint_blobs WHERE thread_id = 'mixed' AND type = $1", [Sharing.SHARED]))
+    expect(
+      await count("SELECT count(*) AS n FROM checkpoint_blobs WHERE thread_id = 'mixed' AND type = $1", [
+        Sharing.SHARED
+      ])
+    )
       .toBeGreaterThan(5)
     for (const saver of [plainSaver, sharedSaver]) {
       const read = []
@@ -340,7 +362,8 @@ describe("structural sharing on PostgreSQL", () => {
 
   it("copy, prune and delete keep exactly the pieces something still refers to", async () => {
     const saver = await EffectCheckpointSaver.fromConnString(database.url)
-    const pieces = (thread: string) => count("SELECT count(*) AS n FROM checkpoint_pieces WHERE thread_id = $1", [thread])
+    const pieces = (thread: string) =>
+      count("SELECT count(*) AS n FROM checkpoint_pieces WHERE thread_id = $1", [thread])
     const { config, messages } = await chat(saver, "source", 40)
     // Every message once, whatever the forty lists and pending writes that refer to it.
     expect(await pieces("source")).toBe(40)
@@ -376,14 +399,22 @@ describe("structural sharing on PostgreSQL", () => {
       await readsBack(saver, config, value)
     }
     expect(await count("SELECT count(*) AS n FROM checkpoint_pieces WHERE thread_id = 'small'")).toBe(0)
-    expect(await count("SELECT count(*) AS n FROM checkpoint_blobs WHERE thread_id = 'small' AND type = 'json'")).toBe(4)
+    expect(await count("SELECT count(*) AS n FROM checkpoint_blobs WHERE thread_id = 'small' AND type = 'json'")).toBe(
+      4
+    )
     await saver.close()
   })
 
   it("a piece missing from storage is a CorruptedCheckpoint naming the checkpoint", async () => {
     const saver = await EffectCheckpointSaver.fromConnString(database.url)
     const { config } = await chat(saver, "damaged", 5)
-    await admin((client) => client.query("DELETE FROM checkpoint_pieces WHERE thread_id = 'damaged' AND ctid IN (SELECT ctid FROM checkpoint_pieces WHERE thread_id = 'damaged' LIMIT 1)"), database.url)
+    await admin(
+      (client) =>
+        client.query(
+          "DELETE FROM checkpoint_pieces WHERE thread_id = 'damaged' AND ctid IN (SELECT ctid FROM checkpoint_pieces WHERE thread_id = 'damaged' LIMIT 1)"
+        ),
+      database.url
+    )
     await expect(saver.getTuple(config)).rejects.toMatchObject({
       _tag: "CorruptedCheckpoint",
       message: expect.stringContaining("a piece it refers to is missing")

@@ -7,8 +7,8 @@
  * `interrupt()`.
  */
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages"
-import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { Annotation, END, interrupt, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph"
+import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 
 export const State = Annotation.Root({
   ...MessagesAnnotation.spec,
@@ -36,10 +36,12 @@ const model = (state: typeof State.State) => {
   const remember = /^remember:\s*(.+)$/i.exec(said)
   if (remember) {
     return {
-      messages: [new AIMessage({
-        content: "",
-        tool_calls: [{ id: `call-${state.messages.length}`, name: "save_note", args: { note: remember[1] } }]
-      })]
+      messages: [
+        new AIMessage({
+          content: "",
+          tool_calls: [{ id: `call-${state.messages.length}`, name: "save_note", args: { note: remember[1] } }]
+        })
+      ]
     }
   }
   const name = nameIn(state.messages)
@@ -67,8 +69,10 @@ export const buildAgent = (checkpointer: BaseCheckpointSaver) =>
     .addNode("model", model)
     .addNode("save_note", saveNote)
     .addEdge(START, "model")
-    .addConditionalEdges("model", (state) =>
-      (state.messages.at(-1) as AIMessage).tool_calls?.length ? "save_note" : END)
+    .addConditionalEdges(
+      "model",
+      (state) => (state.messages.at(-1) as AIMessage).tool_calls?.length ? "save_note" : END
+    )
     .addEdge("save_note", "model")
     .compile({ checkpointer })
 

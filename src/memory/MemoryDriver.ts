@@ -88,7 +88,9 @@ export const make = (): StorageDriver => {
     const stored = pieces.get(thread_id)
     const keys = new Set(rows.flatMap((row) => [
       ...Sharing.references(row),
-      ...("base" in row ? chainLists(row.base) : []).flatMap((list) => Sharing.references({ type: row.type, bytes: list }))
+      ...("base" in row ? chainLists(row.base) : []).flatMap((list) =>
+        Sharing.references({ type: row.type, bytes: list })
+      )
     ]))
     return new Map([...keys].flatMap((pieceKey) => {
       const bytes = stored?.get(pieceKey)
@@ -167,10 +169,17 @@ export const make = (): StorageDriver => {
   const driver: StorageDriver = {
     put: (row, rowBlobs, shared) =>
       Effect.sync(() => {
-        if (row.parent_checkpoint_id !== undefined && namespace(row.thread_id, row.checkpoint_ns)?.has(row.parent_checkpoint_id) !== true) {
+        if (
+          row.parent_checkpoint_id !== undefined &&
+          namespace(row.thread_id, row.checkpoint_ns)?.has(row.parent_checkpoint_id) !== true
+        ) {
           return "parent-missing"
         }
-        if (!shared.requires.every(({ channel, version }) => blobs.has(key(row.thread_id, row.checkpoint_ns, channel, version)))) {
+        if (
+          !shared.requires.every(({ channel, version }) =>
+            blobs.has(key(row.thread_id, row.checkpoint_ns, channel, version))
+          )
+        ) {
           return "base-missing"
         }
         addPieces(row.thread_id, shared.pieces)
@@ -258,18 +267,20 @@ export const make = (): StorageDriver => {
           namespace(thread_id, checkpoint_ns)?.delete(checkpoint_id)
           writes.delete(key(thread_id, checkpoint_ns, checkpoint_id))
         }
-        const referenced = new Set(rowsOf(thread_id).flatMap((row) =>
-          Object.entries(row.checkpoint.channel_versions).flatMap(([channel, version]) =>
-            withBases(thread_id, row.checkpoint_ns, channel, String(version))
+        const referenced = new Set(
+          rowsOf(thread_id).flatMap((row) =>
+            Object.entries(row.checkpoint.channel_versions).flatMap(([channel, version]) =>
+              withBases(thread_id, row.checkpoint_ns, channel, String(version))
+            )
           )
-        ))
+        )
         const prefix = threadPrefix(thread_id)
         for (const blobKey of blobs.keys()) {
           if (blobKey.startsWith(prefix) && !referenced.has(blobKey)) blobs.delete(blobKey)
         }
         const live = new Set<string>()
         for (const [blobKey, blob] of blobs) {
-          if (blobKey.startsWith(prefix)) for (const piece of Sharing.references(blob)) live.add(piece)
+          if (blobKey.startsWith(prefix)) { for (const piece of Sharing.references(blob)) live.add(piece) }
         }
         for (const [writesKey, stored] of writes) {
           if (!writesKey.startsWith(prefix)) continue
@@ -284,12 +295,17 @@ export const make = (): StorageDriver => {
       Effect.sync(() => {
         for (const { checkpoint_id, checkpoint_ns, parent_checkpoint_id } of checkpoints) {
           const row = namespace(thread_id, checkpoint_ns)?.get(checkpoint_id)
-          if (row !== undefined) namespace(thread_id, checkpoint_ns)!.set(checkpoint_id, { ...row, parent_checkpoint_id })
+          if (row !== undefined) {
+            namespace(thread_id, checkpoint_ns)!.set(checkpoint_id, { ...row, parent_checkpoint_id })
+          }
         }
       }),
 
     threads: Effect.sync(() =>
-      Array.from(threads.keys()).map((thread_id) => ({ thread_id, last_activity: activity.get(thread_id) ?? new Date(0) }))
+      Array.from(threads.keys()).map((thread_id) => ({
+        thread_id,
+        last_activity: activity.get(thread_id) ?? new Date(0)
+      }))
     ),
 
     threadsOfRuns: (run_ids) =>
@@ -311,12 +327,16 @@ export const make = (): StorageDriver => {
         threads.set(target, namespaces)
         activity.set(target, new Date())
         pieces.set(target, new Map(pieces.get(source)))
-        for (const [blobKey, blob] of [...blobs]) {
+        // Over a copy: the entries added below must not be visited.
+        for (const [blobKey, blob] of Array.from(blobs)) {
           if (blobKey.startsWith(sourceKey)) blobs.set(targetKey + blobKey.slice(sourceKey.length), copy(blob))
         }
-        for (const [writesKey, stored] of [...writes]) {
+        for (const [writesKey, stored] of Array.from(writes)) {
           if (writesKey.startsWith(sourceKey)) {
-            writes.set(targetKey + writesKey.slice(sourceKey.length), new Map(Array.from(stored, ([k, w]) => [k, copy(w)])))
+            writes.set(
+              targetKey + writesKey.slice(sourceKey.length),
+              new Map(Array.from(stored, ([k, w]) => [k, copy(w)]))
+            )
           }
         }
       }),
@@ -355,9 +375,17 @@ const copy = <A extends { readonly bytes: Uint8Array | undefined }>(row: A): A =
   row.bytes === undefined ? row : { ...row, bytes: row.bytes.slice() }
 
 const newestFirst = (a: CheckpointRow, b: CheckpointRow): number =>
-  a.checkpoint_id < b.checkpoint_id ? 1 : a.checkpoint_id > b.checkpoint_id ? -1 :
-  a.thread_id < b.thread_id ? -1 : a.thread_id > b.thread_id ? 1 :
-  a.checkpoint_ns < b.checkpoint_ns ? -1 : a.checkpoint_ns > b.checkpoint_ns ? 1 : 0
+  a.checkpoint_id < b.checkpoint_id ? 1 : a.checkpoint_id > b.checkpoint_id ?
+    -1 :
+    a.thread_id < b.thread_id ?
+    -1 :
+    a.thread_id > b.thread_id ?
+    1 :
+    a.checkpoint_ns < b.checkpoint_ns
+    ? -1
+    : a.checkpoint_ns > b.checkpoint_ns
+    ? 1
+    : 0
 
 /** Deep equality of JSON values (object key order does not matter), as `jsonb =` compares. */
 const jsonEqual = (a: unknown, b: unknown): boolean => {
@@ -367,5 +395,7 @@ const jsonEqual = (a: unknown, b: unknown): boolean => {
   const aKeys = Object.keys(a)
   const bKeys = Object.keys(b)
   return aKeys.length === bKeys.length &&
-    aKeys.every((k) => Object.hasOwn(b, k) && jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]))
+    aKeys.every((k) =>
+      Object.hasOwn(b, k) && jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])
+    )
 }

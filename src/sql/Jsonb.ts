@@ -32,8 +32,7 @@ export const encode = (json: string): string =>
         ? mark + mark
         : surrogate !== undefined
         ? `${mark}u${surrogate.toLowerCase()}`
-        : `${mark}0`
-    )
+        : `${mark}0`)
 
 /**
  * Decodes JSON text read from a `jsonb` column.
@@ -44,8 +43,7 @@ export const decode = (json: string): string =>
   !json.includes(mark)
     ? json
     : json.replace(/\uE000(?:\uE000|0|u(d[89a-f][0-9a-f]{2}))/g, (match, surrogate: string | undefined) =>
-      match === mark + mark ? mark : surrogate !== undefined ? `\\u${surrogate}` : "\\u0000"
-    )
+      match === mark + mark ? mark : surrogate !== undefined ? `\\u${surrogate}` : "\\u0000")
 
 /**
  * Encodes one string the way it is stored inside `jsonb` (to compare with

@@ -142,9 +142,11 @@ export const run = Effect.fn("CheckpointStorage.migrate")(function*(tables: Tabl
   // PostgreSQL reports a lost `IF NOT EXISTS` race as a duplicate, and
   // running the statement again then finds the object there.
   const create = (statement: string) =>
-    retried(sql.unsafe(statement).pipe(
-      Effect.retry({ times: 3, while: (error) => duplicate.has(Retry.sqlState(error) ?? "") })
-    ))
+    retried(
+      sql.unsafe(statement).pipe(
+        Effect.retry({ times: 3, while: (error) => duplicate.has(Retry.sqlState(error) ?? "") })
+      )
+    )
   yield* create(`CREATE SCHEMA IF NOT EXISTS ${tables.schema}`)
   for (const statement of lock.setup) yield* create(statement)
   /** Applies the next missing step: "done" once there is none. */
@@ -181,7 +183,9 @@ export const verify = (tables: Tables) =>
       const unknown = unknownVersion(applied, known)
       if (unknown !== undefined) return Effect.fail(unknown)
       return missing
-        ? Effect.fail(new IncompatibleSchema({ found: applied.size === 0 ? -1 : Math.max(...applied), supported: latest }))
+        ? Effect.fail(
+          new IncompatibleSchema({ found: applied.size === 0 ? -1 : Math.max(...applied), supported: latest })
+        )
         : Effect.void
     })
   )

@@ -79,7 +79,6 @@ export const layer = (
     Layer.provide(PgClient.layerFrom(PgClient.make(poolConfig(options)).pipe(Effect.mapError(connectFailure))))
   )
 
-
 /**
  * The storage configured from the environment: `DATABASE_URL`, and
  * optionally `CHECKPOINT_SCHEMA` and `CHECKPOINT_POOL_SIZE`.

@@ -75,10 +75,29 @@ interface TupleRow {
 
 /** The columns of {@link TupleRow} a `tuples` CTE holds (besides the page's pieces). */
 const tupleColumns = [
-  "thread_id", "checkpoint_ns", "checkpoint_id", "parent_checkpoint_id", "checkpoint", "metadata",
-  "blob_channels", "blob_versions", "blob_types", "blob_values", "blob_bases", "blob_keeps", "blob_base_lists",
-  "blob_base_bases", "blob_base_keeps", "blob_base_base_lists", "blob_base_base_bases",
-  "write_task_ids", "write_task_paths", "write_idxs", "write_channels", "write_types", "write_values"
+  "thread_id",
+  "checkpoint_ns",
+  "checkpoint_id",
+  "parent_checkpoint_id",
+  "checkpoint",
+  "metadata",
+  "blob_channels",
+  "blob_versions",
+  "blob_types",
+  "blob_values",
+  "blob_bases",
+  "blob_keeps",
+  "blob_base_lists",
+  "blob_base_bases",
+  "blob_base_keeps",
+  "blob_base_base_lists",
+  "blob_base_base_bases",
+  "write_task_ids",
+  "write_task_paths",
+  "write_idxs",
+  "write_channels",
+  "write_types",
+  "write_values"
 ] as const satisfies ReadonlyArray<keyof TupleRow>
 
 /** The hashes a list (a `bytea` of back-to-back hashes) holds, as rows `hash`. */
@@ -93,7 +112,8 @@ const hashesOf = (list: string) =>
  * lists (two deep); the pieces any of them refers to come once for the whole page, on
  * its first row, so a page of a long thread sends each message once.
  */
-const tupleProjection = (t: Tables, order: string, channels?: string) => `,
+const tupleProjection = (t: Tables, order: string, channels?: string) =>
+  `,
 tuples AS (
   SELECT page.thread_id, page.checkpoint_ns, page.checkpoint_id, page.parent_checkpoint_id, page.checkpoint,
     page.metadata::text AS metadata,
@@ -139,8 +159,10 @@ tuples AS (
       WHERE bbb.thread_id = page.thread_id AND bbb.checkpoint_ns = page.checkpoint_ns
         AND bbb.channel = bl.channel AND bbb.version = bb.base
       LIMIT 1
-    ) bbb ON true${channels === undefined ? "" : `
-    WHERE v.channel = ANY(${channels})`}
+    ) bbb ON true${
+    channels === undefined ? "" : `
+    WHERE v.channel = ANY(${channels})`
+  }
   ) b ON true
   LEFT JOIN LATERAL (
     SELECT array_agg(cw.task_id) AS task_ids, array_agg(cw.task_path) AS task_paths, array_agg(cw.idx) AS idxs,
@@ -459,8 +481,12 @@ const toStored = (row: TupleRow, pieces: StoredCheckpoint["pieces"]): StoredChec
     },
     blobs: zip(blobChannels.length, (i): BlobRow => {
       // Three levels as columns; a deeper base is named without its list, which reads as missing.
-      const level = (version: string | null | undefined, keep: number, list: Uint8Array | null | undefined, base?: SharedBase) =>
-        version === null || version === undefined ? undefined : { version, keep, list: list ?? undefined, base }
+      const level = (
+        version: string | null | undefined,
+        keep: number,
+        list: Uint8Array | null | undefined,
+        base?: SharedBase
+      ) => version === null || version === undefined ? undefined : { version, keep, list: list ?? undefined, base }
       return {
         channel: blobChannels[i]!,
         version: row.blob_versions![i]!,
@@ -548,7 +574,12 @@ export const make = Effect.fnUntraced(function*(tables: Tables, options: SqlDriv
   const tuples = (operation: string, text: string, params: ReadonlyArray<unknown>) =>
     run<TupleRow>(operation, text, params).pipe(Effect.map(toStoredPage))
 
-  const listPage = (selection: ListSelection, filter: string, after: StoredCheckpoint["row"] | undefined, limit: number) =>
+  const listPage = (
+    selection: ListSelection,
+    filter: string,
+    after: StoredCheckpoint["row"] | undefined,
+    limit: number
+  ) =>
     tuples("list", selection.thread_id === undefined ? listAll : listThread, [
       selection.thread_id ?? null,
       selection.checkpoint_ns ?? null,
@@ -630,7 +661,12 @@ export const make = Effect.fnUntraced(function*(tables: Tables, options: SqlDriv
 
     ancestors: (location: Location, channels) =>
       location.checkpoint_id === undefined
-        ? tuples("getDeltaChannelHistory", ancestorsOfLatest, [location.thread_id, location.checkpoint_ns, null, channels])
+        ? tuples("getDeltaChannelHistory", ancestorsOfLatest, [
+          location.thread_id,
+          location.checkpoint_ns,
+          null,
+          channels
+        ])
         : tuples("getDeltaChannelHistory", ancestorsOf, [
           location.thread_id,
           location.checkpoint_ns,

@@ -91,32 +91,58 @@ export const describe = (operation: Operation): string => {
   switch (operation._tag) {
     case "Put":
       return `put thread ${thread(operation.thread)} ns ${ns(operation.ns)} after ${operation.parent} ` +
-        `set {${operation.changes.map((c) => `${names.channels[c.channel]}: ${c.value === null ? "<none>" : describeValue(c.value)}`).join(", ")}}` +
-        (operation.metadata.length === 0 ? "" : ` metadata {${operation.metadata.map((m) => `${names.metadataKeys[m.key]}: ${JSON.stringify(m.value)}`).join(", ")}}`)
+        `set {${
+          operation.changes.map((c) =>
+            `${names.channels[c.channel]}: ${c.value === null ? "<none>" : describeValue(c.value)}`
+          ).join(", ")
+        }}` +
+        (operation.metadata.length === 0
+          ? ""
+          : ` metadata {${
+            operation.metadata.map((m) => `${names.metadataKeys[m.key]}: ${JSON.stringify(m.value)}`).join(", ")
+          }}`)
     case "PutWrites":
-      return `putWrites to ${at(operation.target)} task ${names.tasks[operation.task]} path ${JSON.stringify(names.taskPaths[operation.path])} ` +
+      return `putWrites to ${at(operation.target)} task ${names.tasks[operation.task]} path ${
+        JSON.stringify(names.taskPaths[operation.path])
+      } ` +
         describeWrites(operation.writes) + (operation.again === null ? "" : `, then ${describeWrites(operation.again)}`)
     case "GetTuple":
-      return `getTuple thread ${thread(operation.thread)} ns ${ns(operation.ns)} ${operation.target === "latest" ? "latest" : operation.target === "last" ? "last put" : `#${operation.target}`}`
+      return `getTuple thread ${thread(operation.thread)} ns ${ns(operation.ns)} ${
+        operation.target === "latest" ? "latest" : operation.target === "last" ? "last put" : `#${operation.target}`
+      }`
     case "List":
-      return `list thread ${operation.thread === "any" ? "any" : thread(operation.thread)} ns ${operation.ns === "any" ? "any" : ns(operation.ns)}` +
-        `${operation.before === null ? "" : ` before ${at(operation.before)}`}${operation.limit === null ? "" : ` limit ${operation.limit}`}` +
-        `${operation.filter === null ? "" : ` filter ${names.metadataKeys[operation.filter.key]}=${JSON.stringify(operation.filter.value)}`}`
+      return `list thread ${operation.thread === "any" ? "any" : thread(operation.thread)} ns ${
+        operation.ns === "any" ? "any" : ns(operation.ns)
+      }` +
+        `${operation.before === null ? "" : ` before ${at(operation.before)}`}${
+          operation.limit === null ? "" : ` limit ${operation.limit}`
+        }` +
+        `${
+          operation.filter === null
+            ? ""
+            : ` filter ${names.metadataKeys[operation.filter.key]}=${JSON.stringify(operation.filter.value)}`
+        }`
     case "DeleteThread":
       return `deleteThread ${thread(operation.thread)}`
     case "DeltaHistory":
-      return `getDeltaChannelHistory of ${at(operation.target)} for [${operation.channels.map((c) => names.channels[c]).join(", ")}]`
+      return `getDeltaChannelHistory of ${at(operation.target)} for [${
+        operation.channels.map((c) => names.channels[c]).join(", ")
+      }]`
     case "CopyThread":
-      return `copyThread ${thread(operation.thread)} to ${thread(operation.target)}${operation.replace ? " (replace)" : ""}`
+      return `copyThread ${thread(operation.thread)} to ${thread(operation.target)}${
+        operation.replace ? " (replace)" : ""
+      }`
     case "Prune":
       return `prune ${thread(operation.thread)} ${operation.strategy}`
     case "DeleteForRuns":
-      return `deleteForRuns of the runs of ${operation.of.map(at).join(", ") || "no checkpoint"}${operation.unknown ? " and an unknown run" : ""}`
+      return `deleteForRuns of the runs of ${operation.of.map(at).join(", ") || "no checkpoint"}${
+        operation.unknown ? " and an unknown run" : ""
+      }`
     case "Concurrent":
       return `at once, on ${at(operation.target)}: ` +
-        operation.writers.map((w, i) =>
-          `task ${names.tasks[w.task]}#${i} writes ${describeWrites(w.writes)}`
-        ).join("; ") +
+        operation.writers.map((w, i) => `task ${names.tasks[w.task]}#${i} writes ${describeWrites(w.writes)}`).join(
+          "; "
+        ) +
         (operation.siblings.length === 0 ? "" : `; ${operation.siblings.length} sibling checkpoint(s)`)
   }
 }
@@ -133,7 +159,9 @@ const hasLifecycle = (saver: BaseCheckpointSaver): saver is BaseCheckpointSaver 
   typeof (saver as Partial<Lifecycle>).prune === "function" &&
   typeof (saver as Partial<Lifecycle>).deleteForRuns === "function"
 
-const namespacesOf = (checkpoints: ReadonlyArray<StoredCheckpoint>) => [...new Set(checkpoints.map((c) => c.checkpoint_ns))]
+const namespacesOf = (
+  checkpoints: ReadonlyArray<StoredCheckpoint>
+) => [...new Set(checkpoints.map((c) => c.checkpoint_ns))]
 
 const configOf = (c: StoredCheckpoint): RunnableConfig => ({
   configurable: { thread_id: c.thread_id, checkpoint_ns: c.checkpoint_ns, checkpoint_id: c.id }
@@ -270,10 +298,18 @@ const run = async (saver: BaseCheckpointSaver, sequence: ReadonlyArray<Operation
   const expectThread = async (step: number, operation: Operation, thread_id: string) => {
     const expected = model.checkpoints.filter((c) => c.thread_id === thread_id).map((c) => expectedTuple(model, c))
     const actual: Array<ReturnType<typeof expectedTuple>> = []
-    for await (const tuple of saver.list({ configurable: { thread_id } })) actual.push(actualTuple(tuple) as ReturnType<typeof expectedTuple>)
+    for await (const tuple of saver.list({ configurable: { thread_id } })) {
+      actual.push(actualTuple(tuple) as ReturnType<typeof expectedTuple>)
+    }
     const byPlace = (items: Array<ReturnType<typeof expectedTuple>>) =>
       [...items].sort((a, b) => canonical(a.config) < canonical(b.config) ? -1 : 1)
-    expectEqual(step, operation, `the checkpoints of thread ${JSON.stringify(thread_id)}`, byPlace(expected), byPlace(actual))
+    expectEqual(
+      step,
+      operation,
+      `the checkpoints of thread ${JSON.stringify(thread_id)}`,
+      byPlace(expected),
+      byPlace(actual)
+    )
   }
 
   const writesOf = (spec: { readonly writes: ReadonlyArray<{ readonly channel: number; readonly value: Value }> }) =>
@@ -321,7 +357,13 @@ const run = async (saver: BaseCheckpointSaver, sequence: ReadonlyArray<Operation
           const writes = writesOf({ writes: batch })
           await saver.putWrites(configOf(target), writes, task, path)
           model.putWrites(target, writes, task, path)
-          expectEqual(step, operation, "the writes", model.writes(target), (await saver.getTuple(configOf(target)))?.pendingWrites ?? [])
+          expectEqual(
+            step,
+            operation,
+            "the writes",
+            model.writes(target),
+            (await saver.getTuple(configOf(target)))?.pendingWrites ?? []
+          )
         }
         break
       }
@@ -332,10 +374,22 @@ const run = async (saver: BaseCheckpointSaver, sequence: ReadonlyArray<Operation
           ? model.latest(thread_id, checkpoint_ns)
           : pick(model.of(thread_id, checkpoint_ns), operation.target)
         const config = operation.target === "latest" || target === undefined
-          ? { configurable: { thread_id, checkpoint_ns, ...(target === undefined && operation.target !== "latest" ? { checkpoint_id: uuid6(-2) } : {}) } }
+          ? {
+            configurable: {
+              thread_id,
+              checkpoint_ns,
+              ...(target === undefined && operation.target !== "latest" ? { checkpoint_id: uuid6(-2) } : {})
+            }
+          }
           : configOf(target)
         const actual = actualTuple(await saver.getTuple(config))
-        expectEqual(step, operation, "the tuple", target === undefined ? undefined : expectedTuple(model, target), actual)
+        expectEqual(
+          step,
+          operation,
+          "the tuple",
+          target === undefined ? undefined : expectedTuple(model, target),
+          actual
+        )
         break
       }
       case "List": {
@@ -345,8 +399,12 @@ const run = async (saver: BaseCheckpointSaver, sequence: ReadonlyArray<Operation
           (thread_id === undefined || c.thread_id === thread_id) &&
           (checkpoint_ns === undefined || c.checkpoint_ns === checkpoint_ns)
         )
-        const before = operation.before === null ? undefined : pick([...scope].sort((a, b) => a.id < b.id ? -1 : 1), operation.before)
-        const filter = operation.filter === null ? undefined : { [names.metadataKeys[operation.filter.key]!]: operation.filter.value }
+        const before = operation.before === null
+          ? undefined
+          : pick([...scope].sort((a, b) => a.id < b.id ? -1 : 1), operation.before)
+        const filter = operation.filter === null
+          ? undefined
+          : { [names.metadataKeys[operation.filter.key]!]: operation.filter.value }
         // Only one namespace of one thread has an order the contract defines.
         const ordered = thread_id !== undefined && checkpoint_ns !== undefined
         const limit = ordered && operation.limit !== null ? operation.limit : undefined
@@ -356,11 +414,30 @@ const run = async (saver: BaseCheckpointSaver, sequence: ReadonlyArray<Operation
           .sort((a, b) => a.id > b.id ? -1 : a.id < b.id ? 1 : 0)
         if (limit !== undefined) expected = expected.slice(0, limit)
         const actual: Array<CheckpointTuple> = []
-        for await (const tuple of saver.list(
-          { configurable: { ...(thread_id === undefined ? {} : { thread_id }), ...(checkpoint_ns === undefined ? {} : { checkpoint_ns }) } },
-          { ...(before === undefined ? {} : { before: configOf(before) }), ...(limit === undefined ? {} : { limit }), ...(filter === undefined ? {} : { filter }) }
-        )) actual.push(tuple)
-        const byPlace = <A extends { readonly config: { readonly checkpoint_ns: string; readonly thread_id: string; readonly checkpoint_id: string } }>(items: Array<A>) =>
+        for await (
+          const tuple of saver.list(
+            {
+              configurable: {
+                ...(thread_id === undefined ? {} : { thread_id }),
+                ...(checkpoint_ns === undefined ? {} : { checkpoint_ns })
+              }
+            },
+            {
+              ...(before === undefined ? {} : { before: configOf(before) }),
+              ...(limit === undefined ? {} : { limit }),
+              ...(filter === undefined ? {} : { filter })
+            }
+          )
+        ) actual.push(tuple)
+        const byPlace = <
+          A extends {
+            readonly config: {
+              readonly checkpoint_ns: string
+              readonly thread_id: string
+              readonly checkpoint_id: string
+            }
+          }
+        >(items: Array<A>) =>
           ordered ? items : [...items].sort((a, b) => canonical(a.config) < canonical(b.config) ? -1 : 1)
         expectEqual(
           step,
@@ -392,7 +469,10 @@ const run = async (saver: BaseCheckpointSaver, sequence: ReadonlyArray<Operation
         const sourceExists = model.checkpoints.some((c) => c.thread_id === source)
         const targetExists = model.checkpoints.some((c) => c.thread_id === target)
         const allowed = source !== target && sourceExists && (!targetExists || operation.replace)
-        const failed = await saver.copyThread(source, target, { replace: operation.replace }).then(() => false, () => true)
+        const failed = await saver.copyThread(source, target, { replace: operation.replace }).then(
+          () => false,
+          () => true
+        )
         if (failed === allowed) {
           throw new ContractViolation({
             step,
@@ -428,21 +508,35 @@ const run = async (saver: BaseCheckpointSaver, sequence: ReadonlyArray<Operation
         // Whatever it removed, it kept each namespace's latest checkpoint, with its delta history,
         // and every checkpoint it kept reads back as before.
         const heads = new Set(namespacesOf(before).map((ns) => model.latest(thread_id, ns)!))
-        const histories = new Map([...heads].map((head) => [head, model.deltaHistory(head, Object.keys(head.versions))]))
+        const histories = new Map(
+          [...heads].map((head) => [head, model.deltaHistory(head, Object.keys(head.versions))])
+        )
         const remaining = new Set<string>()
         for await (const tuple of saver.list({ configurable: { thread_id } })) {
           remaining.add(canonical([tuple.config.configurable?.checkpoint_ns, tuple.config.configurable?.checkpoint_id]))
         }
-        for (const c of before) if (!remaining.has(canonical([c.checkpoint_ns, c.id]))) {
-          if (heads.has(c)) {
-            throw new ContractViolation({ step, operation: describe(operation), detail: `the latest checkpoint ${c.id} was removed` })
+        for (const c of before) {
+          if (!remaining.has(canonical([c.checkpoint_ns, c.id]))) {
+            if (heads.has(c)) {
+              throw new ContractViolation({
+                step,
+                operation: describe(operation),
+                detail: `the latest checkpoint ${c.id} was removed`
+              })
+            }
+            model.remove(c)
           }
-          model.remove(c)
         }
         await expectThread(step, operation, thread_id)
         for (const [head, history] of histories) {
           const channels = Object.keys(history)
-          expectEqual(step, operation, `the delta history of the latest checkpoint ${head.id}`, history, await saver.getDeltaChannelHistory({ config: configOf(head), channels }))
+          expectEqual(
+            step,
+            operation,
+            `the delta history of the latest checkpoint ${head.id}`,
+            history,
+            await saver.getDeltaChannelHistory({ config: configOf(head), channels })
+          )
         }
         break
       }
@@ -467,7 +561,9 @@ const run = async (saver: BaseCheckpointSaver, sequence: ReadonlyArray<Operation
         const gone = new Set(model.checkpoints.filter((c) => runs.has(c.metadata.run_id as string)))
         const survivingAncestor = (c: StoredCheckpoint) => {
           let parent = model.find(c.thread_id, c.checkpoint_ns, c.parent)
-          while (parent !== undefined && gone.has(parent)) parent = model.find(parent.thread_id, parent.checkpoint_ns, parent.parent)
+          while (parent !== undefined && gone.has(parent)) {
+            parent = model.find(parent.thread_id, parent.checkpoint_ns, parent.parent)
+          }
           return parent?.id
         }
         const threads = new Set([...gone].map((c) => c.thread_id))
@@ -488,10 +584,18 @@ const run = async (saver: BaseCheckpointSaver, sequence: ReadonlyArray<Operation
           .map((w, i) => ({ task: `${names.tasks[w.task]}#${i}`, path: names.taskPaths[w.path]!, writes: writesOf(w) }))
         await Promise.all([
           ...writers.map((w) => saver.putWrites(configOf(target), w.writes, w.task, w.path)),
-          ...operation.siblings.map((changes) => putCheckpoint(target.thread_id, target.checkpoint_ns, target, changes, {}))
+          ...operation.siblings.map((changes) =>
+            putCheckpoint(target.thread_id, target.checkpoint_ns, target, changes, {})
+          )
         ])
         for (const w of writers) model.putWrites(target, w.writes, w.task, w.path)
-        expectEqual(step, operation, "the writes after concurrent writers", model.writes(target), (await saver.getTuple(configOf(target)))?.pendingWrites ?? [])
+        expectEqual(
+          step,
+          operation,
+          "the writes after concurrent writers",
+          model.writes(target),
+          (await saver.getTuple(configOf(target)))?.pendingWrites ?? []
+        )
         break
       }
     }

@@ -72,7 +72,12 @@ export class Model {
   }
 
   /** LangGraph's rule: special channels replace the task's earlier write; ordinary writes keep the first. */
-  putWrites(target: StoredCheckpoint, writes: ReadonlyArray<readonly [string, unknown]>, task_id: string, task_path: string) {
+  putWrites(
+    target: StoredCheckpoint,
+    writes: ReadonlyArray<readonly [string, unknown]>,
+    task_id: string,
+    task_path: string
+  ) {
     const stored = this.#writes.get(key(target.thread_id, target.checkpoint_ns, target.id)) ?? new Map()
     this.#writes.set(key(target.thread_id, target.checkpoint_ns, target.id), stored)
     writes.forEach(([channel, value], index) => {
@@ -128,7 +133,7 @@ export class Model {
     while (current !== undefined && remaining.size > 0) {
       const writes = this.writes(current).filter(([, channel]) => remaining.has(channel))
       for (const write of writes.reverse()) collected.get(write[1])!.push(write)
-      for (const channel of [...remaining]) {
+      for (const channel of Array.from(remaining)) {
         if (current.values.has(channel)) {
           seeds.set(channel, current.values.get(channel))
           remaining.delete(channel)

@@ -56,7 +56,10 @@ const Change = Schema.Struct({ channel: below(names.channels.length), value: Sch
 
 const Write = Schema.Struct({ channel: below(names.writeChannels.length), value: Value })
 
-const Writers = few(Schema.Struct({ task: below(names.tasks.length), path: below(names.taskPaths.length), writes: few(Write, 4) }), 4)
+const Writers = few(
+  Schema.Struct({ task: below(names.tasks.length), path: below(names.taskPaths.length), writes: few(Write, 4) }),
+  4
+)
 
 /** A checkpoint after the latest of its namespace, after an earlier one (a fork), or a new root. */
 const Put = Schema.TaggedStruct("Put", {
@@ -100,7 +103,10 @@ const Other = Schema.Union([
     target: below(names.threads.length),
     replace: Schema.Boolean
   }),
-  Schema.TaggedStruct("Prune", { thread: below(names.threads.length), strategy: Schema.Literals(["keep_latest", "delete"]) }),
+  Schema.TaggedStruct("Prune", {
+    thread: below(names.threads.length),
+    strategy: Schema.Literals(["keep_latest", "delete"])
+  }),
   /** The runs of picked checkpoints (their metadata `run_id`), and maybe one no checkpoint has. */
   Schema.TaggedStruct("DeleteForRuns", { of: few(Pick, 2), unknown: Schema.Boolean }),
   /** Several tasks' writes to one checkpoint, and sibling checkpoints of it, all at once. */
@@ -120,7 +126,7 @@ export const Operation = Schema.Union([Put, ...Other.members])
 export type Operation = typeof Operation.Type
 
 /** Steps of a `put` and another operation, each optional: about half the operations write checkpoints. */
-const Step = Schema.Struct({ put: Schema.NullOr(Put), then: Schema.NullOr(Other) })
+const Step = Schema.Struct({ put: Schema.NullOr(Put), other: Schema.NullOr(Other) })
 
 /**
  * Sequences of operations, shrinking towards short ones.
@@ -128,5 +134,5 @@ const Step = Schema.Struct({ put: Schema.NullOr(Put), then: Schema.NullOr(Other)
  * @since 0.1.0
  */
 export const operations: Arbitrary.Arbitrary<ReadonlyArray<Operation>> = Arbitrary.schema(Schema.Array(Step)).pipe(
-  Arbitrary.map((steps) => steps.flatMap(({ put, then }) => [put, then].filter((op) => op !== null)))
+  Arbitrary.map((steps) => steps.flatMap(({ other, put }) => [put, other].filter((op) => op !== null)))
 )

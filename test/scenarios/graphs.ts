@@ -74,7 +74,9 @@ export const graphScenarios = (name: string, makeSaver: () => Promise<Saver>) =>
         .compile({ checkpointer: saver })
       const cfg = config()
       const paused = await graph.invoke({ request: "deploy" }, cfg)
-      expect((paused as { __interrupt__?: Array<{ value: unknown }> }).__interrupt__?.[0]?.value).toBe("approve deploy?")
+      expect((paused as { __interrupt__?: Array<{ value: unknown }> }).__interrupt__?.[0]?.value).toBe(
+        "approve deploy?"
+      )
       const state = await graph.getState(cfg)
       expect(state.next).toEqual(["review"])
       expect(state.tasks[0]?.interrupts[0]?.value).toBe("approve deploy?")
@@ -85,7 +87,9 @@ export const graphScenarios = (name: string, makeSaver: () => Promise<Saver>) =>
     })
 
     it("stops before a node with interruptBefore and continues on invoke(null)", async () => {
-      const State = Annotation.Root({ log: Annotation<Array<string>>({ reducer: (a, b) => a.concat(b), default: () => [] }) })
+      const State = Annotation.Root({
+        log: Annotation<Array<string>>({ reducer: (a, b) => a.concat(b), default: () => [] })
+      })
       const graph = new StateGraph(State)
         .addNode("draft", () => ({ log: ["draft"] }))
         .addNode("publish", () => ({ log: ["publish"] }))
@@ -100,7 +104,9 @@ export const graphScenarios = (name: string, makeSaver: () => Promise<Saver>) =>
     })
 
     it("travels in time: history, replay from an earlier checkpoint, and a fork with updateState", async () => {
-      const State = Annotation.Root({ steps: Annotation<Array<string>>({ reducer: (a, b) => a.concat(b), default: () => [] }) })
+      const State = Annotation.Root({
+        steps: Annotation<Array<string>>({ reducer: (a, b) => a.concat(b), default: () => [] })
+      })
       const graph = new StateGraph(State)
         .addNode("a", () => ({ steps: ["a"] }))
         .addNode("b", () => ({ steps: ["b"] }))
@@ -156,7 +162,10 @@ export const graphScenarios = (name: string, makeSaver: () => Promise<Saver>) =>
       await graph.invoke({ value: "x" }, cfg)
 
       const state = await graph.getState(cfg, { subgraphs: true })
-      const childState = state.tasks[0]?.state as { config: { configurable: { checkpoint_ns: string } }; values: unknown }
+      const childState = state.tasks[0]?.state as {
+        config: { configurable: { checkpoint_ns: string } }
+        values: unknown
+      }
       expect(childState.config.configurable.checkpoint_ns).toMatch(/^child:/)
       expect(childState.values).toEqual({ value: "x" })
 

@@ -58,8 +58,9 @@ const populate = async (saver: EffectCheckpointSaver, thread_id: string) => {
   const config = { configurable: { thread_id } }
   for (let turn = 0; turn < 7; turn++) {
     const state = await graph.getState(config)
-    if (state.tasks.some((task) => task.interrupts.length > 0)) await graph.invoke(new Command({ resume: `yes ${turn}` }), config)
-    else await graph.invoke({ messages: [new HumanMessage(`q${turn}`)] }, config)
+    if (state.tasks.some((task) => task.interrupts.length > 0)) {
+      await graph.invoke(new Command({ resume: `yes ${turn}` }), config)
+    } else await graph.invoke({ messages: [new HumanMessage(`q${turn}`)] }, config)
     if (turn === 3) {
       const history = []
       for await (const snapshot of graph.getStateHistory(config)) history.push(snapshot)
@@ -85,7 +86,13 @@ const snapshot = async (saver: EffectCheckpointSaver, thread_id: string, histori
     const parent = tuple.parentConfig?.configurable?.checkpoint_id
     entries.set(
       canonical(place),
-      canonical({ checkpoint: tuple.checkpoint, metadata: tuple.metadata, parent, writes: tuple.pendingWrites, history })
+      canonical({
+        checkpoint: tuple.checkpoint,
+        metadata: tuple.metadata,
+        parent,
+        writes: tuple.pendingWrites,
+        history
+      })
     )
   }
   return entries
@@ -102,10 +109,12 @@ const headHistories = async (saver: EffectCheckpointSaver, thread_id: string, la
   for (const configs of byNamespace.values()) {
     for (const config of configs.slice(0, last)) {
       const tuple = await saver.getTuple(config)
-      histories.push(canonical(await saver.getDeltaChannelHistory({
-        config,
-        channels: Object.keys(tuple!.checkpoint.channel_versions)
-      })))
+      histories.push(canonical(
+        await saver.getDeltaChannelHistory({
+          config,
+          channels: Object.keys(tuple!.checkpoint.channel_versions)
+        })
+      ))
     }
   }
   return histories.sort()
@@ -157,7 +166,9 @@ export const lifecycleScenarios = (name: string, makeSaver: () => Promise<Effect
       const stateAfter = await graph.getState({ configurable: { thread_id: id } })
       expect(canonical(stateAfter.values)).toBe(canonical(stateBefore.values))
 
-      const next = await graph.invoke({ messages: [new HumanMessage("after pruning")] }, { configurable: { thread_id: id } })
+      const next = await graph.invoke({ messages: [new HumanMessage("after pruning")] }, {
+        configurable: { thread_id: id }
+      })
       expect(next.messages.at(-1)?.content).toBe(`reply ${stateBefore.values.messages.length + 1}`)
       // Pruning again removes what the new step made redundant, and nothing the latest needs.
       await saver.prune([id], { strategy: "keep_latest" })
@@ -172,45 +183,62 @@ export const lifecycleScenarios = (name: string, makeSaver: () => Promise<Effect
       expect((await snapshot(saver, id)).size).toBe(0)
     }, 60_000)
 
-    it("deleteForRuns removes the runs' checkpoints and writes; survivors keep their values and a consistent chain", async () => {
-      const id = thread("runs")
-      const other = thread("runs-other")
-      const put = async (thread_id: string, parent: RunnableConfig | undefined, run_id: string, values: Record<string, unknown>, versions: Record<string, number>) => {
-        const config = await saver.put(
-          parent ?? { configurable: { thread_id, checkpoint_ns: "" } },
-          { v: 4, id: uuid6(-1), ts: new Date().toISOString(), channel_values: values, channel_versions: versions, versions_seen: {} },
-          { source: "loop", step: 0, parents: {}, run_id } as CheckpointMetadata,
-          Object.fromEntries(Object.entries(versions).filter(([channel]) => channel in values))
-        )
-        await saver.putWrites(config, [["a", `write of ${run_id}`]], `task-${run_id}`)
-        return config
-      }
-      const c0 = await put(id, undefined, "r1", { a: "kept by everyone", b: 0 }, { a: 1, b: 1 })
-      const c1 = await put(id, c0, "r1", { b: 1 }, { a: 1, b: 2 })
-      const c2 = await put(id, c1, "r2", { c: 2 }, { a: 1, b: 2, c: 1 })
-      const c3 = await put(id, c2, "r2", { c: 3 }, { a: 1, b: 2, c: 2 })
-      await put(other, undefined, "r1", { a: "other" }, { a: 1 })
-      const before = await snapshot(saver, id)
+    it(
+      "deleteForRuns removes the runs' checkpoints and writes; survivors keep their values and a consistent chain",
+      async () => {
+        const id = thread("runs")
+        const other = thread("runs-other")
+        const put = async (
+          thread_id: string,
+          parent: RunnableConfig | undefined,
+          run_id: string,
+          values: Record<string, unknown>,
+          versions: Record<string, number>
+        ) => {
+          const config = await saver.put(
+            parent ?? { configurable: { thread_id, checkpoint_ns: "" } },
+            {
+              v: 4,
+              id: uuid6(-1),
+              ts: new Date().toISOString(),
+              channel_values: values,
+              channel_versions: versions,
+              versions_seen: {}
+            },
+            { source: "loop", step: 0, parents: {}, run_id } as CheckpointMetadata,
+            Object.fromEntries(Object.entries(versions).filter(([channel]) => channel in values))
+          )
+          await saver.putWrites(config, [["a", `write of ${run_id}`]], `task-${run_id}`)
+          return config
+        }
+        const c0 = await put(id, undefined, "r1", { a: "kept by everyone", b: 0 }, { a: 1, b: 1 })
+        const c1 = await put(id, c0, "r1", { b: 1 }, { a: 1, b: 2 })
+        const c2 = await put(id, c1, "r2", { c: 2 }, { a: 1, b: 2, c: 1 })
+        const c3 = await put(id, c2, "r2", { c: 3 }, { a: 1, b: 2, c: 2 })
+        await put(other, undefined, "r1", { a: "other" }, { a: 1 })
+        const before = await snapshot(saver, id)
 
-      const failure = await saver.deleteForRuns([]).then(() => undefined, (error: unknown) => error)
-      expect(failure).toBeInstanceOf(CheckpointError.InvalidInput)
-      await saver.deleteForRuns(["no such run"])
-      expect(await snapshot(saver, id)).toEqual(before)
+        const failure = await saver.deleteForRuns([]).then(() => undefined, (error: unknown) => error)
+        expect(failure).toBeInstanceOf(CheckpointError.InvalidInput)
+        await saver.deleteForRuns(["no such run"])
+        expect(await snapshot(saver, id)).toEqual(before)
 
-      await saver.deleteForRuns(["r1"])
-      expect(await saver.getTuple(c0)).toBeUndefined()
-      expect(await saver.getTuple(c1)).toBeUndefined()
-      expect((await snapshot(saver, other)).size).toBe(0)
-      const survivor = await saver.getTuple(c2)
-      // Its values, including those written by the removed run, read back; its chain ends here now.
-      expect(survivor?.checkpoint.channel_values).toEqual({ a: "kept by everyone", b: 1, c: 2 })
-      expect(survivor?.parentConfig).toBeUndefined()
-      expect(survivor?.pendingWrites).toEqual([["task-r2", "a", "write of r2"]])
-      const latest = await saver.getTuple({ configurable: { thread_id: id } })
-      expect(latest?.config.configurable?.checkpoint_id).toBe(c3.configurable?.checkpoint_id)
-      expect(latest?.parentConfig?.configurable?.checkpoint_id).toBe(c2.configurable?.checkpoint_id)
-      expect(latest?.checkpoint.channel_values).toEqual({ a: "kept by everyone", b: 1, c: 3 })
-    }, 60_000)
+        await saver.deleteForRuns(["r1"])
+        expect(await saver.getTuple(c0)).toBeUndefined()
+        expect(await saver.getTuple(c1)).toBeUndefined()
+        expect((await snapshot(saver, other)).size).toBe(0)
+        const survivor = await saver.getTuple(c2)
+        // Its values, including those written by the removed run, read back; its chain ends here now.
+        expect(survivor?.checkpoint.channel_values).toEqual({ a: "kept by everyone", b: 1, c: 2 })
+        expect(survivor?.parentConfig).toBeUndefined()
+        expect(survivor?.pendingWrites).toEqual([["task-r2", "a", "write of r2"]])
+        const latest = await saver.getTuple({ configurable: { thread_id: id } })
+        expect(latest?.config.configurable?.checkpoint_id).toBe(c3.configurable?.checkpoint_id)
+        expect(latest?.parentConfig?.configurable?.checkpoint_id).toBe(c2.configurable?.checkpoint_id)
+        expect(latest?.checkpoint.channel_values).toEqual({ a: "kept by everyone", b: 1, c: 3 })
+      },
+      60_000
+    )
 
     it("retention keeps the newest checkpoints with what they need, and deletes inactive threads", async () => {
       const id = thread("retained")
@@ -226,7 +254,9 @@ export const lifecycleScenarios = (name: string, makeSaver: () => Promise<Effect
       expect(after.size).toBeLessThan(before.size)
       for (const [place, value] of after) expect(value).toBe(before.get(place))
       expect(await headHistories(saver, id, 2)).toEqual(heads)
-      expect(canonical((await graph.getState({ configurable: { thread_id: id } })).values)).toBe(canonical(state.values))
+      expect(canonical((await graph.getState({ configurable: { thread_id: id } })).values)).toBe(
+        canonical(state.values)
+      )
 
       await new Promise((resolve) => setTimeout(resolve, 20))
       const expired = await saver.applyRetention({ inactiveFor: "10 millis" })
@@ -245,7 +275,9 @@ export const lifecycleScenarios = (name: string, makeSaver: () => Promise<Effect
 
       const failure = (promise: Promise<unknown>) => promise.then(() => undefined, (error: unknown) => error)
       expect(await failure(saver.copyThread(source, source))).toBeInstanceOf(CheckpointError.InvalidInput)
-      expect(await failure(saver.copyThread(thread("nobody"), thread("x")))).toBeInstanceOf(CheckpointError.ThreadNotFound)
+      expect(await failure(saver.copyThread(thread("nobody"), thread("x")))).toBeInstanceOf(
+        CheckpointError.ThreadNotFound
+      )
       const exists = await failure(saver.copyThread(source, other))
       expect(exists).toBeInstanceOf(CheckpointError.ThreadExists)
       expect((exists as Error).message).toContain("replace: true")

@@ -3,7 +3,7 @@
  * parallel never see each other's tables.
  */
 import { Effect, Layer } from "effect"
-import pg from "pg"
+import { Client } from "pg"
 import { inject } from "vitest"
 import * as Postgres from "../../src/postgres.ts"
 
@@ -16,8 +16,8 @@ const urlOf = (url: string, database: string) => {
 }
 
 /** Runs statements on the server's own database. */
-export const admin = async <A>(f: (client: pg.Client) => Promise<A>, url = serverUrl()): Promise<A> => {
-  const client = new pg.Client({ connectionString: url })
+export const admin = async <A>(f: (client: Client) => Promise<A>, url = serverUrl()): Promise<A> => {
+  const client = new Client({ connectionString: url })
   await client.connect()
   try {
     return await f(client)
