@@ -231,24 +231,52 @@ const layerFromConnString = async (url: string): Promise<Layer.Layer<CheckpointS
     case "memory:":
       return layerMemory
     case "postgres:":
-    case "postgresql:": {
-      const Postgres = await import("./postgres.ts")
-      return Postgres.layer({ url })
-    }
+    case "postgresql:":
+      return loadDriver(scheme, () => import("./postgres.ts"), (Postgres) => Postgres.layer({ url }))
     case "pglite:": {
-      const Pglite = await import("./pglite.ts")
       const dataDir = url.slice("pglite:".length).replace(/^\/\//, "")
-      return Pglite.layer(dataDir === "" ? {} : { dataDir })
+      return loadDriver(
+        scheme,
+        () => import("./pglite.ts"),
+        (Pglite) => Pglite.layer(dataDir === "" ? {} : { dataDir })
+      )
     }
     case "cockroachdb:":
-    case "cockroach:": {
-      const Cockroach = await import("./cockroach.ts")
-      return Cockroach.layer({ url })
-    }
+    case "cockroach:":
+      return loadDriver(scheme, () => import("./cockroach.ts"), (Cockroach) => Cockroach.layer({ url }))
   }
   return new InvalidConfig({
     operation: "fromConnString",
     detail: `unsupported connection string "${url.replace(/\/\/[^@/]*@/, "//***@")}": ` +
       `expected "memory:", "pglite:", "pglite:<directory>", "postgres://…" or "cockroachdb://…"`
   })
+}
+
+/**
+ * Loads a driver's module. A package it imports that cannot be found (a
+ * peer left out, a pruned install) is an `InvalidConfig` that names the
+ * package and how to install it, not a raw module-not-found error.
+ */
+const loadDriver = <Module>(
+  scheme: string,
+  load: () => Promise<Module>,
+  layer: (module: Module) => Layer.Layer<CheckpointStorage, unknown>
+): Promise<Layer.Layer<CheckpointStorage, unknown> | InvalidConfig> =>
+  load().then(layer, (cause: unknown) => {
+    const missing = missingPackage(cause)
+    if (missing === undefined) throw cause
+    return new InvalidConfig({
+      operation: "fromConnString",
+      detail: `"${scheme}" needs the package ${missing}, which cannot be found: install it with npm i ${missing}`
+    })
+  })
+
+/** The package a module-not-found error names (ESM: "Cannot find package 'x'", CommonJS: "Cannot find module 'x'"). */
+const missingPackage = (cause: unknown): string | undefined => {
+  if (!(cause instanceof Error) || !("code" in cause)) return undefined
+  if (cause.code !== "ERR_MODULE_NOT_FOUND" && cause.code !== "MODULE_NOT_FOUND") return undefined
+  const specifier = /Cannot find (?:package|module) '([^']+)'/.exec(cause.message)?.[1]
+  if (specifier === undefined || specifier.startsWith(".") || specifier.startsWith("/")) return undefined
+  // The package of a specifier: "@scope/name" or "name", without a subpath.
+  return specifier.split("/").slice(0, specifier.startsWith("@") ? 2 : 1).join("/")
 }
