@@ -12,9 +12,9 @@
  *
  * @since 0.1.0
  */
-import { Effect, type Layer, Redacted } from "effect"
+import { type Config, Effect, type Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
-import type { IncompatibleSchema, StorageFailure } from "./CheckpointError.ts"
+import type { IncompatibleSchema, InvalidConfig, StorageFailure } from "./CheckpointError.ts"
 import type { CheckpointStorage } from "./CheckpointStorage.ts"
 import * as Retry from "./Retry.ts"
 import * as Pool from "./sql/Pool.ts"
@@ -35,7 +35,8 @@ export interface CockroachOptions extends Omit<Pool.PoolOptions, "isolation"> {
  */
 export const toWireUrl = (url: string): string => url.replace(/^cockroach(db)?:\/\//i, "postgres://")
 
-const wire = (url: CockroachOptions["url"]) => url === undefined || Redacted.isRedacted(url) ? url : toWireUrl(url)
+const wire = (url: CockroachOptions["url"]) =>
+  url === undefined ? url : Redacted.isRedacted(url) ? Redacted.make(toWireUrl(Redacted.value(url))) : toWireUrl(url)
 
 /**
  * The storage with a pool of its own, closed when the layer is released.
@@ -46,16 +47,25 @@ export const layer = (options: CockroachOptions): Layer.Layer<CheckpointStorage,
   Pool.layer({ ...options, url: wire(options.url), isolation: options.isolation ?? "serializable" }, "cockroach")
 
 /**
- * The storage configured from the environment: `DATABASE_URL` (a
+ * The settings `layerConfig` reads by default: `DATABASE_URL` (a
  * `cockroachdb://` or `postgres://` URL), and optionally `CHECKPOINT_SCHEMA`
  * and `CHECKPOINT_POOL_SIZE`.
  *
  * @since 0.1.0
  */
+export const defaultConfig: Config.Wrap<CockroachOptions> = Pool.defaultConfig
+
+/**
+ * The storage configured by `Config`, like `PgClient.layerConfig` (see
+ * `Postgres.layerConfig`; default {@link defaultConfig}). A missing or
+ * malformed setting is an `InvalidConfig` naming it.
+ *
+ * @since 0.1.0
+ */
 export const layerConfig = (
-  options: Omit<CockroachOptions, "url"> = {}
-): Layer.Layer<CheckpointStorage, StorageFailure | IncompatibleSchema> =>
-  Pool.layerConfig({ ...options, isolation: options.isolation ?? "serializable" }, "cockroach", toWireUrl)
+  config: Config.Wrap<CockroachOptions> = defaultConfig
+): Layer.Layer<CheckpointStorage, StorageFailure | IncompatibleSchema | InvalidConfig> =>
+  Pool.layerConfig(config, layer)
 
 /**
  * @since 0.1.0

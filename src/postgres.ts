@@ -2,14 +2,14 @@
  * PostgreSQL: `langgraph-checkpoint-effect/postgres`.
  *
  * `layer` owns a connection pool that lives and dies with the layer;
- * `layerConfig` reads `DATABASE_URL`; `layerClient` uses a `SqlClient` the
+ * `layerConfig` reads its options through `Config` (`DATABASE_URL` by default); `layerClient` uses a `SqlClient` the
  * application already has. Migrations run when the layer starts unless
  * `migrate: false`, and can run on their own with `migrate` / `layerMigrations`.
  *
  * @since 0.1.0
  */
-import type { Layer } from "effect"
-import type { IncompatibleSchema, StorageFailure } from "./CheckpointError.ts"
+import type { Config, Layer } from "effect"
+import type { IncompatibleSchema, InvalidConfig, StorageFailure } from "./CheckpointError.ts"
 import type { CheckpointStorage } from "./CheckpointStorage.ts"
 import * as Pool from "./sql/Pool.ts"
 
@@ -40,11 +40,31 @@ export const layer = (options: PostgresOptions): Layer.Layer<CheckpointStorage, 
   Pool.layer(options, "postgres")
 
 /**
- * The storage configured from the environment: `DATABASE_URL`, and
+ * The settings `layerConfig` reads by default: `DATABASE_URL`, and
  * optionally `CHECKPOINT_SCHEMA` and `CHECKPOINT_POOL_SIZE`.
  *
  * @since 0.1.0
  */
+export const defaultConfig: Config.Wrap<PostgresOptions> = Pool.defaultConfig
+
+/**
+ * The storage configured by `Config`, like `PgClient.layerConfig`: each
+ * option is a `Config`, so the application chooses where its settings come
+ * from (default {@link defaultConfig}).
+ *
+ * ```ts
+ * Postgres.layerConfig({
+ *   ...Postgres.defaultConfig,
+ *   url: Config.Redacted("CHECKPOINTS_URL"),
+ *   poolSize: Config.succeed(20)
+ * })
+ * ```
+ *
+ * A missing or malformed setting is an `InvalidConfig` naming it.
+ *
+ * @since 0.1.0
+ */
 export const layerConfig = (
-  options: Omit<PostgresOptions, "url"> = {}
-): Layer.Layer<CheckpointStorage, StorageFailure | IncompatibleSchema> => Pool.layerConfig(options, "postgres")
+  config: Config.Wrap<PostgresOptions> = defaultConfig
+): Layer.Layer<CheckpointStorage, StorageFailure | IncompatibleSchema | InvalidConfig> =>
+  Pool.layerConfig(config, layer)

@@ -6,7 +6,7 @@
  */
 import { PgClient } from "@effect/sql-pg"
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Layer, Option, Redacted, Stream } from "effect"
+import { Config, ConfigProvider, Effect, Layer, Option, Redacted, Stream } from "effect"
 import * as Cockroach from "../src/cockroach.ts"
 import { CheckpointStorage, EffectCheckpointSaver } from "../src/index.ts"
 import * as Postgres from "../src/postgres.ts"
@@ -97,7 +97,7 @@ describe("the CockroachDB dialect", () => {
       Effect.gen(function*() {
         const stored = yield* Storage.use((s) => s.put({ thread_id: "t" }, checkpoint(), metadata(), {})).pipe(
           Effect.provide(
-            Cockroach.layerConfig({ isolation: "read committed" }).pipe(
+            Cockroach.layerConfig({ ...Cockroach.defaultConfig, isolation: Config.succeed("read committed") }).pipe(
               Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ DATABASE_URL: cockroachUrl(url) })))
             )
           )

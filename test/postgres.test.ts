@@ -8,7 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { AIMessage, HumanMessage } from "@langchain/core/messages"
 import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph"
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres"
-import { ConfigProvider, Effect, Layer, Option, Redacted, Stream } from "effect"
+import { Config, ConfigProvider, Effect, Layer, Option, Redacted, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import { Pool } from "pg"
 import { CheckpointStorage, EffectCheckpointSaver } from "../src/index.ts"
@@ -243,6 +243,33 @@ describe("layers", () => {
           )
         )
         expect(stored.thread_id).toBe("t")
+      })))
+
+  it.live("layerConfig takes its settings as Config: the application names the variables", () =>
+    withDatabase("config_names", (url) =>
+      Effect.gen(function*() {
+        const settings = ConfigProvider.layer(
+          ConfigProvider.fromUnknown({ CHECKPOINTS_URL: url, CHECKPOINTS_SCHEMA: "own" })
+        )
+        const custom = Postgres.layerConfig({
+          url: Config.Redacted("CHECKPOINTS_URL"),
+          schema: Config.String("CHECKPOINTS_SCHEMA"),
+          poolSize: Config.succeed(2)
+        })
+        yield* Storage.use((s) => s.put({ thread_id: "t" }, checkpoint(), metadata(), {})).pipe(
+          Effect.provide(custom.pipe(Layer.provide(settings)))
+        )
+        const tables = yield* Effect.promise(() =>
+          admin((client) => client.query("SELECT 1 FROM own.checkpoints WHERE thread_id = 't'"), url)
+        )
+        expect(tables.rowCount).toBe(1)
+
+        // The default names are not read when the application chose others.
+        const missing = yield* Effect.flip(
+          Effect.scoped(Layer.build(Postgres.layerConfig().pipe(Layer.provide(settings))))
+        )
+        expect(missing._tag).toBe("InvalidConfig")
+        expect(missing.message).toContain("DATABASE_URL")
       })))
 
   it.live("a server that cannot be reached is a StorageFailure", () =>

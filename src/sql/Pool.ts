@@ -6,7 +6,7 @@
  */
 import { PgClient } from "@effect/sql-pg"
 import { Config, Effect, Layer, Redacted } from "effect"
-import { type IncompatibleSchema, StorageFailure } from "../CheckpointError.ts"
+import { type IncompatibleSchema, InvalidConfig, StorageFailure } from "../CheckpointError.ts"
 import type { CheckpointStorage } from "../CheckpointStorage.ts"
 import type { Dialect } from "./Dialect.ts"
 import * as SqlStorage from "./SqlStorage.ts"
@@ -80,21 +80,32 @@ export const layer = (
   )
 
 /**
- * The storage configured from the environment: `DATABASE_URL`, and
- * optionally `CHECKPOINT_SCHEMA` and `CHECKPOINT_POOL_SIZE`.
+ * Where `layerConfig` reads its settings unless told otherwise:
+ * `DATABASE_URL`, and optionally `CHECKPOINT_SCHEMA` and
+ * `CHECKPOINT_POOL_SIZE`. Spread it and replace a field to rename one
+ * variable, e.g. `{ ...defaultConfig, url: Config.Redacted("PG_URL") }`.
  *
  * @since 0.1.0
  */
-export const layerConfig = (
-  options: Omit<PoolOptions, "url">,
-  dialect: Dialect,
-  wireUrl: (url: string) => string = (url) => url
-): Layer.Layer<CheckpointStorage, StorageFailure | IncompatibleSchema> =>
+export const defaultConfig = {
+  url: Config.Redacted("DATABASE_URL"),
+  schema: Config.String("CHECKPOINT_SCHEMA").pipe(Config.withDefault(undefined)),
+  poolSize: Config.Int("CHECKPOINT_POOL_SIZE").pipe(Config.withDefault(undefined))
+} satisfies Config.Wrap<PoolOptions>
+
+/**
+ * The storage configured by `Config` (as `PgClient.layerConfig` is): a
+ * setting that is missing or malformed is an `InvalidConfig` naming it.
+ *
+ * @since 0.1.0
+ */
+export const layerConfig = <Options extends PoolOptions>(
+  config: Config.Wrap<Options>,
+  make: (options: Options) => Layer.Layer<CheckpointStorage, StorageFailure | IncompatibleSchema>
+): Layer.Layer<CheckpointStorage, StorageFailure | IncompatibleSchema | InvalidConfig> =>
   Layer.unwrap(
-    Effect.gen(function*() {
-      const url = yield* Config.String("DATABASE_URL")
-      const schema = yield* Config.String("CHECKPOINT_SCHEMA").pipe(Config.withDefault(options.schema))
-      const poolSize = yield* Config.Int("CHECKPOINT_POOL_SIZE").pipe(Config.withDefault(options.poolSize))
-      return layer({ ...options, url: Redacted.make(wireUrl(url)), schema, poolSize }, dialect)
-    }).pipe(Effect.mapError(connectFailure))
+    Config.unwrap(config).pipe(
+      Effect.mapError((error) => new InvalidConfig({ operation: "layerConfig", detail: error.message })),
+      Effect.map(make)
+    )
   )
