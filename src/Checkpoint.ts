@@ -191,6 +191,55 @@ export const CheckpointMetadata = Schema.StructWithRest(
 export type CheckpointMetadata = LangGraphMetadata
 
 /**
+ * Keys of `config.metadata` that never become checkpoint metadata: where the
+ * checkpoint lives and what LangGraph passes to its own tasks (LangGraph's
+ * `EXCLUDED_METADATA_KEYS`).
+ */
+const excludedKeys = new Set([
+  "thread_id",
+  "thread_ts",
+  "checkpoint_id",
+  "checkpoint_ns",
+  "checkpoint_map",
+  "langgraph_step",
+  "langgraph_node",
+  "langgraph_triggers",
+  "langgraph_path",
+  "langgraph_checkpoint_ns"
+])
+
+const isPrimitive = (value: unknown): value is string | number | boolean =>
+  typeof value === "string" || typeof value === "boolean" || (typeof value === "number" && Number.isFinite(value))
+
+/**
+ * The metadata a LangGraph `put` stores: the checkpoint's own, plus the
+ * strings, numbers and booleans of the call's `config.metadata` (e.g. a
+ * `run_id`, which `deleteForRuns` selects by), as LangGraph's Python savers
+ * do (`get_checkpoint_metadata`). The checkpoint's own keys win; location
+ * keys and internal keys (starting with `__`) are left out.
+ *
+ * Unlike Python, nothing is taken from `config.configurable`: LangGraph.js's
+ * validation suite requires metadata stored without alteration when the
+ * configurable carries keys of its own.
+ *
+ * @since 0.1.0
+ */
+export const metadataWithConfig = (
+  config: { readonly metadata?: object | undefined },
+  metadata: CheckpointMetadata
+): CheckpointMetadata => {
+  // Not an object: left for validation to reject.
+  if (typeof metadata !== "object" || metadata === null || Array.isArray(metadata)) return metadata
+  if (typeof config.metadata !== "object" || config.metadata === null) return metadata
+  const merged: Record<string, unknown> = { ...metadata }
+  for (const [key, value] of Object.entries(config.metadata)) {
+    if (Object.hasOwn(merged, key) || excludedKeys.has(key) || key.startsWith("__") || !isPrimitive(value)) continue
+    merged[key] = value
+  }
+  return merged as CheckpointMetadata
+}
+
+/**
  * A write a task made: `[channel, value]`.
  *
  * @since 0.1.0

@@ -18,7 +18,7 @@ import {
   type SerializerProtocol
 } from "@langchain/langgraph-checkpoint"
 import { Effect, Layer, ManagedRuntime, Option, Stream } from "effect"
-import { type CheckpointIdRef, configOf, nextVersion } from "./Checkpoint.ts"
+import { type CheckpointIdRef, configOf, metadataWithConfig, nextVersion } from "./Checkpoint.ts"
 import { InvalidConfig } from "./CheckpointError.ts"
 import { CheckpointStorage, layerMemory, type RetentionPolicy, type RetentionReport } from "./CheckpointStorage.ts"
 import * as Retry from "./Retry.ts"
@@ -149,7 +149,9 @@ export class EffectCheckpointSaver extends BaseCheckpointSaver {
     newVersions: ChannelVersions
   ): Promise<RunnableConfig> {
     const stored = await this.#run(
-      CheckpointStorage.use((storage) => storage.put(configurable(config), checkpoint, metadata, newVersions))
+      CheckpointStorage.use((storage) =>
+        storage.put(configurable(config), checkpoint, metadataWithConfig(config, metadata), newVersions)
+      )
     )
     return configOf(stored.thread_id, stored.checkpoint_ns ?? "", stored.checkpoint_id)
   }

@@ -4,7 +4,7 @@
  * that exists after the operation must read back (tuple and delta history)
  * exactly as before.
  */
-import { AIMessage, HumanMessage } from "@langchain/core/messages"
+import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages"
 import type { RunnableConfig } from "@langchain/core/runnables"
 import {
   Annotation,
@@ -12,12 +12,13 @@ import {
   DeltaValue,
   END,
   interrupt,
+  MessagesAnnotation,
   MessagesDeltaValue,
   START,
   StateGraph,
   StateSchema
 } from "@langchain/langgraph"
-import { type CheckpointMetadata, uuid6 } from "@langchain/langgraph-checkpoint"
+import { type CheckpointMetadata, type CheckpointTuple, uuid6 } from "@langchain/langgraph-checkpoint"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { z } from "zod"
 import { CheckpointError, type EffectCheckpointSaver } from "../../src/index.ts"
@@ -236,6 +237,63 @@ export const lifecycleScenarios = (name: string, makeSaver: () => Promise<Effect
         expect(latest?.config.configurable?.checkpoint_id).toBe(c3.configurable?.checkpoint_id)
         expect(latest?.parentConfig?.configurable?.checkpoint_id).toBe(c2.configurable?.checkpoint_id)
         expect(latest?.checkpoint.channel_values).toEqual({ a: "kept by everyone", b: 1, c: 3 })
+      },
+      60_000
+    )
+
+    it(
+      "deleteForRuns removes what LangGraph runs given run ids wrote; the thread continues from the first run",
+      async () => {
+        const id = thread("graph-runs")
+        const graph = new StateGraph(MessagesAnnotation)
+          .addNode("model", (state) => ({ messages: [new AIMessage(`reply ${state.messages.length}`)] }))
+          .addEdge(START, "model")
+          .addEdge("model", END)
+          .compile({ checkpointer: saver })
+        const runs = ["run-1", "run-2", "run-3"].map((run) => `${run}-${id}`)
+        const invoke = (question: string, run_id: string) =>
+          graph.invoke({ messages: [new HumanMessage(question)] }, {
+            configurable: { thread_id: id, user_id: "ada", __secret_internal: "x" },
+            metadata: {
+              run_id,
+              user: "ada",
+              step: 99,
+              attempt: 2,
+              thread_id: "elsewhere",
+              tags: ["not", "a", "primitive"]
+            }
+          })
+        for (const [turn, run_id] of runs.entries()) await invoke(`q${turn}`, run_id)
+
+        const stored: Array<CheckpointTuple> = []
+        for await (const tuple of saver.list({ configurable: { thread_id: id } })) stored.push(tuple)
+        const byRun = (run_id: string) =>
+          stored.filter((tuple) => (tuple.metadata as Record<string, unknown> | undefined)?.run_id === run_id).map((
+            tuple
+          ) => tuple.config.configurable?.checkpoint_id)
+        // Every checkpoint carries its run's id (three per invoke: input, then two loop steps).
+        for (const run_id of runs) expect(byRun(run_id).length).toBeGreaterThan(0)
+        expect(runs.flatMap(byRun)).toHaveLength(stored.length)
+        // The rule LangGraph's Python savers apply to config.metadata: primitives; the checkpoint's own keys win;
+        // no location or internal keys. (Nothing from configurable: LangGraph.js's validation suite forbids it.)
+        const first = stored.at(-1)!.metadata as Record<string, unknown>
+        expect(first).toMatchObject({ run_id: runs[0], user: "ada", attempt: 2, source: "input", step: -1 })
+        expect(stored.map((tuple) => tuple.metadata?.step)).not.toContain(99)
+        for (const key of ["thread_id", "checkpoint_ns", "checkpoint_id", "user_id", "__secret_internal", "tags"]) {
+          expect(Object.keys(first)).not.toContain(key)
+        }
+
+        await saver.deleteForRuns([runs[1]!, runs[2]!])
+        const left: Array<unknown> = []
+        for await (const tuple of saver.list({ configurable: { thread_id: id } })) {
+          left.push(tuple.config.configurable?.checkpoint_id)
+        }
+        expect(left).toEqual(byRun(runs[0]!))
+        const state = await graph.getState({ configurable: { thread_id: id } })
+        expect(state.values.messages.map((message: BaseMessage) => message.content)).toEqual(["q0", "reply 1"])
+
+        const next = await invoke("q after", `run-4-${id}`)
+        expect(next.messages.map((message) => message.content)).toEqual(["q0", "reply 1", "q after", "reply 3"])
       },
       60_000
     )
