@@ -448,6 +448,11 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
       const decoded = yield* Schema.decodeEffect(ListQuery)(query).pipe(
         Effect.mapError(invalidInput("list", "query"))
       )
+      yield* Effect.annotateCurrentSpan({
+        ...(decoded.thread_id === undefined ? {} : { thread_id: decoded.thread_id }),
+        ...(decoded.checkpoint_ns === undefined ? {} : { checkpoint_ns: decoded.checkpoint_ns }),
+        ...(decoded.limit === undefined ? {} : { limit: decoded.limit })
+      })
       const filter = yield* Effect.forEach(
         Object.entries(decoded.filter ?? {}),
         ([name, value]) =>

@@ -81,6 +81,15 @@ export const retries = Metric.counter("langgraph_checkpoint_retries", {
 })
 
 /**
+ * Registers the retry counter at zero. Effect registers a metric on its first
+ * update, so without this, exporters would report no series at all until the
+ * first retry; dashboards then show zero instead of "no data".
+ *
+ * @since 0.1.0
+ */
+export const registerRetries: Effect.Effect<void> = Metric.update(retries, 0)
+
+/**
  * Runs `effect` under `policy`, retrying retryable failures. Each retry is a
  * span event and a metric increment; when retries run out, the
  * `StorageFailure` says how many attempts were made and the last SQLSTATE.

@@ -61,6 +61,7 @@ export const layer = (
   const tables = Tables.make(options.schema)
   return layerDriver(withPolicy(
     (options.migrate === false ? Migrations.verify(tables) : Migrations.run(tables, options.dialect)).pipe(
+      Effect.andThen(Retry.registerRetries),
       Effect.andThen(SqlDriver.make(tables, options))
     ),
     options.retry
