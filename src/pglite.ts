@@ -7,8 +7,8 @@
  * to PGlite directly instead of over a socket.
  *
  * PGlite is one session, so the client has exactly one connection, and each
- * exchange runs under PGlite's own lock. `@electric-sql/pglite` is an
- * optional peer dependency: only this module loads it.
+ * exchange runs under PGlite's own lock. `@electric-sql/pglite` is a
+ * dependency that only this module loads.
  *
  * @since 0.1.0
  */
@@ -35,7 +35,22 @@ export interface PgliteOptions extends Omit<SqlStorage.SqlStorageOptions, "diale
    * A PGlite instance to use instead of opening one (e.g. one the
    * application also queries). The layer does not close it.
    */
-  readonly pglite?: PGlite | undefined
+  readonly pglite?: PgliteSession | undefined
+}
+
+/**
+ * What the layer uses of a PGlite instance (any `PGlite` is one). Declared
+ * here so this module's types do not pull in PGlite's own declarations,
+ * which need Emscripten's and Node's type packages.
+ *
+ * @since 0.1.0
+ */
+export interface PgliteSession {
+  readonly runExclusive: <T>(fn: () => Promise<T>) => Promise<T>
+  readonly execProtocolRawStream: (
+    message: Uint8Array,
+    options: { readonly onRawData: (data: Uint8Array) => void }
+  ) => Promise<void>
 }
 
 /**
@@ -43,7 +58,7 @@ export interface PgliteOptions extends Omit<SqlStorage.SqlStorageOptions, "diale
  * writes (whole protocol messages) is executed in order, and PGlite's
  * replies are read back.
  */
-const connect = (pglite: PGlite): Duplex => {
+const connect = (pglite: PgliteSession): Duplex => {
   let previous: Promise<void> = Promise.resolve()
   const duplex: Duplex = new Duplex({
     read() {},
@@ -64,7 +79,7 @@ const connect = (pglite: PGlite): Duplex => {
   return duplex
 }
 
-const open = (dataDir: string | undefined): Effect.Effect<PGlite, StorageFailure, Scope.Scope> =>
+const open = (dataDir: string | undefined): Effect.Effect<PgliteSession, StorageFailure, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.tryPromise({
       try: async () => {
