@@ -6,23 +6,15 @@
  *
  * @since 0.1.0
  */
-import {
-  compareWritesSortKeys,
-  maxChannelVersion,
-  TASKS,
-  WRITES_IDX_MAP,
-  writesSortKey
-} from "@langchain/langgraph-checkpoint"
+import { TASKS } from "@langchain/langgraph-checkpoint"
 import { Context, Effect, Layer, Option, Schedule, Schema, type Scope, Stream } from "effect"
 import {
   ChannelVersions,
   Checkpoint,
-  CheckpointHeader,
   type CheckpointIdRef,
   CheckpointMetadata,
   type CheckpointRef,
   type CheckpointTuple,
-  configOf,
   type DeltaChannelHistory,
   ListQuery,
   type Location,
@@ -32,22 +24,18 @@ import {
 } from "./Checkpoint.ts"
 import {
   CheckpointNotFound,
-  CorruptedCheckpoint,
-  formatIssue,
+  type CorruptedCheckpoint,
   type InvalidConfig,
-  InvalidInput,
-  SerializationFailed,
+  type InvalidInput,
+  type SerializationFailed,
   type StorageFailure,
   type ThreadExists,
   type ThreadNotFound
 } from "./CheckpointError.ts"
-import { FastJsonPlusSerializer } from "./FastJsonPlus.ts"
+import * as Codec from "./Codec.ts"
 import { decodeIdRef, decodeRef, decodeThreadId, invalidInput } from "./Input.ts"
 import * as MemoryDriver from "./memory/MemoryDriver.ts"
-import * as Serializer from "./Serializer.ts"
-import type { Serialized } from "./Serializer.ts"
-import * as Sharing from "./Sharing.ts"
-import type { BlobRow, CheckpointRow, StorageDriver, StoredCheckpoint, WriteRow } from "./StorageDriver.ts"
+import type { CheckpointRow, StorageDriver, StoredCheckpoint } from "./StorageDriver.ts"
 import * as ThreadLifecycle from "./ThreadLifecycle.ts"
 import type { RetentionPolicy, RetentionReport } from "./ThreadLifecycle.ts"
 
@@ -142,80 +130,12 @@ export class CheckpointStorage extends Context.Service<CheckpointStorage, {
 }>()("langgraph-checkpoint-effect/CheckpointStorage") {}
 
 /**
- * Metadata is stored as JSON whatever serializer the values use (an
- * encrypting serializer included), so that `list` can filter on it.
- */
-const metadataSerializer = Serializer.fromProtocol(new FastJsonPlusSerializer())
-const utf8 = new TextDecoder()
-
-const sortWrites = (writes: ReadonlyArray<WriteRow>): Array<WriteRow> =>
-  writes
-    .map((write) => ({ write, key: writesSortKey(write.task_path, write.task_id, write.idx) }))
-    .sort((a, b) => compareWritesSortKeys(a.key, b.key))
-    .map(({ write }) => write)
-
-/**
- * The writes of one batch with their positions, keeping only the last write
- * to each special channel: those share one storage key per task, and the
- * last one is the one that counts.
- */
-const lastSpecialWrites = (writes: ReadonlyArray<readonly [string, unknown]>) =>
-  writes.flatMap(([channel, value], index) =>
-    Object.hasOwn(WRITES_IDX_MAP, channel) && writes.findLastIndex(([other]) => other === channel) !== index
-      ? []
-      : [[channel, value, index] as const]
-  )
-
-/** A checkpoint's pieces by hash. */
-type Pieces = StoredCheckpoint["pieces"]
-
-const noPieces: Pieces = new Map()
-
-/**
  * Builds the service over a driver.
  *
  * @since 0.1.0
  */
 export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
-  const serializer = yield* Serializer.Serializer
-
-  const dump = (operation: string, path: string, value: unknown) =>
-    serializer.dump(value).pipe(Effect.mapError(({ cause }) => new SerializationFailed({ operation, path, cause })))
-
-  const dumpMetadata = (operation: string, metadata: unknown) =>
-    metadataSerializer.dump(metadata).pipe(
-      Effect.mapError(({ cause }) => new SerializationFailed({ operation, path: "metadata", cause })),
-      Effect.map(({ bytes }) => utf8.decode(bytes))
-    )
-
-  const sharing = Sharing.make(
-    serializer.protocol instanceof FastJsonPlusSerializer && (yield* Sharing.Enabled)
-      ? (value) => (serializer.protocol as FastJsonPlusSerializer).dumpJson(value)
-      : undefined
-  )
-
-  /** An array as shared elements when sharing can hold it, else the serializer's bytes. */
-  const encode = Effect.fnUntraced(function*(operation: string, path: string, value: unknown) {
-    if (Array.isArray(value)) {
-      const encoded = yield* Effect.try({
-        try: () => sharing.encode(value),
-        catch: (cause) => new SerializationFailed({ operation, path, cause })
-      })
-      if (encoded !== undefined) return encoded
-    }
-    return { _tag: "serialized", ...(yield* dump(operation, path, value)) } as const
-  })
-
-  /**
-   * A changed channel's blob. A channel left without a value gets none: a
-   * version with no blob reads as no value (LangGraph's savers store an
-   * `empty` row for it, which reads the same and costs a row per step).
-   */
-  const encodeBlob = Effect.fnUntraced(function*(checkpoint: Checkpoint, channel: string, version: string) {
-    const value = Object.hasOwn(checkpoint.channel_values, channel) ? checkpoint.channel_values[channel] : undefined
-    if (value === undefined) return []
-    return [{ channel, version, ...(yield* encode("put", `channel_values.${channel}`, value)) }]
-  })
+  const codec = yield* Codec.make()
 
   const put = Effect.fn("CheckpointStorage.put")(function*(
     ref: CheckpointRef,
@@ -234,10 +154,7 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
       Effect.mapError(invalidInput("put", "newVersions"))
     )
     yield* Effect.annotateCurrentSpan({ thread_id: location.thread_id, checkpoint_id: decoded.id })
-    const values = (yield* Effect.forEach(
-      Object.entries(versions),
-      ([channel, version]) => encodeBlob(decoded, channel, String(version))
-    )).flat()
+    const values = yield* codec.encodeValues(decoded, versions)
     const row: CheckpointRow = {
       thread_id: location.thread_id,
       checkpoint_ns: location.checkpoint_ns,
@@ -250,23 +167,12 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
         channel_versions: decoded.channel_versions,
         versions_seen: decoded.versions_seen
       },
-      metadata: yield* dumpMetadata("put", metadata)
+      metadata: yield* codec.encodeMetadata("put", metadata)
     }
     /** Shared lists extend what their channels stored before, unless `fresh`. */
     const store = (fresh: boolean) => {
-      const laid: Array<Sharing.Laid> = []
-      const blobs = values.map((value): BlobRow => {
-        if (value._tag === "serialized") {
-          return { channel: value.channel, version: value.version, type: value.type, bytes: value.bytes }
-        }
-        const list = sharing.layOut(row, value.channel, value.version, value.elements, { fresh })
-        laid.push(list)
-        return list.blob
-      })
-      return driver.put(row, blobs, {
-        pieces: Sharing.distinct(laid.flatMap(({ pieces }) => pieces)),
-        requires: laid.flatMap(({ blob, requires }) => requires.map((version) => ({ channel: blob.channel, version })))
-      }).pipe(Effect.map((outcome) => ({ outcome, laid })))
+      const { blobs, laid, pieces, requires } = codec.layOut(row, values, fresh)
+      return driver.put(row, blobs, { pieces, requires }).pipe(Effect.map((outcome) => ({ outcome, laid })))
     }
     let stored = yield* store(false)
     // What a list extended was removed meanwhile (pruned, or written by a
@@ -280,7 +186,7 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
         checkpoint_id: location.checkpoint_id ?? ""
       })
     }
-    sharing.stored(row, stored.laid)
+    codec.sharing.stored(row, stored.laid)
     return { thread_id: row.thread_id, checkpoint_ns: row.checkpoint_ns, checkpoint_id: row.checkpoint_id }
   })
 
@@ -297,144 +203,16 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
       Effect.mapError(invalidInput("putWrites", "task"))
     )
     yield* Effect.annotateCurrentSpan({ thread_id: checkpoint.thread_id, checkpoint_id: checkpoint.checkpoint_id })
-    const encoded = yield* Effect.forEach(
-      lastSpecialWrites(decodedWrites),
-      ([channel, value, index]) =>
-        encode("putWrites", `writes[${index}] (channel "${channel}")`, value).pipe(
-          Effect.map((stored) => {
-            const { bytes, pieces, type } = stored._tag === "shared"
-              ? sharing.writeList(stored.elements)
-              : { ...stored, pieces: [] }
-            const row: WriteRow = {
-              task_id,
-              task_path: task_path ?? "",
-              idx: Object.hasOwn(WRITES_IDX_MAP, channel) ? WRITES_IDX_MAP[channel]! : index,
-              channel,
-              type,
-              bytes
-            }
-            return { row, pieces }
-          })
-        )
-    )
-    yield* driver.putWrites(
-      checkpoint,
-      encoded.map(({ row }) => row),
-      Sharing.distinct(encoded.flatMap(({ pieces }) => pieces))
-    )
+    const { pieces, rows } = yield* codec.encodeWrites(decodedWrites, { task_id, task_path: task_path ?? "" })
+    yield* driver.putWrites(checkpoint, rows, pieces)
   })
-
-  const corrupted = (row: CheckpointRow, detail: string) =>
-    new CorruptedCheckpoint({
-      thread_id: row.thread_id,
-      checkpoint_ns: row.checkpoint_ns,
-      checkpoint_id: row.checkpoint_id,
-      detail
-    })
-
-  /** Shared lists hold `JsonPlusSerializer` text whatever serializer reads the rest. */
-  const listSerializer = serializer.protocol instanceof FastJsonPlusSerializer ? serializer : metadataSerializer
-
-  /** Reads a stored value; a shared list is first rebuilt from its pieces. */
-  const load = (
-    row: CheckpointRow,
-    what: string,
-    stored: Pick<BlobRow, "type" | "bytes" | "base">,
-    pieces: Pieces,
-    remembering?: { readonly channel: string; readonly version: string }
-  ) => {
-    const deserialize = (reader: Serializer.SerializerService, value: Serialized) =>
-      reader.load(value).pipe(
-        Effect.mapError((error) => corrupted(row, `${what} does not deserialize: ${error.message}`))
-      )
-    if (stored.type !== Sharing.SHARED) {
-      return deserialize(serializer, { type: stored.type, bytes: stored.bytes ?? new Uint8Array() })
-    }
-    const bytes = sharing.decode(stored, pieces, remembering && { ...row, ...remembering })
-    return typeof bytes === "string"
-      ? Effect.fail(corrupted(row, `${what}: ${bytes}`))
-      : deserialize(listSerializer, { type: "json", bytes })
-  }
-
-  const decodeHeader = (row: CheckpointRow) =>
-    Schema.decodeUnknownEffect(CheckpointHeader)(row.checkpoint).pipe(
-      Effect.mapError((error) => corrupted(row, `checkpoint: ${formatIssue(error.issue)}`))
-    )
-
-  const decodeMetadata = (row: CheckpointRow) =>
-    metadataSerializer.load({ type: "json", bytes: row.metadata }).pipe(
-      Effect.mapError((error) => corrupted(row, `metadata does not deserialize: ${error.message}`)),
-      Effect.flatMap(Schema.decodeUnknownEffect(CheckpointMetadata)),
-      Effect.mapError((error) =>
-        Schema.isSchemaError(error) ? corrupted(row, `metadata: ${formatIssue(error.issue)}`) : error
-      )
-    )
-
-  const loadWrites = (row: CheckpointRow, writes: ReadonlyArray<WriteRow>, pieces: Pieces) =>
-    Effect.forEach(
-      sortWrites(writes),
-      (write) =>
-        load(row, `write ${write.idx} of task ${write.task_id}`, write, pieces).pipe(
-          Effect.map((value): StoredWrite => [write.task_id, write.channel, value])
-        )
-    )
-
-  /**
-   * The stored value of each channel at the header's version. `remember`:
-   * the lists read are what the thread's next put extends.
-   */
-  const loadChannelValues = (
-    row: CheckpointRow,
-    header: CheckpointHeader,
-    blobs: ReadonlyArray<BlobRow>,
-    pieces: Pieces,
-    remember = false
-  ) =>
-    Effect.forEach(
-      blobs.filter((blob) => blob.type !== "empty" && String(header.channel_versions[blob.channel]) === blob.version),
-      (blob) =>
-        load(row, `channel "${blob.channel}"`, blob, pieces, remember ? blob : undefined).pipe(
-          Effect.map((value) => [blob.channel, value] as const)
-        )
-    )
 
   /** Checkpoints older than format 4 kept pending sends as writes on their parent. */
-  const migratePendingSends = Effect.fnUntraced(function*(
-    row: CheckpointRow,
-    parent_checkpoint_id: string,
-    checkpoint: Checkpoint
-  ) {
-    const sends = yield* driver.channelWrites(
-      { thread_id: row.thread_id, checkpoint_ns: row.checkpoint_ns, checkpoint_id: parent_checkpoint_id },
-      TASKS
-    )
-    const loaded = yield* loadWrites(row, sends, noPieces)
-    const versions = Object.values(checkpoint.channel_versions)
-    checkpoint.channel_values[TASKS] = loaded.map(([, , value]) => value)
-    checkpoint.channel_versions[TASKS] = versions.length > 0 ? maxChannelVersion(...versions) : 1
-  })
+  const parentSends = (row: CheckpointRow, parent: string) =>
+    driver.channelWrites({ thread_id: row.thread_id, checkpoint_ns: row.checkpoint_ns, checkpoint_id: parent }, TASKS)
 
-  const decodeStored = Effect.fnUntraced(function*(stored: StoredCheckpoint, remember = false) {
-    const { blobs, pieces, row, writes } = stored
-    const header = yield* decodeHeader(row)
-    const checkpoint: Checkpoint = {
-      ...header,
-      channel_values: Object.fromEntries(yield* loadChannelValues(row, header, blobs, pieces, remember))
-    }
-    if (header.v < 4 && row.parent_checkpoint_id !== undefined) {
-      yield* migratePendingSends(row, row.parent_checkpoint_id, checkpoint)
-    }
-    const tuple: CheckpointTuple = {
-      config: configOf(row.thread_id, row.checkpoint_ns, row.checkpoint_id),
-      checkpoint,
-      metadata: (yield* decodeMetadata(row)) as CheckpointTuple["metadata"] & {},
-      pendingWrites: yield* loadWrites(row, writes, pieces)
-    }
-    if (row.parent_checkpoint_id !== undefined) {
-      tuple.parentConfig = configOf(row.thread_id, row.checkpoint_ns, row.parent_checkpoint_id)
-    }
-    return tuple
-  })
+  const decodeStored = (stored: StoredCheckpoint, remember = false) =>
+    codec.decodeTuple(stored, { remember, parentSends })
 
   const getTuple = Effect.fn("CheckpointStorage.getTuple")(function*(ref: CheckpointRef) {
     const location = yield* decodeRef("getTuple", ref)
@@ -453,14 +231,7 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
         ...(decoded.checkpoint_ns === undefined ? {} : { checkpoint_ns: decoded.checkpoint_ns }),
         ...(decoded.limit === undefined ? {} : { limit: decoded.limit })
       })
-      const filter = yield* Effect.forEach(
-        Object.entries(decoded.filter ?? {}),
-        ([name, value]) =>
-          Effect.try({
-            try: () => [name, JSON.stringify(value)] as const,
-            catch: () => new InvalidInput({ operation: "list", argument: "filter", detail: `${name} is not JSON` })
-          })
-      )
+      const filter = yield* codec.encodeFilter(decoded.filter ?? {})
       return driver.list({
         thread_id: decoded.thread_id,
         checkpoint_ns: decoded.checkpoint_ns,
@@ -494,14 +265,21 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
     const remaining = new Set(wanted)
     for (const { blobs, pieces, row, writes } of ancestors) {
       if (remaining.size === 0) break
-      const header = yield* decodeHeader(row)
-      const stepWrites = yield* loadWrites(row, writes.filter((write) => remaining.has(write.channel)), pieces)
+      const tally = Codec.tally()
+      const header = yield* codec.decodeHeader(row)
+      const stepWrites = yield* codec.loadWrites(
+        row,
+        writes.filter((write) => remaining.has(write.channel)),
+        pieces,
+        tally
+      )
       for (const write of stepWrites.reverse()) collected.get(write[1])?.push(write)
-      for (const [channel, value] of yield* loadChannelValues(row, header, blobs, pieces)) {
+      for (const [channel, value] of yield* codec.loadChannelValues(row, header, blobs, pieces, tally)) {
         if (!remaining.has(channel)) continue
         seeds.set(channel, value)
         remaining.delete(channel)
       }
+      yield* codec.reportInert(row, tally)
     }
     return Object.fromEntries(wanted.map((channel): [string, DeltaChannelHistory] => {
       const writes = (collected.get(channel) ?? []).reverse()

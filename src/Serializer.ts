@@ -1,14 +1,17 @@
 /**
  * The serializer as a service: turns channel values, pending writes and
  * metadata into typed bytes and back. It defaults to LangGraph's
- * `JsonPlusSerializer` format, so stored values are exactly what LangGraph expects
- * (LangChain messages, `Uint8Array`, `Set`, `Map`, `DeltaSnapshot`, …).
+ * `JsonPlusSerializer` format with safe revival (`SafeJsonPlusSerializer`),
+ * so stored values are what LangGraph expects (LangChain messages,
+ * `Uint8Array`, `Set`, `Map`, `DeltaSnapshot`, …) and stored data never
+ * builds a class the user did not allow.
  *
  * @since 0.1.0
  */
 import type { SerializerProtocol } from "@langchain/langgraph-checkpoint"
 import { Context, Data, Effect, Layer } from "effect"
-import { FastJsonPlusSerializer } from "./FastJsonPlus.ts"
+import { type JsonPlusOptions, SafeJsonPlusSerializer } from "./JsonPlus.ts"
+import type { Revived } from "./Revival.ts"
 
 /**
  * A serialized value: the serializer's type tag (`"json"`, `"bytes"`, …) and
@@ -23,6 +26,19 @@ export interface Serialized {
 }
 
 /**
+ * What a serializer in the `JsonPlusSerializer` format can do synchronously:
+ * write a value's JSON text (what structural sharing stores per element) and
+ * read JSON bytes under safe revival, saying how much was left inert.
+ *
+ * @since 0.1.0
+ */
+export interface JsonFormat {
+  /** Throws an `Error` saying why a value cannot be written. */
+  readonly dump: (value: unknown) => Uint8Array
+  readonly read: (json: Uint8Array | string) => Revived
+}
+
+/**
  * @since 0.1.0
  */
 export interface SerializerService {
@@ -33,6 +49,8 @@ export interface SerializerService {
   readonly load: (
     value: { readonly type: string; readonly bytes: Uint8Array | string }
   ) => Effect.Effect<unknown, SerializerError>
+  /** Present when the serializer writes and reads the `JsonPlusSerializer` format itself. */
+  readonly json: JsonFormat | undefined
 }
 
 /**
@@ -68,34 +86,54 @@ const asError = (cause: unknown) => new SerializerError({ cause })
  *
  * @since 0.1.0
  */
-export const fromProtocol = (protocol: SerializerProtocol): SerializerService => ({
-  protocol,
-  dump: (value) =>
-    Effect.tryPromise({
-      try: () => protocol.dumpsTyped(value),
-      catch: asError
-    }).pipe(
-      Effect.map(([type, bytes]) => ({ type, bytes })),
-      Effect.filterOrFail(
-        (serialized) => !isUnserializable(serialized),
-        () => new SerializerError({ cause: "the value holds something JSON cannot represent (such as a BigInt)" })
-      )
-    ),
-  load: ({ bytes, type }) =>
-    Effect.tryPromise({
-      try: () => protocol.loadsTyped(type, bytes),
-      catch: asError
-    })
-})
+export const fromProtocol = (protocol: SerializerProtocol): SerializerService => {
+  if (protocol instanceof SafeJsonPlusSerializer) return fromJsonPlus(protocol)
+  return {
+    protocol,
+    dump: (value) =>
+      Effect.tryPromise({ try: () => protocol.dumpsTyped(value), catch: asError }).pipe(
+        Effect.map(([type, bytes]) => ({ type, bytes })),
+        Effect.filterOrFail(
+          (serialized) => !isUnserializable(serialized),
+          () =>
+            new SerializerError({
+              cause: "the value holds a circular reference or a BigInt, which JSON cannot represent"
+            })
+        )
+      ),
+    load: ({ bytes, type }) => Effect.tryPromise({ try: () => protocol.loadsTyped(type, bytes), catch: asError }),
+    json: undefined
+  }
+}
+
+const encoder = new TextEncoder()
+
+/** The service over the safe serializer: synchronous, no promise per value. */
+const fromJsonPlus = (protocol: SafeJsonPlusSerializer): SerializerService => {
+  const json: JsonFormat = { dump: (value) => protocol.dumpJson(value), read: (bytes) => protocol.read(bytes) }
+  return {
+    protocol,
+    json,
+    dump: (value) =>
+      value instanceof Uint8Array
+        ? Effect.succeed({ type: "bytes", bytes: value })
+        : Effect.try({ try: () => ({ type: "json", bytes: json.dump(value) }), catch: asError }),
+    load: ({ bytes, type }) => {
+      if (type === "bytes") return Effect.succeed(typeof bytes === "string" ? encoder.encode(bytes) : bytes)
+      if (type !== "json") return Effect.fail(asError(new Error(`Unknown serialization type: ${type}`)))
+      return Effect.try({ try: () => protocol.read(bytes).value, catch: asError })
+    }
+  }
+}
 
 /**
- * The serializer used by storage operations. Without a layer it is LangGraph's
- * `JsonPlusSerializer` (with faster reading, see `FastJsonPlus`).
+ * The serializer used by storage operations. Without a layer it is
+ * `SafeJsonPlusSerializer` with the default allowlist.
  *
  * @since 0.1.0
  */
 export const Serializer = Context.Reference<SerializerService>("langgraph-checkpoint-effect/Serializer", {
-  defaultValue: () => fromProtocol(new FastJsonPlusSerializer())
+  defaultValue: () => fromProtocol(new SafeJsonPlusSerializer())
 })
 
 /**
@@ -105,3 +143,13 @@ export const Serializer = Context.Reference<SerializerService>("langgraph-checkp
  */
 export const layer = (protocol: SerializerProtocol): Layer.Layer<never> =>
   Layer.succeed(Serializer, fromProtocol(protocol))
+
+/**
+ * Provides the default serializer with its allowlist changed: classes to
+ * revive besides LangChain's messages, or to stop reviving (see
+ * `Revival.Allow`).
+ *
+ * @since 0.1.0
+ */
+export const layerJsonPlus = (options: JsonPlusOptions): Layer.Layer<never> =>
+  layer(new SafeJsonPlusSerializer(options))

@@ -1,15 +1,17 @@
 /**
- * FastJsonPlusSerializer reads back exactly what JsonPlusSerializer reads:
- * same values, same classes, over everything LangGraph stores.
+ * SafeJsonPlusSerializer writes the bytes JsonPlusSerializer writes and reads
+ * back what it reads (same values, same classes) over everything LangGraph
+ * stores, except where JsonPlusSerializer would mistake data for a record:
+ * such objects are escaped and read back as the same plain objects.
  */
 import { Document } from "@langchain/core/documents"
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages"
 import { DeltaSnapshot, JsonPlusSerializer } from "@langchain/langgraph-checkpoint"
 import { describe, expect, it } from "vitest"
-import { FastJsonPlusSerializer } from "../src/index.ts"
+import { SafeJsonPlusSerializer } from "../src/index.ts"
 
 const reference = new JsonPlusSerializer()
-const fast = new FastJsonPlusSerializer()
+const fast = new SafeJsonPlusSerializer()
 
 /** A structural description that includes every object's class. */
 const shape = (value: unknown): unknown => {
@@ -58,13 +60,31 @@ const corpus: Record<string, unknown> = {
     metadata: { source: new HumanMessage("inside") }
   }),
   "a DeltaSnapshot": new DeltaSnapshot([new HumanMessage("a"), { plain: true }]),
-  "user data with an lc key": { lc: 1, type: "not a constructor", id: "x" },
-  "user data with lc 2": { lc: 2, type: "unknown-kind", value: 1 },
   "a __proto__ key": JSON.parse(`{"__proto__": {"polluted": true}, "ok": 1}`),
   "deeply nested messages": { threads: [{ messages: [new HumanMessage("n1"), new AIMessage("n2")] }] }
 }
 
-describe("FastJsonPlusSerializer", () => {
+/** Plain objects JsonPlusSerializer would read back as something else (or fail on). */
+const lookalikes: Record<string, unknown> = {
+  "an lc key": { lc: 1, type: "not a constructor", id: "x" },
+  "lc 2 of an unknown kind": { lc: 2, type: "unknown-kind", value: 1 },
+  "a LangChain constructor": {
+    lc: 1,
+    type: "constructor",
+    id: ["langchain_core", "messages", "HumanMessage"],
+    kwargs: {}
+  },
+  "a LangGraph Set record": { lc: 2, type: "constructor", id: ["Set"], method: null, args: [[1]], kwargs: {} },
+  "a LangGraph undefined record": { lc: 2, type: "undefined" },
+  "an escaped object": { lc: 2, type: "escaped", entries: [["a", 1]] },
+  "nested inside a message": new HumanMessage({
+    content: "x",
+    additional_kwargs: { inner: { lc: 1, type: "secret", id: ["K"] } }
+  }),
+  "inside a Set": new Set([{ lc: 2, type: "undefined" }])
+}
+
+describe("SafeJsonPlusSerializer", () => {
   for (const [name, value] of Object.entries(corpus)) {
     it(`reads ${name} as JsonPlusSerializer does`, async () => {
       const [type, bytes] = await reference.dumpsTyped(value)
@@ -88,4 +108,13 @@ describe("FastJsonPlusSerializer", () => {
     const bytes = new Uint8Array([1, 2, 3])
     expect(await fast.loadsTyped(...(await fast.dumpsTyped(bytes)))).toEqual(bytes)
   })
+
+  for (const [name, value] of Object.entries(lookalikes)) {
+    it(`writes a plain object with ${name} escaped and reads it back as that object`, async () => {
+      const [type, bytes] = await fast.dumpsTyped(value)
+      expect(type).toBe("json")
+      const actual = await fast.loadsTyped(type, bytes)
+      expect(shape(actual)).toEqual(shape(value))
+    })
+  }
 })

@@ -1,0 +1,348 @@
+/**
+ * The codec between the storage service and its drivers: decoded values on
+ * one side, rows and bytes on the other. One pipeline every driver shares,
+ * as effect's `MessageStorage.make` sits over `makeEncoded`:
+ *
+ * - writing: values through the serializer (safe `JsonPlusSerializer` format
+ *   by default), arrays through structural sharing (`Sharing`), metadata as
+ *   JSON whatever serializer the values use, so `list` can filter on it;
+ * - reading: shared lists reassembled from their pieces, then safe revival
+ *   (`Revival`): a record-shaped value that is not allowed stays inert data,
+ *   counted on the operation's span (`checkpoint.inert_records` events) and
+ *   in the `langgraph_checkpoint_inert_records` metric, and never fails a read.
+ *
+ * Encryption will plug in here, between the serializer's bytes and the rows.
+ *
+ * @since 0.1.0
+ */
+import {
+  type Checkpoint,
+  compareWritesSortKeys,
+  maxChannelVersion,
+  TASKS,
+  WRITES_IDX_MAP,
+  writesSortKey
+} from "@langchain/langgraph-checkpoint"
+import { Clock, Effect, Metric, Schema } from "effect"
+import { CheckpointHeader, CheckpointMetadata, type CheckpointTuple, configOf, type StoredWrite } from "./Checkpoint.ts"
+import { CorruptedCheckpoint, formatIssue, InvalidInput, SerializationFailed } from "./CheckpointError.ts"
+import * as Serializer from "./Serializer.ts"
+import * as Sharing from "./Sharing.ts"
+import type { BlobRow, CheckpointRow, Piece, StoredCheckpoint, WriteRow } from "./StorageDriver.ts"
+
+/** A checkpoint's pieces by hash. */
+type Pieces = StoredCheckpoint["pieces"]
+
+const noPieces: Pieces = new Map()
+
+const utf8 = new TextDecoder()
+
+/**
+ * Counts record-shaped values that reads left as inert data (not allowed,
+ * malformed or too deep).
+ *
+ * @since 0.1.0
+ */
+export const inertRecords = Metric.counter("langgraph_checkpoint_inert_records", {
+  description: "Record-shaped values read back as inert data instead of being revived",
+  incremental: true
+})
+
+/** What one decoding left inert. */
+interface Tally {
+  inert: number
+}
+
+/**
+ * A changed channel's value, encoded: the serializer's bytes, or an array's
+ * elements for a shared list.
+ *
+ * @since 0.1.0
+ */
+export type EncodedValue =
+  & { readonly channel: string; readonly version: string }
+  & (
+    | { readonly _tag: "serialized" } & Serializer.Serialized
+    | Extract<Sharing.Encoded, { readonly _tag: "shared" }>
+  )
+
+const sortWrites = (writes: ReadonlyArray<WriteRow>): Array<WriteRow> =>
+  writes
+    .map((write) => ({ write, key: writesSortKey(write.task_path, write.task_id, write.idx) }))
+    .sort((a, b) => compareWritesSortKeys(a.key, b.key))
+    .map(({ write }) => write)
+
+/**
+ * The writes of one batch with their positions, keeping only the last write
+ * to each special channel: those share one storage key per task, and the
+ * last one is the one that counts.
+ */
+const lastSpecialWrites = (writes: ReadonlyArray<readonly [string, unknown]>) =>
+  writes.flatMap(([channel, value], index) =>
+    Object.hasOwn(WRITES_IDX_MAP, channel) && writes.findLastIndex(([other]) => other === channel) !== index
+      ? []
+      : [[channel, value, index] as const]
+  )
+
+const corrupted = (row: CheckpointRow, detail: string) =>
+  new CorruptedCheckpoint({
+    thread_id: row.thread_id,
+    checkpoint_ns: row.checkpoint_ns,
+    checkpoint_id: row.checkpoint_id,
+    detail
+  })
+
+/**
+ * The codec of one storage service, over the `Serializer` and
+ * `Sharing.Enabled` in context.
+ *
+ * @since 0.1.0
+ */
+export const make = Effect.fnUntraced(function*() {
+  const serializer = yield* Serializer.Serializer
+  /** Metadata and shared lists are JSON text whatever serializer the values use. */
+  const json = serializer.json ?? Serializer.Serializer.defaultValue().json!
+  const sharing = Sharing.make(serializer.json !== undefined && (yield* Sharing.Enabled) ? json.dump : undefined)
+
+  const dump = (operation: string, path: string, value: unknown) =>
+    serializer.dump(value).pipe(Effect.mapError(({ cause }) => new SerializationFailed({ operation, path, cause })))
+
+  /** An array as shared elements when sharing can hold it, else the serializer's bytes. */
+  const encode = Effect.fnUntraced(function*(operation: string, path: string, value: unknown) {
+    if (Array.isArray(value)) {
+      const encoded = yield* Effect.try({
+        try: () => sharing.encode(value),
+        catch: (cause) => new SerializationFailed({ operation, path, cause })
+      })
+      if (encoded !== undefined) return encoded
+    }
+    return { _tag: "serialized", ...(yield* dump(operation, path, value)) } as const
+  })
+
+  /**
+   * The changed channels' values. A channel left without a value gets none:
+   * a version with no blob reads as no value (LangGraph's savers store an
+   * `empty` row for it, which reads the same and costs a row per step).
+   */
+  const encodeValues = (checkpoint: Checkpoint, versions: Readonly<Record<string, string | number>>) =>
+    Effect.forEach(Object.entries(versions), ([channel, version]) => {
+      const value = Object.hasOwn(checkpoint.channel_values, channel) ? checkpoint.channel_values[channel] : undefined
+      if (value === undefined) return Effect.succeed([])
+      return encode("put", `channel_values.${channel}`, value).pipe(
+        Effect.map((encoded): Array<EncodedValue> => [{ channel, version: String(version), ...encoded }])
+      )
+    }).pipe(Effect.map((values) => values.flat()))
+
+  const encodeMetadata = (operation: string, metadata: unknown) =>
+    Effect.try({
+      try: () => utf8.decode(json.dump(metadata)),
+      catch: (cause) => new SerializationFailed({ operation, path: "metadata", cause })
+    })
+
+  /**
+   * The blobs of a checkpoint's values: shared lists laid out against what
+   * their channels stored before (against nothing when `fresh`).
+   */
+  const layOut = (row: CheckpointRow, values: ReadonlyArray<EncodedValue>, fresh: boolean) => {
+    const laid: Array<Sharing.Laid> = []
+    const blobs = values.map((value): BlobRow => {
+      if (value._tag === "serialized") {
+        return { channel: value.channel, version: value.version, type: value.type, bytes: value.bytes }
+      }
+      const list = sharing.layOut(row, value.channel, value.version, value.elements, { fresh })
+      laid.push(list)
+      return list.blob
+    })
+    return {
+      blobs,
+      laid,
+      pieces: Sharing.distinct(laid.flatMap(({ pieces }) => pieces)),
+      requires: laid.flatMap(({ blob, requires }) => requires.map((version) => ({ channel: blob.channel, version })))
+    }
+  }
+
+  /** A task's writes as rows, with the pieces their shared lists need. */
+  const encodeWrites = (
+    writes: ReadonlyArray<readonly [string, unknown]>,
+    task: { readonly task_id: string; readonly task_path: string }
+  ) =>
+    Effect.forEach(
+      lastSpecialWrites(writes),
+      ([channel, value, index]) =>
+        encode("putWrites", `writes[${index}] (channel "${channel}")`, value).pipe(
+          Effect.map((stored) => {
+            const { bytes, pieces, type } = stored._tag === "shared"
+              ? sharing.writeList(stored.elements)
+              : { ...stored, pieces: [] }
+            const idx = Object.hasOwn(WRITES_IDX_MAP, channel) ? WRITES_IDX_MAP[channel]! : index
+            return { row: { ...task, idx, channel, type, bytes } satisfies WriteRow, pieces }
+          })
+        )
+    ).pipe(
+      Effect.map((encoded) => ({
+        rows: encoded.map(({ row }) => row),
+        pieces: Sharing.distinct(encoded.flatMap(({ pieces }): ReadonlyArray<Piece> => pieces))
+      }))
+    )
+
+  /** A `list` filter: each value as the JSON text metadata stores it as. */
+  const encodeFilter = (filter: Readonly<Record<string, unknown>>) =>
+    Effect.forEach(Object.entries(filter), ([name, value]) =>
+      Effect.try({
+        try: () => [name, utf8.decode(json.dump(value))] as const,
+        catch: () => new InvalidInput({ operation: "list", argument: "filter", detail: `${name} is not JSON` })
+      }))
+
+  /** Reads JSON under safe revival, adding what stayed inert to the tally. */
+  const readJson = (row: CheckpointRow, what: string, bytes: Uint8Array | string, tally: Tally) =>
+    Effect.try({
+      try: () => {
+        const revived = json.read(bytes)
+        tally.inert += revived.inert
+        return revived.value
+      },
+      catch: (cause) =>
+        corrupted(row, `${what} does not deserialize: ${new Serializer.SerializerError({ cause }).message}`)
+    })
+
+  /** Reads a stored value; a shared list is first rebuilt from its pieces. */
+  const load = (
+    row: CheckpointRow,
+    what: string,
+    stored: Pick<BlobRow, "type" | "bytes" | "base">,
+    pieces: Pieces,
+    tally: Tally,
+    remembering?: { readonly channel: string; readonly version: string }
+  ): Effect.Effect<unknown, CorruptedCheckpoint> => {
+    if (stored.type === Sharing.SHARED) {
+      const bytes = sharing.decode(stored, pieces, remembering && { ...row, ...remembering })
+      return typeof bytes === "string"
+        ? Effect.fail(corrupted(row, `${what}: ${bytes}`))
+        : readJson(row, what, bytes, tally)
+    }
+    const bytes = stored.bytes ?? new Uint8Array()
+    if (serializer.json !== undefined && stored.type === "json") return readJson(row, what, bytes, tally)
+    return serializer.load({ type: stored.type, bytes }).pipe(
+      Effect.mapError((error) => corrupted(row, `${what} does not deserialize: ${error.message}`))
+    )
+  }
+
+  const decodeHeader = (row: CheckpointRow) =>
+    Schema.decodeUnknownEffect(CheckpointHeader)(row.checkpoint).pipe(
+      Effect.mapError((error) => corrupted(row, `checkpoint: ${formatIssue(error.issue)}`))
+    )
+
+  const decodeMetadata = (row: CheckpointRow, tally: Tally) =>
+    readJson(row, "metadata", row.metadata, tally).pipe(
+      Effect.flatMap(Schema.decodeUnknownEffect(CheckpointMetadata)),
+      Effect.mapError((error) =>
+        Schema.isSchemaError(error) ? corrupted(row, `metadata: ${formatIssue(error.issue)}`) : error
+      )
+    )
+
+  const loadWrites = (row: CheckpointRow, writes: ReadonlyArray<WriteRow>, pieces: Pieces, tally: Tally) =>
+    Effect.forEach(
+      sortWrites(writes),
+      (write) =>
+        load(row, `write ${write.idx} of task ${write.task_id}`, write, pieces, tally).pipe(
+          Effect.map((value): StoredWrite => [write.task_id, write.channel, value])
+        )
+    )
+
+  /**
+   * The stored value of each channel at the header's version. `remember`:
+   * the lists read are what the thread's next put extends.
+   */
+  const loadChannelValues = (
+    row: CheckpointRow,
+    header: CheckpointHeader,
+    blobs: ReadonlyArray<BlobRow>,
+    pieces: Pieces,
+    tally: Tally,
+    remember = false
+  ) =>
+    Effect.forEach(
+      blobs.filter((blob) => blob.type !== "empty" && String(header.channel_versions[blob.channel]) === blob.version),
+      (blob) =>
+        load(row, `channel "${blob.channel}"`, blob, pieces, tally, remember ? blob : undefined).pipe(
+          Effect.map((value) => [blob.channel, value] as const)
+        )
+    )
+
+  /**
+   * A stored checkpoint as LangGraph's tuple. `parentSends`: the pending
+   * sends checkpoints older than format 4 kept as writes on their parent.
+   */
+  const decodeTuple = Effect.fnUntraced(function*<E>(
+    stored: StoredCheckpoint,
+    options: {
+      readonly remember: boolean
+      readonly parentSends: (row: CheckpointRow, parent: string) => Effect.Effect<ReadonlyArray<WriteRow>, E>
+    }
+  ) {
+    const { blobs, pieces, row, writes } = stored
+    const tally: Tally = { inert: 0 }
+    const header = yield* decodeHeader(row)
+    const checkpoint: Checkpoint = {
+      ...header,
+      channel_values: Object.fromEntries(
+        yield* loadChannelValues(row, header, blobs, pieces, tally, options.remember)
+      )
+    }
+    if (header.v < 4 && row.parent_checkpoint_id !== undefined) {
+      const sends = yield* loadWrites(row, yield* options.parentSends(row, row.parent_checkpoint_id), noPieces, tally)
+      const versions = Object.values(checkpoint.channel_versions)
+      checkpoint.channel_values[TASKS] = sends.map(([, , value]) => value)
+      checkpoint.channel_versions[TASKS] = versions.length > 0 ? maxChannelVersion(...versions) : 1
+    }
+    const tuple: CheckpointTuple = {
+      config: configOf(row.thread_id, row.checkpoint_ns, row.checkpoint_id),
+      checkpoint,
+      metadata: (yield* decodeMetadata(row, tally)) as CheckpointTuple["metadata"] & {},
+      pendingWrites: yield* loadWrites(row, writes, pieces, tally)
+    }
+    if (row.parent_checkpoint_id !== undefined) {
+      tuple.parentConfig = configOf(row.thread_id, row.checkpoint_ns, row.parent_checkpoint_id)
+    }
+    yield* reportInert(row, tally)
+    return tuple
+  })
+
+  return {
+    sharing,
+    encodeValues,
+    encodeMetadata,
+    encodeWrites,
+    encodeFilter,
+    layOut,
+    decodeTuple,
+    decodeHeader,
+    loadWrites,
+    loadChannelValues,
+    reportInert
+  } as const
+})
+
+/** Records on the current span and the metric what a read left inert. */
+const reportInert = (row: CheckpointRow, tally: Tally) =>
+  tally.inert === 0 ? Effect.void : Effect.all([Effect.currentSpan, Clock.currentTimeNanos]).pipe(
+    Effect.tap(([span, now]) =>
+      Effect.sync(() =>
+        span.event("checkpoint.inert_records", now, { checkpoint_id: row.checkpoint_id, count: tally.inert })
+      )
+    ),
+    Effect.ignore,
+    Effect.andThen(Metric.update(inertRecords, tally.inert))
+  )
+
+/**
+ * @since 0.1.0
+ */
+export type Codec = Effect.Success<ReturnType<typeof make>>
+
+/**
+ * A fresh tally for reads outside `decodeTuple` (delta histories).
+ *
+ * @since 0.1.0
+ */
+export const tally = (): Tally => ({ inert: 0 })

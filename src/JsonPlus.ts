@@ -1,0 +1,155 @@
+/**
+ * The serializer for channel values, pending writes and metadata:
+ * LangGraph's `JsonPlusSerializer` format, written so that data stays data
+ * and read through safe revival (see `Revival`).
+ *
+ * Writing produces the very bytes `JsonPlusSerializer` writes, except for
+ * plain objects with an `lc` key: those could be mistaken for a LangChain or
+ * LangGraph record by any reader, so they are stored escaped, as
+ * `{"lc":2,"type":"escaped","entries":[[key, value], …]}`, which reads back
+ * as the same plain object here and as that inert record-free object in
+ * LangGraph's own savers. Where `JsonPlusSerializer` would store a placeholder
+ * string instead of the value (a circular reference, a `BigInt`) or a value
+ * too deep to read back, writing fails and says why.
+ *
+ * @since 0.1.0
+ */
+import { DeltaSnapshot, JsonPlusSerializer } from "@langchain/langgraph-checkpoint"
+import { type Allow, allowlist, type Constructor, ESCAPED, MAX_DEPTH, read, type Revived } from "./Revival.ts"
+
+const encoder = new TextEncoder()
+const decoder = new TextDecoder()
+
+const constructorRecord = (name: string, method: string | null, args: Array<unknown>) => ({
+  lc: 2,
+  type: "constructor",
+  id: [name],
+  method,
+  args,
+  kwargs: {}
+})
+
+/** What `JsonPlusSerializer` writes for the values JSON has no form for (its `_default`). */
+const special = (value: unknown): unknown => {
+  if (value === undefined) return { lc: 2, type: "undefined" }
+  if (typeof value !== "object" || value === null) return value
+  if (value instanceof DeltaSnapshot) return { lc: 2, type: "delta_snapshot", value: value.value }
+  if (value instanceof Set || value instanceof Map) {
+    return constructorRecord(value.constructor.name, null, [Array.from(value)])
+  }
+  if (value instanceof RegExp) return constructorRecord("RegExp", null, [value.source, value.flags])
+  if (value instanceof Error) return constructorRecord("Error", null, [value.message])
+  if ((value as { lg_name?: unknown }).lg_name === "Send") {
+    const send = value as { node: unknown; args: unknown; timeout?: unknown }
+    return { node: send.node, args: send.args, ...(send.timeout === undefined ? {} : { timeout: send.timeout }) }
+  }
+  if (value instanceof Uint8Array) return constructorRecord("Uint8Array", "from", [Array.from(value)])
+  return value
+}
+
+/**
+ * The replacer: `value` is what `toJSON` returned when the original (the
+ * holder's property) has one. An object that serializes as itself and has an
+ * `lc` key is escaped; what a `toJSON` chose to return (a LangChain record)
+ * is kept.
+ */
+function replacer(this: unknown, key: string, value: unknown): unknown {
+  if (
+    typeof value === "object" && value !== null && !Array.isArray(value) && Object.hasOwn(value, "lc") &&
+    (this as Record<string, unknown>)[key] === value
+  ) {
+    return { lc: 2, type: ESCAPED, entries: Object.entries(value) }
+  }
+  return special(value)
+}
+
+/** The deepest nesting of arrays and objects in JSON text. */
+const depthOf = (text: string): number => {
+  let depth = 0
+  let deepest = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i)
+    if (inString) {
+      if (code === 92) i++ // a backslash escapes the next character
+      else if (code === 34) inString = false
+    } else if (code === 34) inString = true
+    else if (code === 123 || code === 91) deepest = Math.max(deepest, ++depth)
+    else if (code === 125 || code === 93) depth--
+  }
+  return deepest
+}
+
+/**
+ * The JSON text of a value, as `JsonPlusSerializer` writes it with plain
+ * objects escaped (see the module header). Throws an `Error` saying why a
+ * value cannot be written.
+ *
+ * @since 0.1.0
+ */
+export const dumpJson = (value: unknown): Uint8Array => {
+  let text: string | undefined
+  try {
+    text = JSON.stringify(value, replacer)
+  } catch (cause) {
+    throw new Error(
+      cause instanceof RangeError
+        ? `the value nests deeper than ${MAX_DEPTH} levels`
+        : cause instanceof TypeError && /circular/i.test(cause.message)
+        ? "the value holds a circular reference"
+        : cause instanceof TypeError && /BigInt/i.test(cause.message)
+        ? "the value holds a BigInt, which JSON cannot represent"
+        : `the value cannot be written as JSON: ${cause instanceof Error ? cause.message : String(cause)}`,
+      { cause }
+    )
+  }
+  // A function or symbol alone: JSON.stringify writes nothing.
+  if (text === undefined) return new Uint8Array()
+  // Depth never exceeds the length: only long texts need the scan.
+  if (text.length > MAX_DEPTH && depthOf(text) > MAX_DEPTH) {
+    throw new Error(`the value nests deeper than ${MAX_DEPTH} levels (arrays and objects)`)
+  }
+  return encoder.encode(text)
+}
+
+/**
+ * @since 0.1.0
+ */
+export interface JsonPlusOptions {
+  /** Classes to revive besides LangChain's messages, or (`false`) to stop reviving (see `Revival.Allow`). */
+  readonly allow?: Allow | undefined
+}
+
+/**
+ * LangGraph's `SerializerProtocol` over {@link dumpJson} and safe revival,
+ * for LangGraph code that takes a serializer. The storage uses its
+ * synchronous `dumpJson` and `read` directly.
+ *
+ * @since 0.1.0
+ */
+export class SafeJsonPlusSerializer extends JsonPlusSerializer {
+  readonly #classes: ReadonlyMap<string, Constructor>
+
+  constructor(options: JsonPlusOptions = {}) {
+    super()
+    this.#classes = allowlist(options.allow)
+  }
+
+  /** The JSON text `dumpsTyped` writes for a value that is not a `Uint8Array`. */
+  dumpJson(value: unknown): Uint8Array {
+    return dumpJson(value)
+  }
+
+  /** Reads JSON text or bytes, counting what was left inert. */
+  read(json: string | Uint8Array): Revived {
+    return read(typeof json === "string" ? json : decoder.decode(json), this.#classes)
+  }
+
+  protected override _dumps(value: unknown): Uint8Array {
+    return dumpJson(value)
+  }
+
+  protected override async _loads(data: string): Promise<unknown> {
+    return this.read(data).value
+  }
+}
