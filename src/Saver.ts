@@ -21,7 +21,9 @@ import { Effect, Layer, ManagedRuntime, Option, Stream } from "effect"
 import { type CheckpointIdRef, configOf, metadataWithConfig, nextVersion } from "./Checkpoint.ts"
 import { InvalidConfig } from "./CheckpointError.ts"
 import { CheckpointStorage, layerMemory, type RetentionPolicy, type RetentionReport } from "./CheckpointStorage.ts"
+import { SafeJsonPlusSerializer } from "./JsonPlus.ts"
 import * as Retry from "./Retry.ts"
+import type * as Revival from "./Revival.ts"
 import * as Serializer from "./Serializer.ts"
 import * as Sharing from "./Sharing.ts"
 
@@ -30,10 +32,19 @@ import * as Sharing from "./Sharing.ts"
  */
 export interface SaverOptions {
   /**
-   * The serializer for channel values and writes (default: LangGraph's
-   * `JsonPlusSerializer`). Metadata is always stored as JSON.
+   * The serializer for channel values and writes (default:
+   * `SafeJsonPlusSerializer`, LangGraph's `JsonPlusSerializer` format with
+   * safe revival). Another serializer decides its own revival; metadata is
+   * always stored as JSON and read with safe revival.
    */
   readonly serde?: SerializerProtocol
+  /**
+   * Classes stored records may be revived into besides LangChain's messages,
+   * or (`false`) to stop reviving, by serialized id (see `Revival.Allow`),
+   * e.g. `{ "my_app/models/Quote": Quote }`. Any other record reads back as
+   * inert plain data. Ignored when `serde` is given.
+   */
+  readonly allow?: Revival.Allow
   /**
    * How retryable storage failures are retried (default
    * `Retry.defaultPolicy`); a layer's own `retry` option wins.
@@ -63,9 +74,7 @@ export class EffectCheckpointSaver extends BaseCheckpointSaver {
    * `ready()` to build it now) and released by `close()`.
    */
   static fromLayer<E>(layer: Layer.Layer<CheckpointStorage, E>, options: SaverOptions = {}): EffectCheckpointSaver {
-    const serializer = options.serde === undefined
-      ? Serializer.Serializer.defaultValue()
-      : Serializer.fromProtocol(options.serde)
+    const serializer = Serializer.fromProtocol(options.serde ?? new SafeJsonPlusSerializer({ allow: options.allow }))
     const services = Layer.succeed(Serializer.Serializer, serializer).pipe(
       Layer.merge(options.retry === undefined ? Layer.empty : Layer.succeed(Retry.RetryPolicy, options.retry)),
       Layer.merge(options.sharing === undefined ? Layer.empty : Layer.succeed(Sharing.Enabled, options.sharing))
