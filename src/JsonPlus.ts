@@ -47,17 +47,72 @@ const special = (value: unknown): unknown => {
   return value
 }
 
+/** Whether a value holds an own `__proto__` key in a plain object or array, stopping at class instances. */
+const hasProtoKey = (value: unknown, depth = 0): boolean => {
+  if (typeof value !== "object" || value === null || depth > MAX_DEPTH) return false
+  if (Array.isArray(value)) return value.some((item) => hasProtoKey(item, depth + 1))
+  const prototype: unknown = Object.getPrototypeOf(value)
+  if (prototype !== Object.prototype && prototype !== null) return false
+  return Object.hasOwn(value, "__proto__") || Object.values(value).some((item) => hasProtoKey(item, depth + 1))
+}
+
+/** LangChain's `escapeIfNeeded`, defining `__proto__` as an own key instead of assigning it. */
+const escapeKwarg = (value: unknown): unknown => {
+  if (typeof value !== "object" || value === null) return value
+  if (Array.isArray(value)) return value.map(escapeKwarg)
+  if ("lc_serializable" in value && typeof (value as { toJSON?: unknown }).toJSON === "function") return value
+  if ("lc" in value || (Object.keys(value).length === 1 && "__lc_escaped__" in value)) return { __lc_escaped__: value }
+  const copy = {}
+  for (const [key, item] of Object.entries(value)) define(copy, key, escapeKwarg(item))
+  return copy
+}
+
+const define = (target: object, key: string, value: unknown) =>
+  Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true })
+
+/** LangChain's `keyToJson`: a field's kwargs key. */
+const snakeCase = (key: string): string =>
+  key.replace(/([A-Z]+)([A-Z][a-z0-9]+)/g, "$1_$2").replace(/([a-z0-9])([A-Z])/g, "$1_$2").replace(/[-_\s]+/g, "_")
+    .toLowerCase()
+
+/**
+ * A LangChain record as `toJSON` wrote it, with the kwargs that held own
+ * `__proto__` keys written again: `toJSON` copies kwargs by assignment, which
+ * turns such a key into the copy's prototype and drops it.
+ */
+const withProtoKeys = (instance: object, record: unknown): unknown => {
+  const fields = (instance as { lc_kwargs?: unknown }).lc_kwargs
+  if (typeof fields !== "object" || fields === null || typeof record !== "object" || record === null) return record
+  const kwargs = (record as { kwargs?: unknown }).kwargs
+  if (typeof kwargs !== "object" || kwargs === null) return record
+  const aliases = (instance as { lc_aliases?: Record<string, string> }).lc_aliases ?? {}
+  let rebuilt: Record<string, unknown> | undefined
+  for (const field of Object.keys(fields)) {
+    const value = field in instance
+      ? (instance as Record<string, unknown>)[field]
+      : (fields as Record<string, unknown>)[field]
+    const jsonKey = aliases[field] ?? snakeCase(field)
+    if (!hasProtoKey(value) || !Object.hasOwn(kwargs, jsonKey)) continue
+    rebuilt ??= { ...kwargs }
+    rebuilt[jsonKey] = escapeKwarg(value)
+  }
+  return rebuilt === undefined ? record : { ...record, kwargs: rebuilt }
+}
+
 /**
  * The replacer: `value` is what `toJSON` returned when the original (the
  * holder's property) has one. An object that serializes as itself and has an
  * `lc` key is escaped; what a `toJSON` chose to return (a LangChain record)
- * is kept.
+ * is kept, with own `__proto__` keys it dropped written back.
  */
 function replacer(this: unknown, key: string, value: unknown): unknown {
-  if (
-    typeof value === "object" && value !== null && !Array.isArray(value) && Object.hasOwn(value, "lc") &&
-    (this as Record<string, unknown>)[key] === value
-  ) {
+  const original = (this as Record<string, unknown>)[key]
+  if (original !== value) {
+    return typeof original === "object" && original !== null && "lc_serializable" in original
+      ? withProtoKeys(original, value)
+      : value
+  }
+  if (typeof value === "object" && value !== null && !Array.isArray(value) && Object.hasOwn(value, "lc")) {
     return { lc: 2, type: ESCAPED, entries: Object.entries(value) }
   }
   return special(value)
