@@ -26,6 +26,7 @@
 import {
   AIMessage,
   AIMessageChunk,
+  BaseMessage,
   ChatMessage,
   ChatMessageChunk,
   FunctionMessage,
@@ -92,6 +93,8 @@ const messages = [
   ToolMessage,
   ToolMessageChunk
 ]
+
+const messageClasses: ReadonlySet<Constructor> = new Set(messages)
 
 /**
  * The classes revived by default: LangChain's messages.
@@ -201,13 +204,16 @@ export const read = (text: string, classes: ReadonlyMap<string, Constructor>): R
     return object
   }
 
-  /** Inside LangChain's `__lc_escaped__`: user data as it was, only the writer's escapes undone. */
-  const data = (value: Json): unknown => {
-    if (typeof value !== "object" || value === null) return value
-    if (Array.isArray(value)) return value.map(data)
-    if (value.lc === 2 && value.type === ESCAPED) return unescape(value, data) ?? value
-    for (const key of Object.keys(value)) define(value, key, data(value[key]!))
-    return value
+  /**
+   * What LangChain's `toJSON` wrapped as `{ __lc_escaped__: … }` within a
+   * record's kwargs: a user object whose own keys are literal (never a
+   * record), its values revived as any other.
+   */
+  const literal = (node: Json, depth: number): unknown => {
+    if (!isObject(node)) return revive(node, depth)
+    if (node.lc === 2 && node.type === ESCAPED) return unescape(node, (value) => revive(value, depth + 3)) ?? node
+    for (const key of Object.keys(node)) define(node, key, revive(node[key]!, depth + 1))
+    return node
   }
 
   const lcTwo = (node: JsonObject, depth: number): unknown => {
@@ -266,13 +272,13 @@ export const read = (text: string, classes: ReadonlyMap<string, Constructor>): R
     const constructor = classes.get(id.join("/"))
     if (constructor === undefined || !isObject(kwargs)) return keep(node)
     const aliases = aliasesOf(constructor)
+    // Messages take their snake_case kwargs as they are (LangChain's camelCase
+    // rule would drop e.g. a ToolMessageChunk's `tool_call_id`).
+    const message = messageClasses.has(constructor) || constructor.prototype instanceof BaseMessage
     const fields: Record<string, unknown> = {}
     for (const key of Object.keys(kwargs)) {
-      define(
-        fields,
-        Object.hasOwn(aliases, key) ? aliases[key]! : camelCase(key),
-        revive(kwargs[key]!, depth + 1, true)
-      )
+      const field = Object.hasOwn(aliases, key) ? aliases[key]! : message ? key : camelCase(key)
+      define(fields, field, revive(kwargs[key]!, depth + 1, true))
     }
     try {
       return new (constructor as new(fields: Record<string, unknown>) => unknown)(fields)
@@ -292,7 +298,9 @@ export const read = (text: string, classes: ReadonlyMap<string, Constructor>): R
       for (let i = 0; i < value.length; i++) value[i] = revive(value[i]!, depth + 1, kwargs) as Json
       return value
     }
-    if (kwargs && Object.hasOwn(value, LC_ESCAPED) && Object.keys(value).length === 1) return data(value[LC_ESCAPED]!)
+    if (kwargs && Object.hasOwn(value, LC_ESCAPED) && Object.keys(value).length === 1) {
+      return literal(value[LC_ESCAPED]!, depth + 1)
+    }
     // Records are marked `lc: 1` (LangChain) or `lc: 2` (LangGraph); other `lc` values are plain data.
     if (value.lc === 2 && Object.hasOwn(value, "lc")) return lcTwo(value, depth + 1)
     if (value.lc === 1 && Object.hasOwn(value, "lc")) return lcOne(value, depth + 1)
