@@ -17,7 +17,7 @@ import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres"
 import { type Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { execFileSync } from "node:child_process"
-import { writeFileSync } from "node:fs"
+import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { cpus } from "node:os"
 import { join } from "node:path"
 import { Client, Pool } from "pg"
@@ -259,7 +259,7 @@ interface Row {
 }
 
 const subjects = [await ours(), await official(), await memory(), await ours(true)]
-const [effect, officialSubject, , plainSubject] = subjects as [Subject, Subject, Subject, Subject]
+const [effect, officialSubject, memorySubject, plainSubject] = subjects as [Subject, Subject, Subject, Subject]
 const sections: Array<string> = []
 const verdicts: Array<string> = []
 
@@ -300,6 +300,19 @@ const notSlower = (what: string, rows: ReadonlyArray<Row>) => {
   const ratio = ratioOf(rows, plainSubject)
   verdicts.push(
     `| ${what} vs the plain encoding | ${ratio.toFixed(2)}x | ≥ 1x | ${ratio >= 0.95 ? "met" : "**missed**"} |`
+  )
+}
+
+/**
+ * Against MemorySaver, the in-process reference: `time` compares this
+ * library's p50 latency with MemorySaver's (at most `goal` times it), `speed`
+ * MemorySaver's p50 with this library's (at least `goal`).
+ */
+const versusMemory = (what: string, rows: ReadonlyArray<Row>, measure: "time" | "speed", goal: number) => {
+  const speed = ratioOf(rows, memorySubject)
+  const [ratio, met, bound] = measure === "time" ? [1 / speed, 1 / speed <= goal, "≤"] : [speed, speed >= goal, "≥"]
+  verdicts.push(
+    `| ${what}, ${measure} vs MemorySaver | ${ratio.toFixed(2)}x | ${bound} ${goal}x | ${met ? "met" : "**missed**"} |`
   )
 }
 
@@ -420,6 +433,7 @@ const log = (line: string) => console.log(`[bench] ${line}`)
     table(`getTuple latest, thread of ${size} steps`, rows, "read")
     if (size === sizes[2]) {
       target(`getTuple latest at ${size} steps`, ratioOf(rows), 20)
+      versusMemory(`getTuple latest at ${size} steps`, rows, "time", 1.5)
       notSlower(`getTuple latest at ${size} steps`, rows)
       for (let round = 0; round < reads; round++) {
         const pick = Math.floor(random() * size)
@@ -431,7 +445,7 @@ const log = (line: string) => console.log(`[bench] ${line}`)
         }
       }
       table(`getTuple by id, random checkpoints of the ${size}-step thread`, byIdRows, "read")
-      target("getTuple by id", ratioOf(byIdRows), 10)
+      target(`getTuple by id at ${size} steps`, ratioOf(byIdRows), 10)
     }
   }
 }
@@ -569,6 +583,7 @@ const log = (line: string) => console.log(`[bench] ${line}`)
     }
   }
   table(`StateGraph.invoke, one thread, ${turns} turns (each: getTuple, 2 puts, writes)`, rows, "invoke")
+  versusMemory(`StateGraph.invoke loop, ${turns} turns`, rows, "speed", 0.8)
 }
 
 // ---------------------------------------------------------------- report
@@ -581,6 +596,9 @@ const packageVersion = (name: string) =>
   (JSON.parse(execFileSync("npm", ["ls", name, "--json", "--depth=0"], { encoding: "utf8" })) as {
     dependencies?: Record<string, { version: string }>
   }).dependencies?.[name]?.version ?? "?"
+
+/** Written by hand from a profiling session; the report includes it as it is. */
+const profileFile = join(import.meta.dirname, "profile.md")
 
 const report = [
   "# Benchmark results",
@@ -618,6 +636,12 @@ const report = [
   "## Scenarios",
   "",
   sections.join("\n\n"),
+  "",
+  "## Read path profile",
+  "",
+  ...(existsSync(profileFile)
+    ? [readFileSync(profileFile, "utf8").trim()]
+    : ["Not recorded: bench/profile.md, when present, is included here (where a getTuple spends its time)."]),
   ""
 ].join("\n")
 
