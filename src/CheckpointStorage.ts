@@ -217,8 +217,20 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
   const getTuple = Effect.fn("CheckpointStorage.getTuple")(function*(ref: CheckpointRef) {
     const location = yield* decodeRef("getTuple", ref)
     yield* annotate(location)
-    const stored = yield* driver.getTuple(location)
-    return Option.isNone(stored) ? Option.none() : Option.some(yield* decodeStored(stored.value, true))
+    // Pieces this process has are not fetched again: a long thread's read
+    // brings only what is new. Should one of them leave memory before the
+    // answer is decoded, the read runs once more, fetching everything.
+    const read = (known: Uint8Array) =>
+      driver.getTuple(location, known).pipe(
+        Effect.flatMap(Option.match({
+          onNone: () => Effect.succeedNone,
+          onSome: (stored) => Effect.asSome(decodeStored(stored, true))
+        }))
+      )
+    const known = codec.sharing.knownPieces(location)
+    return yield* known.byteLength === 0 ? read(known) : read(known).pipe(
+      Effect.catchTag("CorruptedCheckpoint", () => read(new Uint8Array()))
+    )
   })
 
   const list = (query: ListQuery): Stream.Stream<CheckpointTuple, ReadError> =>

@@ -270,8 +270,10 @@ export const make = Effect.fnUntraced(function*() {
     )
 
   /**
-   * A stored checkpoint as LangGraph's tuple. `parentSends`: the pending
-   * sends checkpoints older than format 4 kept as writes on their parent.
+   * A stored checkpoint as LangGraph's tuple. `remember`: what a `getTuple`
+   * reads is what the thread's next put extends, and its pieces are kept;
+   * `parentSends`: the pending sends checkpoints older than format 4 kept as
+   * writes on their parent.
    */
   const decodeTuple = Effect.fnUntraced(function*<E>(
     stored: StoredCheckpoint,
@@ -281,6 +283,7 @@ export const make = Effect.fnUntraced(function*() {
     }
   ) {
     const { blobs, pieces, row, writes } = stored
+    if (options.remember) sharing.read(pieces)
     const tally: Tally = { inert: 0 }
     const header = yield* decodeHeader(row)
     const checkpoint: Checkpoint = {

@@ -60,6 +60,11 @@ const MIN_SHARED_BYTES = 256
 const MIN_ELEMENT_BYTES = 64
 /** Lists remembered per process, for the next step of their channel. */
 const REMEMBERED_LISTS = 1000
+/**
+ * The bytes of pieces kept in memory: what a read need not fetch again.
+ * Oldest first out.
+ */
+const CACHED_PIECE_BYTES = 64 * 1024 * 1024
 
 /**
  * Whether storage services write shared lists (default `true`). Turn it off
@@ -357,6 +362,25 @@ export const make = (dumpJson: ((value: unknown) => Uint8Array) | undefined) => 
       : { _tag: "shared", elements }
   }
 
+  /**
+   * Pieces this process wrote or read, by key. A key is its bytes' hash, so
+   * an entry is never stale; pieces read are kept only when their bytes
+   * match their hash, so a damaged row of one thread never feeds another.
+   */
+  const cache = new Map<string, Uint8Array>()
+  let cachedBytes = 0
+
+  const cachePiece = (key: string, bytes: Uint8Array) => {
+    if (cache.has(key)) return
+    cache.set(key, bytes)
+    cachedBytes += bytes.byteLength
+    for (const [oldest, evicted] of cache) {
+      if (cachedBytes <= CACHED_PIECE_BYTES) break
+      cache.delete(oldest)
+      cachedBytes -= evicted.byteLength
+    }
+  }
+
   const remember = (key: string, list: List) => {
     lists.delete(key)
     lists.set(key, list)
@@ -404,6 +428,7 @@ export const make = (dumpJson: ((value: unknown) => Uint8Array) | undefined) => 
       }
     }
     const keys = elements.map((element) => element.key)
+    for (const element of elements) cachePiece(element.key, element.bytes)
     return {
       blob: {
         channel,
@@ -424,11 +449,10 @@ export const make = (dumpJson: ((value: unknown) => Uint8Array) | undefined) => 
   }
 
   /** A pending write's elements as a list of its own (writes are short: no base). */
-  const writeList = (elements: ReadonlyArray<Element>) => ({
-    type: SHARED,
-    bytes: packHashes(elements.map((element) => element.key)),
-    pieces: elements.map(toPiece)
-  })
+  const writeList = (elements: ReadonlyArray<Element>) => {
+    for (const element of elements) cachePiece(element.key, element.bytes)
+    return { type: SHARED, bytes: packHashes(elements.map((element) => element.key)), pieces: elements.map(toPiece) }
+  }
 
   /**
    * The `json` bytes of a stored list, from the pieces read with it (keyed
@@ -449,7 +473,7 @@ export const make = (dumpJson: ((value: unknown) => Uint8Array) | undefined) => 
     if (typeof entries === "string") return entries
     const texts: Array<Uint8Array> = []
     for (const key of entries) {
-      const bytes = pieces.get(key)
+      const bytes = pieces.get(key) ?? cache.get(key)
       if (bytes === undefined) return `a piece it refers to is missing`
       texts.push(bytes)
     }
@@ -463,11 +487,32 @@ export const make = (dumpJson: ((value: unknown) => Uint8Array) | undefined) => 
     return join(texts)
   }
 
+  /**
+   * The hashes (back to back) of the pieces of a namespace's remembered
+   * lists that this process has: a read of the thread need not fetch them
+   * (see `StorageDriver.getTuple`); `decode` finds them here.
+   */
+  const knownPieces = (location: { readonly thread_id: string; readonly checkpoint_ns: string }): Uint8Array => {
+    const prefix = JSON.stringify([location.thread_id, location.checkpoint_ns]).slice(0, -1) + ","
+    const known: Array<string> = []
+    for (const [key, list] of lists) {
+      if (key.startsWith(prefix)) { for (const entry of list.keys) if (cache.has(entry)) known.push(entry) }
+    }
+    return packHashes(known)
+  }
+
+  /** Keeps the pieces a read returned whose bytes match their hash. */
+  const read = (pieces: ReadonlyMap<string, Uint8Array>) => {
+    for (const [key, bytes] of pieces) if (!cache.has(key) && hashOf(bytes) === key) cachePiece(key, bytes)
+  }
+
   return {
     encode,
     layOut,
     writeList,
     decode,
+    knownPieces,
+    read,
     /** Records the lists a stored checkpoint wrote, for the next step to extend. */
     stored: (location: { readonly thread_id: string; readonly checkpoint_ns: string }, laid: ReadonlyArray<Laid>) => {
       for (const { blob, list } of laid) {

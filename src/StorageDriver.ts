@@ -168,8 +168,15 @@ export interface StorageDriver {
     writes: ReadonlyArray<WriteRow>,
     pieces: ReadonlyArray<Piece>
   ) => Effect.Effect<void, StorageFailure>
-  /** The named checkpoint, or the namespace's latest when `checkpoint_id` is undefined. */
-  readonly getTuple: (location: Location) => Effect.Effect<Option.Option<StoredCheckpoint>, StorageFailure>
+  /**
+   * The named checkpoint, or the namespace's latest when `checkpoint_id` is
+   * undefined. Pieces whose hashes are in `known` (back to back, as in a
+   * list: the caller has them) may be left out of its `pieces`.
+   */
+  readonly getTuple: (
+    location: Location,
+    known: Uint8Array
+  ) => Effect.Effect<Option.Option<StoredCheckpoint>, StorageFailure>
   /** Matching checkpoints, newest (greatest id) first. */
   readonly list: (selection: ListSelection) => Stream.Stream<StoredCheckpoint, StorageFailure>
   /** The pending writes on one checkpoint's channel (for migrating checkpoints older than format 4). */

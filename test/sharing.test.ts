@@ -272,6 +272,31 @@ describe("structural sharing on PostgreSQL", () => {
     await saver.close()
   })
 
+  it("a getTuple fetches only the pieces this process does not have yet", async () => {
+    const writer = await EffectCheckpointSaver.fromConnString(database.url)
+    const socket = makeCountingSocket(database.url)
+    const reader = EffectCheckpointSaver.fromLayer(
+      Postgres.layerClient().pipe(
+        Layer.provide(
+          PgClient.layerFrom(PgClient.makeClient({ url: Redacted.make(database.url), stream: socket.open }))
+        )
+      )
+    )
+    const { config, messages } = await chat(writer, "known", 60)
+    const before = socket.bytesRead()
+    await readsBack(reader, config, messages)
+    const first = socket.bytesRead() - before
+    const next = messageOf(60, 3) as BaseMessage
+    const stored = await putMessages(writer, config, [...messages, next], 99)
+    const again = socket.bytesRead()
+    await readsBack(reader, stored, [...messages, next])
+    // The whole array is ~20 KB: the second read brings the row, the list and the one new message.
+    expect(first).toBeGreaterThan(20_000)
+    expect(socket.bytesRead() - again).toBeLessThan(5_000)
+    await writer.close()
+    await reader.close()
+  })
+
   it("a list whose base another process removed is stored whole again, and reads back", async () => {
     const writer = await EffectCheckpointSaver.fromConnString(database.url)
     const other = await EffectCheckpointSaver.fromConnString(database.url)
@@ -415,11 +440,15 @@ describe("structural sharing on PostgreSQL", () => {
         ),
       database.url
     )
-    await expect(saver.getTuple(config)).rejects.toMatchObject({
+    // The writer still has every piece in memory and reads the thread whole; another process cannot.
+    expect((await saver.getTuple(config))?.checkpoint.channel_values.messages).toHaveLength(5)
+    await saver.close()
+    const reader = await EffectCheckpointSaver.fromConnString(database.url)
+    await expect(reader.getTuple(config)).rejects.toMatchObject({
       _tag: "CorruptedCheckpoint",
       message: expect.stringContaining("a piece it refers to is missing")
     })
-    await saver.close()
+    await reader.close()
   })
 })
 

@@ -209,6 +209,7 @@ export const make = (): StorageDriver => {
         }
       }),
 
+    // Sends every piece whatever the caller has: nothing crosses a wire.
     getTuple: (location) => Effect.sync(() => Option.map(Option.fromUndefinedOr(find(location)), stored)),
 
     list: (selection) => Stream.suspend(() => Stream.fromIterable(selectRows(selection).map(stored))),

@@ -112,7 +112,7 @@ const hashesOf = (list: string) =>
  * lists (two deep); the pieces any of them refers to come once for the whole page, on
  * its first row, so a page of a long thread sends each message once.
  */
-const tupleProjection = (t: Tables, order: string, channels?: string) =>
+const tupleProjection = (t: Tables, order: string, channels?: string, known?: string) =>
   `,
 tuples AS (
   SELECT page.thread_id, page.checkpoint_ns, page.checkpoint_id, page.parent_checkpoint_id, page.checkpoint,
@@ -174,7 +174,11 @@ tuples AS (
   ) w ON true
 ),
 hashes AS (
-  SELECT DISTINCT tuples.thread_id, h.hash FROM tuples, LATERAL (${hashesOf("tuples.refs")}) h
+  SELECT DISTINCT tuples.thread_id, h.hash FROM tuples, LATERAL (${hashesOf("tuples.refs")}) h${
+    known === undefined ? "" : `
+  -- Pieces the caller has already are not sent again.
+  WHERE NOT EXISTS (SELECT 1 FROM (${hashesOf(known)}) AS known WHERE known.hash = h.hash)`
+  }
 ),
 pieces AS (
   SELECT array_agg(p.hash) AS hashes, array_agg(p.blob) AS blobs
@@ -271,18 +275,19 @@ ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
 DO UPDATE SET task_path = EXCLUDED.task_path, channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob
 WHERE EXCLUDED.idx < 0`,
 
+  // $1 thread, $2 namespace, $3 the hashes of the pieces the caller has (back to back), $4 checkpoint id.
   getTuple: `
 WITH page AS (
   SELECT ${columns} FROM ${t.checkpoints}
-  WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3
-)${tupleProjection(t, newestFirst)}`,
+  WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $4
+)${tupleProjection(t, newestFirst, undefined, "$3::bytea")}`,
 
   getLatest: `
 WITH page AS (
   SELECT ${columns} FROM ${t.checkpoints}
   WHERE thread_id = $1 AND checkpoint_ns = $2
   ORDER BY checkpoint_id DESC LIMIT 1
-)${tupleProjection(t, newestFirst)}`,
+)${tupleProjection(t, newestFirst, undefined, "$3::bytea")}`,
 
   // $1 thread (or null: every thread), $2 namespace, $3 checkpoint id, $4 before,
   // $5 metadata filter, $6 page size, then the position after the previous page.
@@ -629,10 +634,10 @@ export const make = Effect.fnUntraced(function*(tables: Tables, options: SqlDriv
         pieces.map((piece) => piece.bytes)
       ]).pipe(Effect.asVoid),
 
-    getTuple: (location) =>
+    getTuple: (location, known) =>
       (location.checkpoint_id === undefined
-        ? tuples("getTuple", q.getLatest, [location.thread_id, location.checkpoint_ns])
-        : tuples("getTuple", q.getTuple, [location.thread_id, location.checkpoint_ns, location.checkpoint_id]))
+        ? tuples("getTuple", q.getLatest, [location.thread_id, location.checkpoint_ns, known])
+        : tuples("getTuple", q.getTuple, [location.thread_id, location.checkpoint_ns, known, location.checkpoint_id]))
         .pipe(Effect.map((rows) => Option.fromUndefinedOr(rows[0]))),
 
     list: (selection) => {

@@ -13,6 +13,7 @@ export const makeCountingSocket = (url: string) => {
   const { hostname, port } = new URL(url)
   let syncs = 0
   let written = 0
+  let read = 0
   const statements: Array<string> = []
   const cstring = (frame: Buffer, start: number) => {
     const end = frame.indexOf(0, start)
@@ -59,6 +60,7 @@ export const makeCountingSocket = (url: string) => {
       }
     })
     socket.on("data", (data) => {
+      read += data.length
       if (!duplex.push(data)) socket.pause()
     })
     socket.on("end", () => duplex.push(null))
@@ -66,5 +68,11 @@ export const makeCountingSocket = (url: string) => {
     return duplex
   }
 
-  return { open, roundTrips: () => syncs, bytesWritten: () => written, statements: () => [...statements] }
+  return {
+    open,
+    roundTrips: () => syncs,
+    bytesWritten: () => written,
+    bytesRead: () => read,
+    statements: () => [...statements]
+  }
 }
