@@ -283,7 +283,7 @@ export const make = Effect.fnUntraced(function*() {
     }
   ) {
     const { blobs, pieces, row, writes } = stored
-    if (options.remember) sharing.read(pieces)
+    if (options.remember) sharing.keepRead(pieces)
     const tally: Tally = { inert: 0 }
     const header = yield* decodeHeader(row)
     const checkpoint: Checkpoint = {

@@ -502,7 +502,7 @@ export const make = (dumpJson: ((value: unknown) => Uint8Array) | undefined) => 
   }
 
   /** Keeps the pieces a read returned whose bytes match their hash. */
-  const read = (pieces: ReadonlyMap<string, Uint8Array>) => {
+  const keepRead = (pieces: ReadonlyMap<string, Uint8Array>) => {
     for (const [key, bytes] of pieces) if (!cache.has(key) && hashOf(bytes) === key) cachePiece(key, bytes)
   }
 
@@ -512,7 +512,7 @@ export const make = (dumpJson: ((value: unknown) => Uint8Array) | undefined) => 
     writeList,
     decode,
     knownPieces,
-    read,
+    keepRead,
     /** Records the lists a stored checkpoint wrote, for the next step to extend. */
     stored: (location: { readonly thread_id: string; readonly checkpoint_ns: string }, laid: ReadonlyArray<Laid>) => {
       for (const { blob, list } of laid) {
