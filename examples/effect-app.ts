@@ -4,18 +4,10 @@
  * typed, and the history is a `Stream`. With DATABASE_URL set, the same
  * program runs on PostgreSQL. `npm run example:effect-app`
  */
-import { Config, Effect, Layer, Stream } from "effect"
+import { Effect, Stream } from "effect"
 import { CheckpointStorage, EffectCheckpointSaver } from "../src/index.ts"
-import * as Pglite from "../src/pglite.ts"
-import * as Postgres from "../src/postgres.ts"
 import { buildAgent, say, text } from "./agent/graph.ts"
-
-/** PostgreSQL when DATABASE_URL is set, otherwise the embedded PGlite in memory. */
-const StorageLive = Layer.unwrap(
-  Config.option(Config.String("DATABASE_URL")).pipe(
-    Effect.map((url) => url._tag === "Some" ? Postgres.layerConfig() : Pglite.layer())
-  )
-)
+import { StorageLive } from "./agent/storage.ts"
 
 const program = Effect.gen(function*() {
   const storage = yield* CheckpointStorage.CheckpointStorage

@@ -15,9 +15,8 @@ import { Config, Effect, Layer, Stream } from "effect"
 import { FetchHttpClient } from "effect/http"
 import { Otlp } from "effect/observability"
 import { CheckpointStorage, EffectCheckpointSaver } from "../src/index.ts"
-import * as Pglite from "../src/pglite.ts"
-import * as Postgres from "../src/postgres.ts"
 import { buildAgent, say, text } from "./agent/graph.ts"
+import { StorageLive } from "./agent/storage.ts"
 
 const serviceName = "langgraph-checkpoint-effect-example"
 
@@ -27,13 +26,6 @@ const endpoint = Config.String("OTEL_EXPORTER_OTLP_ENDPOINT").pipe(Config.withDe
 const ObservabilityLive = Layer.unwrap(
   Effect.map(endpoint, (baseUrl) => Otlp.layerJson({ baseUrl, resource: { serviceName } }))
 ).pipe(Layer.provide(FetchHttpClient.layer))
-
-/** PostgreSQL when DATABASE_URL is set, otherwise the embedded PGlite in memory. */
-const StorageLive = Layer.unwrap(
-  Config.option(Config.String("DATABASE_URL")).pipe(
-    Effect.map((url) => url._tag === "Some" ? Postgres.layerConfig() : Pglite.layer())
-  )
-)
 
 const program = Effect.gen(function*() {
   const storage = yield* CheckpointStorage.CheckpointStorage

@@ -241,6 +241,17 @@ const readsBack = async (saver: BaseCheckpointSaver, config: RunnableConfig, mes
     await plainBytes(messages)
   )
 
+/** A saver whose one connection counts what crosses the wire. */
+const counted = (url: string) => {
+  const socket = makeCountingSocket(url)
+  const saver = EffectCheckpointSaver.fromLayer(
+    Postgres.layerClient().pipe(
+      Layer.provide(PgClient.layerFrom(PgClient.makeClient({ url: Redacted.make(url), stream: socket.open })))
+    )
+  )
+  return { saver, socket }
+}
+
 describe("structural sharing on PostgreSQL", () => {
   let database: Awaited<ReturnType<typeof createDatabase>>
   const count = async (sql: string, params: Array<unknown> = []) =>
@@ -251,14 +262,7 @@ describe("structural sharing on PostgreSQL", () => {
   afterAll(() => database.drop())
 
   it("a step sends and stores its new message once, in one round trip", async () => {
-    const socket = makeCountingSocket(database.url)
-    const saver = EffectCheckpointSaver.fromLayer(
-      Postgres.layerClient().pipe(
-        Layer.provide(
-          PgClient.layerFrom(PgClient.makeClient({ url: Redacted.make(database.url), stream: socket.open }))
-        )
-      )
-    )
+    const { saver, socket } = counted(database.url)
     const { config, messages } = await chat(saver, "one-trip", 60)
     const next = messageOf(60, 1) as BaseMessage
     const [trips, bytes] = [socket.roundTrips(), socket.bytesWritten()]
@@ -274,14 +278,7 @@ describe("structural sharing on PostgreSQL", () => {
 
   it("a getTuple fetches only the pieces this process does not have yet", async () => {
     const writer = await EffectCheckpointSaver.fromConnString(database.url)
-    const socket = makeCountingSocket(database.url)
-    const reader = EffectCheckpointSaver.fromLayer(
-      Postgres.layerClient().pipe(
-        Layer.provide(
-          PgClient.layerFrom(PgClient.makeClient({ url: Redacted.make(database.url), stream: socket.open }))
-        )
-      )
-    )
+    const { saver: reader, socket } = counted(database.url)
     const { config, messages } = await chat(writer, "known", 60)
     const before = socket.bytesRead()
     await readsBack(reader, config, messages)
