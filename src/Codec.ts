@@ -26,6 +26,7 @@ import {
 import { Clock, Effect, Metric, Schema } from "effect"
 import { CheckpointHeader, CheckpointMetadata, type CheckpointTuple, configOf, type StoredWrite } from "./Checkpoint.ts"
 import { CorruptedCheckpoint, formatIssue, InvalidInput, SerializationFailed } from "./CheckpointError.ts"
+import * as Revival from "./Revival.ts"
 import * as Serializer from "./Serializer.ts"
 import * as Sharing from "./Sharing.ts"
 import type { BlobRow, CheckpointRow, Piece, StoredCheckpoint, WriteRow } from "./StorageDriver.ts"
@@ -102,7 +103,12 @@ export const make = Effect.fnUntraced(function*() {
   const serializer = yield* Serializer.Serializer
   /** Metadata and shared lists are JSON text whatever serializer the values use. */
   const json = serializer.json ?? Serializer.Serializer.defaultValue().json!
-  const sharing = Sharing.make(serializer.json !== undefined && (yield* Sharing.Enabled) ? json.dump : undefined)
+  // An element of a shared list is one level below its list.
+  const sharing = Sharing.make(
+    serializer.json !== undefined && (yield* Sharing.Enabled)
+      ? (element) => json.dump(element, Revival.MAX_DEPTH - 1)
+      : undefined
+  )
 
   const dump = (operation: string, path: string, value: unknown) =>
     serializer.dump(value).pipe(Effect.mapError(({ cause }) => new SerializationFailed({ operation, path, cause })))

@@ -142,7 +142,7 @@ const depthOf = (text: string): number => {
  *
  * @since 0.1.0
  */
-export const dumpJson = (value: unknown): Uint8Array => {
+export const dumpJson = (value: unknown, maxDepth = MAX_DEPTH): Uint8Array => {
   let text: string | undefined
   try {
     text = JSON.stringify(value, replacer)
@@ -161,7 +161,7 @@ export const dumpJson = (value: unknown): Uint8Array => {
   // A function or symbol alone: JSON.stringify writes nothing.
   if (text === undefined) return new Uint8Array()
   // Depth never exceeds the length: only long texts need the scan.
-  if (text.length > MAX_DEPTH && depthOf(text) > MAX_DEPTH) {
+  if (text.length > maxDepth && depthOf(text) > maxDepth) {
     throw new Error(`the value nests deeper than ${MAX_DEPTH} levels (arrays and objects)`)
   }
   return encoder.encode(text)
@@ -190,9 +190,12 @@ export class SafeJsonPlusSerializer extends JsonPlusSerializer {
     this.#classes = allowlist(options.allow)
   }
 
-  /** The JSON text `dumpsTyped` writes for a value that is not a `Uint8Array`. */
-  dumpJson(value: unknown): Uint8Array {
-    return dumpJson(value)
+  /**
+   * The JSON text `dumpsTyped` writes for a value that is not a `Uint8Array`
+   * (`maxDepth` below `MAX_DEPTH` for an array's element).
+   */
+  dumpJson(value: unknown, maxDepth = MAX_DEPTH): Uint8Array {
+    return dumpJson(value, maxDepth)
   }
 
   /** Reads JSON text or bytes, counting what was left inert. */

@@ -33,8 +33,8 @@ export interface Serialized {
  * @since 0.1.0
  */
 export interface JsonFormat {
-  /** Throws an `Error` saying why a value cannot be written. */
-  readonly dump: (value: unknown) => Uint8Array
+  /** Throws an `Error` saying why a value cannot be written (`maxDepth`: see `Revival.MAX_DEPTH`). */
+  readonly dump: (value: unknown, maxDepth?: number) => Uint8Array
   readonly read: (json: Uint8Array | string) => Revived
 }
 
@@ -110,7 +110,10 @@ const encoder = new TextEncoder()
 
 /** The service over the safe serializer: synchronous, no promise per value. */
 const fromJsonPlus = (protocol: SafeJsonPlusSerializer): SerializerService => {
-  const json: JsonFormat = { dump: (value) => protocol.dumpJson(value), read: (bytes) => protocol.read(bytes) }
+  const json: JsonFormat = {
+    dump: (value, maxDepth) => protocol.dumpJson(value, maxDepth),
+    read: (bytes) => protocol.read(bytes)
+  }
   return {
     protocol,
     json,
