@@ -5,8 +5,8 @@
  * @since 0.1.0
  */
 import { PgClient } from "@effect/sql-pg"
-import { Config, Effect, Layer, Redacted } from "effect"
-import { type IncompatibleSchema, InvalidConfig, StorageFailure } from "../CheckpointError.ts"
+import { Config, Effect, Layer, Redacted, Schema } from "effect"
+import { formatIssue, type IncompatibleSchema, InvalidConfig, StorageFailure } from "../CheckpointError.ts"
 import type { CheckpointStorage } from "../CheckpointStorage.ts"
 import type { Dialect } from "./Dialect.ts"
 import * as SqlStorage from "./SqlStorage.ts"
@@ -105,7 +105,12 @@ export const layerConfig = <Options extends PoolOptions>(
 ): Layer.Layer<CheckpointStorage, StorageFailure | IncompatibleSchema | InvalidConfig> =>
   Layer.unwrap(
     Config.unwrap(config).pipe(
-      Effect.mapError((error) => new InvalidConfig({ operation: "layerConfig", detail: error.message })),
+      Effect.mapError((error) =>
+        new InvalidConfig({
+          operation: "layerConfig",
+          detail: Schema.isSchemaError(error.cause) ? formatIssue(error.cause.issue) : error.message
+        })
+      ),
       Effect.map(make)
     )
   )
