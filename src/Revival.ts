@@ -23,22 +23,7 @@
  *
  * @since 0.1.0
  */
-import {
-  AIMessage,
-  AIMessageChunk,
-  BaseMessage,
-  ChatMessage,
-  ChatMessageChunk,
-  FunctionMessage,
-  FunctionMessageChunk,
-  HumanMessage,
-  HumanMessageChunk,
-  RemoveMessage,
-  SystemMessage,
-  SystemMessageChunk,
-  ToolMessage,
-  ToolMessageChunk
-} from "@langchain/core/messages"
+import * as Messages from "@langchain/core/messages"
 import { DeltaSnapshot } from "@langchain/langgraph-checkpoint"
 
 /**
@@ -79,19 +64,19 @@ export type Constructor = new(...args: Array<never>) => unknown
 export type Allow = Readonly<Record<string, Constructor | false>>
 
 const messages = [
-  AIMessage,
-  AIMessageChunk,
-  ChatMessage,
-  ChatMessageChunk,
-  FunctionMessage,
-  FunctionMessageChunk,
-  HumanMessage,
-  HumanMessageChunk,
-  RemoveMessage,
-  SystemMessage,
-  SystemMessageChunk,
-  ToolMessage,
-  ToolMessageChunk
+  Messages.AIMessage,
+  Messages.AIMessageChunk,
+  Messages.ChatMessage,
+  Messages.ChatMessageChunk,
+  Messages.FunctionMessage,
+  Messages.FunctionMessageChunk,
+  Messages.HumanMessage,
+  Messages.HumanMessageChunk,
+  Messages.RemoveMessage,
+  Messages.SystemMessage,
+  Messages.SystemMessageChunk,
+  Messages.ToolMessage,
+  Messages.ToolMessageChunk
 ]
 
 const messageClasses: ReadonlySet<Constructor> = new Set(messages)
@@ -274,7 +259,7 @@ export const read = (text: string, classes: ReadonlyMap<string, Constructor>): R
     const aliases = aliasesOf(constructor)
     // Messages take their snake_case kwargs as they are (LangChain's camelCase
     // rule would drop e.g. a ToolMessageChunk's `tool_call_id`).
-    const message = messageClasses.has(constructor) || constructor.prototype instanceof BaseMessage
+    const message = messageClasses.has(constructor) || constructor.prototype instanceof Messages.BaseMessage
     const fields: Record<string, unknown> = {}
     for (const key of Object.keys(kwargs)) {
       const field = Object.hasOwn(aliases, key) ? aliases[key]! : message ? key : camelCase(key)
