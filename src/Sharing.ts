@@ -92,8 +92,12 @@ export const distinct = (pieces: ReadonlyArray<Piece>): Array<Piece> => {
   })
 }
 
-/** An element as stored: its piece's bytes and hash (as a latin1 string, the form compared and mapped). */
-/** @since 0.1.0 */
+/**
+ * An element as stored: its piece's bytes and hash (as a latin1 string, the
+ * form compared and mapped).
+ *
+ * @since 0.1.0
+ */
 export interface Element {
   readonly key: string
   readonly bytes: Uint8Array
