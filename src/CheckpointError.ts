@@ -213,9 +213,21 @@ const checkpointAt = (
   `checkpoint ${place.checkpoint_id} of thread "${place.thread_id}"` +
   (place.checkpoint_ns === "" ? "" : ` (namespace "${place.checkpoint_ns}")`)
 
+const messageOf = (value: unknown): string | undefined =>
+  typeof value === "object" && value !== null && "message" in value && typeof value.message === "string"
+    ? value.message
+    : undefined
+
+/**
+ * A cause's message; for an `SqlError`, whose own message is generic ("Failed
+ * to connect"), with what the server or the socket said (its reason's cause).
+ */
 const describe = (cause: unknown): string => {
-  if (typeof cause === "object" && cause !== null && "message" in cause && typeof cause.message === "string") {
-    return cause.message
-  }
-  return typeof cause === "string" ? cause : Object.prototype.toString.call(cause)
+  const message = messageOf(cause)
+  if (message === undefined) return typeof cause === "string" ? cause : Object.prototype.toString.call(cause)
+  const reason = typeof cause === "object" && cause !== null && "reason" in cause ? cause.reason : undefined
+  const detail = messageOf(
+    typeof reason === "object" && reason !== null && "cause" in reason ? reason.cause : undefined
+  )
+  return detail === undefined || message.includes(detail) ? message : `${message}: ${detail}`
 }

@@ -43,7 +43,9 @@ const wire = (url: CockroachOptions["url"]) =>
  *
  * @since 0.1.0
  */
-export const layer = (options: CockroachOptions): Layer.Layer<CheckpointStorage, StorageFailure | IncompatibleSchema> =>
+export const layer = (
+  options: CockroachOptions
+): Layer.Layer<CheckpointStorage, StorageFailure | IncompatibleSchema | InvalidConfig> =>
   Pool.layer({ ...options, url: wire(options.url), isolation: options.isolation ?? "serializable" }, "cockroach")
 
 /**

@@ -36,7 +36,9 @@ export type PostgresOptions = Pool.PoolOptions
  *
  * @since 0.1.0
  */
-export const layer = (options: PostgresOptions): Layer.Layer<CheckpointStorage, StorageFailure | IncompatibleSchema> =>
+export const layer = (
+  options: PostgresOptions
+): Layer.Layer<CheckpointStorage, StorageFailure | IncompatibleSchema | InvalidConfig> =>
   Pool.layer(options, "postgres")
 
 /**

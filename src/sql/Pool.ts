@@ -6,10 +6,12 @@
  */
 import { PgClient } from "@effect/sql-pg"
 import { Config, Effect, Layer, Redacted, Schema } from "effect"
+import type { ConnectionOptions } from "node:tls"
 import { formatIssue, type IncompatibleSchema, InvalidConfig, StorageFailure } from "../CheckpointError.ts"
 import type { CheckpointStorage } from "../CheckpointStorage.ts"
 import type { Dialect } from "./Dialect.ts"
 import * as SqlStorage from "./SqlStorage.ts"
+import * as Tls from "./Tls.ts"
 
 /**
  * @since 0.1.0
@@ -42,14 +44,22 @@ export interface PoolOptions extends Omit<SqlStorage.SqlStorageOptions, "dialect
    * (default: the server's). Serialization failures this may cause are retried.
    */
   readonly isolation?: "serializable" | "repeatable read" | "read committed" | undefined
+  /**
+   * TLS for the connections: `true`, or TLS options (a `ca`, a client `cert`
+   * and `key`, …). Without it, the URL's `sslmode`, `sslrootcert`,
+   * `sslcert` and `sslkey` decide (see `Tls`).
+   */
+  readonly ssl?: boolean | Tls.TlsOptions | undefined
 }
 
 const redacted = (value: string | Redacted.Redacted | undefined) =>
   value === undefined || Redacted.isRedacted(value) ? value : Redacted.make(value)
 
 /** The pool configuration of the options. */
-const poolConfig = (options: PoolOptions): PgClient.PgPoolConfig => ({
+const poolConfig = (options: PoolOptions, ssl: boolean | Tls.TlsOptions | undefined): PgClient.PgPoolConfig => ({
   url: redacted(options.url),
+  // Node reads these fields as they are (a Uint8Array is as good as a Buffer).
+  ...(ssl === undefined ? {} : { ssl: ssl as boolean | ConnectionOptions }),
   host: options.host,
   port: options.port,
   database: options.database,
@@ -74,9 +84,14 @@ export const connectFailure = (cause: unknown) => new StorageFailure({ operation
 export const layer = (
   options: PoolOptions,
   dialect: Dialect
-): Layer.Layer<CheckpointStorage, StorageFailure | IncompatibleSchema> =>
+): Layer.Layer<CheckpointStorage, StorageFailure | IncompatibleSchema | InvalidConfig> =>
   SqlStorage.layer({ ...options, dialect }).pipe(
-    Layer.provide(PgClient.layerFrom(PgClient.make(poolConfig(options)).pipe(Effect.mapError(connectFailure))))
+    Layer.provide(PgClient.layerFrom(
+      (options.ssl !== undefined || options.url === undefined ? Effect.succeed(options.ssl) : Tls.fromUrl(options.url))
+        .pipe(
+          Effect.flatMap((ssl) => PgClient.make(poolConfig(options, ssl)).pipe(Effect.mapError(connectFailure)))
+        )
+    ))
   )
 
 /**
@@ -101,7 +116,7 @@ export const defaultConfig = {
  */
 export const layerConfig = <Options extends PoolOptions>(
   config: Config.Wrap<Options>,
-  make: (options: Options) => Layer.Layer<CheckpointStorage, StorageFailure | IncompatibleSchema>
+  make: (options: Options) => Layer.Layer<CheckpointStorage, StorageFailure | IncompatibleSchema | InvalidConfig>
 ): Layer.Layer<CheckpointStorage, StorageFailure | IncompatibleSchema | InvalidConfig> =>
   Layer.unwrap(
     Config.unwrap(config).pipe(

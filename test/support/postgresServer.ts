@@ -7,7 +7,7 @@
  * either, the run fails with a message saying what to do: it never skips.
  */
 import { execFileSync, spawnSync } from "node:child_process"
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir, userInfo } from "node:os"
 import { join } from "node:path"
@@ -48,13 +48,31 @@ const freePort = () =>
 const asServerUser = (command: string, args: Array<string>) =>
   userInfo().uid === 0 ? ["runuser", ["-u", "postgres", "--", command, ...args]] as const : [command, args] as const
 
-export const startThrowaway = async () => {
+/**
+ * A server of its own. `files` are written next to its data, owned by the
+ * server's user and readable by it alone (e.g. a TLS key); `settings` are
+ * added to its command line; `hba` replaces its pg_hba.conf.
+ */
+export const startThrowaway = async (
+  extra: {
+    readonly files?: Readonly<Record<string, string>>
+    readonly settings?: (dir: string) => string
+    readonly hba?: string
+  } = {}
+) => {
   const bin = binaries()
   const dir = mkdtempSync(join(tmpdir(), "lce-postgres-"))
-  if (userInfo().uid === 0) {
-    const uid = Number(execFileSync("id", ["-u", "postgres"], { encoding: "utf8" }).trim())
-    const gid = Number(execFileSync("id", ["-g", "postgres"], { encoding: "utf8" }).trim())
-    chownSync(dir, uid, gid)
+  const owner = userInfo().uid === 0
+    ? {
+      uid: Number(execFileSync("id", ["-u", "postgres"], { encoding: "utf8" }).trim()),
+      gid: Number(execFileSync("id", ["-g", "postgres"], { encoding: "utf8" }).trim())
+    }
+    : undefined
+  const own = (path: string) => owner === undefined ? undefined : chownSync(path, owner.uid, owner.gid)
+  own(dir)
+  for (const [name, content] of Object.entries(extra.files ?? {})) {
+    writeFileSync(join(dir, name), content, { mode: 0o600 })
+    own(join(dir, name))
   }
   const data = join(dir, "data")
   const port = await freePort()
@@ -64,6 +82,7 @@ export const startThrowaway = async () => {
     if (result.status !== 0) throw new Error(`${tool} failed: ${result.stderr || result.stdout}`)
   }
   run("initdb", ["-D", data, "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8"])
+  if (extra.hba !== undefined) writeFileSync(join(data, "pg_hba.conf"), extra.hba)
   run("pg_ctl", [
     "-D",
     data,
@@ -71,10 +90,13 @@ export const startThrowaway = async () => {
     join(dir, "server.log"),
     "-w",
     "-o",
-    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300`,
+    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300 ${
+      extra.settings?.(dir) ?? ""
+    }`,
     "start"
   ])
   return {
+    port,
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     stop: () => {
       run("pg_ctl", ["-D", data, "-m", "immediate", "stop"])
