@@ -46,7 +46,21 @@ const wire = (url: CockroachOptions["url"]) =>
 export const layer = (
   options: CockroachOptions
 ): Layer.Layer<CheckpointStorage, StorageFailure | IncompatibleSchema | InvalidConfig> =>
-  Pool.layer({ ...options, url: wire(options.url), isolation: options.isolation ?? "serializable" }, "cockroach")
+  Pool.layer(poolOptions(options), "cockroach")
+
+/**
+ * The pool alone, as a `SqlClient` (e.g. for `enableTtl` or `migrate` in a
+ * deploy step), with the same URL handling as {@link layer}.
+ *
+ * @since 0.1.0
+ */
+export const layerSqlClient = (options: CockroachOptions) => Pool.client(poolOptions(options))
+
+const poolOptions = (options: CockroachOptions): Pool.PoolOptions => ({
+  ...options,
+  url: wire(options.url),
+  isolation: options.isolation ?? "serializable"
+})
 
 /**
  * The settings `layerConfig` reads by default: `DATABASE_URL` (a

@@ -42,6 +42,14 @@ export const layer = (
   Pool.layer(options, "postgres")
 
 /**
+ * The pool alone, as a `SqlClient` (e.g. for `migrate` in a deploy step),
+ * with the same URL handling as {@link layer}.
+ *
+ * @since 0.1.0
+ */
+export const layerSqlClient = (options: PostgresOptions) => Pool.client(options)
+
+/**
  * The settings `layerConfig` reads by default: `DATABASE_URL`, and
  * optionally `CHECKPOINT_SCHEMA` and `CHECKPOINT_POOL_SIZE`.
  *

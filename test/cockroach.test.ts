@@ -1,23 +1,39 @@
 /**
- * The CockroachDB dialect. No CockroachDB server runs here, so the dialect
- * runs against PostgreSQL (its statements are the subset both accept), and
- * every statement it sends is checked against the constructs CockroachDB
- * rejects. Thread expiry's cascade runs on PostgreSQL as well.
+ * The CockroachDB dialect: every statement it sends checked against the
+ * constructs CockroachDB rejects, migrations under concurrency, the thread
+ * cascade TTL relies on, TTL itself and the storage contract. They run on the
+ * cluster in COCKROACH_URL, or without one on PostgreSQL in SERIALIZABLE mode
+ * (see `support/cockroach.ts`); the statement check and the URL handling run
+ * on the test server either way.
  */
 import { PgClient } from "@effect/sql-pg"
 import { describe, expect, it } from "@effect/vitest"
-import { Config, ConfigProvider, Effect, Layer, Option, Redacted, Stream } from "effect"
+import { Config, ConfigProvider, Effect, Layer, Option, Redacted, Schedule, Stream } from "effect"
 import * as Cockroach from "../src/cockroach.ts"
 import { CheckpointStorage, EffectCheckpointSaver } from "../src/index.ts"
 import * as Postgres from "../src/postgres.ts"
 import { storageScenarios } from "./scenarios/storage.ts"
+import { cockroachSuite } from "./support/cockroach.ts"
 import { makeCountingSocket } from "./support/countingSocket.ts"
-import { admin, createDatabase, withDatabase } from "./support/databases.ts"
+import { createDatabase, withDatabase } from "./support/databases.ts"
 import { checkpoint, metadata } from "./support/fixtures.ts"
 
 const { CheckpointStorage: Storage } = CheckpointStorage
 
 const cockroachUrl = (url: string) => url.replace(/^postgres(ql)?:\/\//, "cockroachdb://")
+
+/** Runs `f` in a schema of its own on the CockroachDB target, dropped afterwards. */
+const onTarget = <A, E, R>(prefix: string, f: (target: ReturnType<typeof cockroachSuite>) => Effect.Effect<A, E, R>) =>
+  withDatabase(`crdb_${prefix}`, (url) => {
+    const target = cockroachSuite(prefix, () => url)
+    return f(target).pipe(Effect.ensuring(Effect.promise(() => target.drop())))
+  })
+
+/** The storage over the target's own client, for statements the test runs itself. */
+const withClient = (target: ReturnType<typeof cockroachSuite>) =>
+  Postgres.layerClient({ dialect: "cockroach", schema: target.schema }).pipe(
+    Layer.provideMerge(Cockroach.layerSqlClient({ url: target.url() }))
+  )
 
 /** What CockroachDB rejects, or accepts without doing what PostgreSQL does. */
 const rejectedByCockroach: ReadonlyArray<readonly [RegExp, string]> = [
@@ -80,14 +96,14 @@ describe("the CockroachDB dialect", () => {
   it.live(
     "migrates safely when many processes start at once (a lock row, not an advisory lock)",
     () =>
-      withDatabase("crdb_migrate", (url) =>
+      onTarget("migrate", (target) =>
         Effect.gen(function*() {
-          const start = Effect.scoped(Layer.build(Cockroach.layer({ url: cockroachUrl(url), poolSize: 1 })))
+          const start = Effect.scoped(Layer.build(target.layer({ poolSize: 1 })))
           yield* Effect.all(Array.from({ length: 6 }, () => start), { concurrency: "unbounded" })
           const versions = yield* Effect.promise(() =>
-            admin((client) => client.query<{ v: number }>("SELECT v FROM checkpoint_migrations ORDER BY v"), url)
+            target.admin((client) => client.query<{ v: number }>("SELECT v FROM checkpoint_migrations ORDER BY v"))
           )
-          expect(versions.rows.map((row) => row.v)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 100, 101])
+          expect(versions.rows.map((row) => Number(row.v))).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 100, 101])
         })),
     60_000
   )
@@ -123,9 +139,9 @@ describe("the CockroachDB dialect", () => {
       })))
 })
 
-describe("thread expiry", () => {
+describe("thread expiry on the CockroachDB dialect", () => {
   it.live("deleting a thread's row (what the TTL job does) removes the whole thread and nothing else", () =>
-    withDatabase("crdb_cascade", (url) =>
+    onTarget("cascade", (target) =>
       Effect.gen(function*() {
         yield* Effect.gen(function*() {
           const s = yield* Storage
@@ -143,22 +159,23 @@ describe("thread expiry", () => {
           const live = yield* write("live")
           const before = yield* s.getDeltaChannelHistory(live, ["log"])
 
-          yield* Cockroach.enableThreadCascade()
-          yield* Cockroach.enableThreadCascade() // idempotent
+          yield* Cockroach.enableThreadCascade({ schema: target.schema })
+          yield* Cockroach.enableThreadCascade({ schema: target.schema }) // idempotent
           const activity = yield* Effect.promise(() =>
-            admin((client) => client.query("SELECT thread_id FROM checkpoint_threads ORDER BY thread_id"), url)
+            target.admin((client) => client.query("SELECT thread_id FROM checkpoint_threads ORDER BY thread_id"))
           )
           expect(activity.rows.map((row) => row.thread_id)).toEqual(["expired", "live"])
 
           yield* Effect.promise(() =>
-            admin((client) => client.query("DELETE FROM checkpoint_threads WHERE thread_id = 'expired'"), url)
+            target.admin((client) => client.query("DELETE FROM checkpoint_threads WHERE thread_id = 'expired'"))
           )
           const left = yield* Effect.promise(() =>
-            admin((client) =>
+            target.admin((client) =>
               client.query(`
                 SELECT (SELECT count(*) FROM checkpoints WHERE thread_id = 'expired')
                      + (SELECT count(*) FROM checkpoint_blobs WHERE thread_id = 'expired')
-                     + (SELECT count(*) FROM checkpoint_writes WHERE thread_id = 'expired') AS n`), url)
+                     + (SELECT count(*) FROM checkpoint_writes WHERE thread_id = 'expired') AS n`)
+            )
           )
           expect(Number(left.rows[0].n)).toBe(0)
           expect(Option.isNone(yield* s.getTuple({ thread_id: "expired" }))).toBe(true)
@@ -169,21 +186,47 @@ describe("thread expiry", () => {
           yield* s.deleteThread("live")
           expect(Option.isNone(yield* s.getTuple({ thread_id: "live" }))).toBe(true)
           expect(Option.isSome(yield* s.getTuple({ thread_id: "new" }))).toBe(true)
-        }).pipe(Effect.provide(
-          Postgres.layerClient({ dialect: "cockroach" }).pipe(
-            Layer.provideMerge(PgClient.layer({ url: Redacted.make(url) }))
-          )
-        ))
+        }).pipe(Effect.provide(withClient(target)))
       })))
+
+  // CockroachDB's TTL job runs at most once a minute; PostgreSQL has no row-level TTL at all.
+  it.live(
+    "enableTtl: on CockroachDB an inactive thread expires whole; on PostgreSQL it fails, never pretends",
+    () =>
+      onTarget("ttl", (target) =>
+        Effect.gen(function*() {
+          const version = yield* Effect.promise(() => target.admin((client) => client.query("SELECT version() AS v")))
+          const s = yield* Storage
+          yield* s.put({ thread_id: "short-lived" }, checkpoint({ log: ["x"] }), metadata(), { log: 1 })
+          const enabled = yield* Effect.exit(
+            Cockroach.enableTtl({ after: "1 second", cron: "* * * * *", schema: target.schema })
+          )
+          if (!String(version.rows[0].v).includes("CockroachDB")) {
+            expect(enabled._tag).toBe("Failure")
+            expect(String(enabled)).toContain("ttl_expiration_expression")
+            return
+          }
+          expect(enabled._tag).toBe("Success")
+          const gone = yield* s.getTuple({ thread_id: "short-lived" }).pipe(
+            Effect.flatMap((tuple) => Option.isNone(tuple) ? Effect.succeed(true) : Effect.fail("still there")),
+            Effect.retry({ schedule: Schedule.spaced("5 seconds"), times: 60 })
+          )
+          expect(gone).toBe(true)
+        }).pipe(Effect.provide(withClient(target)))),
+    400_000
+  )
 })
 
 /** The whole storage contract, in the CockroachDB dialect, SERIALIZABLE. */
 storageScenarios(
-  "cockroach dialect on postgres",
+  "cockroach dialect",
   Layer.unwrap(
     Effect.acquireRelease(
-      Effect.promise(() => createDatabase("crdb_contract")),
-      (database) => Effect.promise(() => database.drop())
-    ).pipe(Effect.map((database) => Cockroach.layer({ url: cockroachUrl(database.url), poolSize: 4 })))
+      Effect.promise(async () => {
+        const database = await createDatabase("crdb_contract")
+        return { database, target: cockroachSuite("storage", () => database.url) }
+      }),
+      ({ database, target }) => Effect.promise(() => target.drop().then(() => database.drop()))
+    ).pipe(Effect.map(({ target }) => target.layer({ poolSize: 4 })))
   )
 )

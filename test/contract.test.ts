@@ -15,6 +15,7 @@ import { CheckpointStorage, EffectCheckpointSaver } from "../src/index.ts"
 import * as Pglite from "../src/pglite.ts"
 import * as Postgres from "../src/postgres.ts"
 import { check, type ContractReport, operations, runContract, runContractOnLayer } from "../src/testing/index.ts"
+import { cockroachSuite } from "./support/cockroach.ts"
 import { createDatabase } from "./support/databases.ts"
 
 type CheckpointStorageLayer = Layer.Layer<CheckpointStorage.CheckpointStorage, unknown>
@@ -33,6 +34,9 @@ describe("runContract", () => {
 
   describe("SQL drivers", () => {
     let database: Awaited<ReturnType<typeof createDatabase>>
+    const crdb = cockroachSuite("contract", () => database.url)
+    /** The sequences' schemas on the CockroachDB cluster (without one, they go with the database). */
+    const crdbSchemas: Array<string> = []
     let pglite: PGlite
     beforeAll(async () => {
       database = await createDatabase("contract")
@@ -40,6 +44,9 @@ describe("runContract", () => {
     }, 60_000)
     afterAll(async () => {
       await pglite.close()
+      await crdb.admin((client) =>
+        client.query(crdbSchemas.map((schema) => `DROP SCHEMA IF EXISTS "${schema}" CASCADE;`).join(""))
+      )
       await database.drop()
     })
 
@@ -63,11 +70,14 @@ describe("runContract", () => {
     )
 
     it(
-      "CockroachDB dialect (on PostgreSQL, SERIALIZABLE)",
+      "CockroachDB dialect",
       sqlContract(
         "cockroach dialect",
         10,
-        (schema) => Cockroach.layer({ url: database.url.replace(/^postgres/, "cockroachdb"), schema, poolSize: 4 })
+        (schema) => {
+          crdbSchemas.push(schema)
+          return Cockroach.layer({ url: crdb.url(), schema, poolSize: 4 })
+        }
       ),
       300_000
     )

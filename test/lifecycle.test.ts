@@ -1,14 +1,15 @@
 /** copyThread and prune on every driver. */
 import { Layer, ManagedRuntime } from "effect"
 import { afterAll, beforeAll } from "vitest"
-import * as Cockroach from "../src/cockroach.ts"
 import { CheckpointStorage, EffectCheckpointSaver } from "../src/index.ts"
 import * as Pglite from "../src/pglite.ts"
 import * as Postgres from "../src/postgres.ts"
 import { lifecycleScenarios } from "./scenarios/lifecycle.ts"
+import { cockroachSuite } from "./support/cockroach.ts"
 import { createDatabase } from "./support/databases.ts"
 
 let database: Awaited<ReturnType<typeof createDatabase>>
+const crdb = cockroachSuite("lifecycle", () => database.url)
 let pglite: ManagedRuntime.ManagedRuntime<CheckpointStorage.CheckpointStorage, unknown>
 beforeAll(async () => {
   database = await createDatabase("lifecycle")
@@ -17,6 +18,7 @@ beforeAll(async () => {
 }, 60_000)
 afterAll(async () => {
   await pglite.dispose()
+  await crdb.drop()
   await database.drop()
 })
 
@@ -29,7 +31,7 @@ lifecycleScenarios(
   "cockroach dialect",
   async () =>
     EffectCheckpointSaver.fromLayer(
-      Cockroach.layer({ url: database.url.replace(/^postgres/, "cockroachdb"), schema: "crdb", poolSize: 4 })
+      crdb.layer({ poolSize: 4 })
     )
 )
 lifecycleScenarios("pglite", async () => EffectCheckpointSaver.fromLayer(Layer.succeedContext(await pglite.context())))

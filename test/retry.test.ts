@@ -6,10 +6,11 @@
 import { PgClient } from "@effect/sql-pg"
 import { describe, expect, it } from "@effect/vitest"
 import { uuid6 } from "@langchain/langgraph-checkpoint"
-import { Effect, Fiber, Layer, Metric, Option, Redacted, Schedule, Stream, Tracer } from "effect"
+import { Effect, Fiber, Layer, Option, Redacted, Schedule, Stream, Tracer } from "effect"
 import { SqlClient } from "effect/sql"
-import { CheckpointStorage, EffectCheckpointSaver, Retry } from "../src/index.ts"
+import { CheckpointStorage, EffectCheckpointSaver } from "../src/index.ts"
 import * as Postgres from "../src/postgres.ts"
+import { conflictingWriters, retryCount } from "./scenarios/conflicts.ts"
 import { admin, withDatabase } from "./support/databases.ts"
 import { checkpoint, metadata } from "./support/fixtures.ts"
 
@@ -42,9 +43,6 @@ const attemptsMade = (url: string) =>
   Effect.promise(() =>
     admin((client) => client.query<{ n: string }>("SELECT last_value AS n FROM injected_attempts"), url)
   ).pipe(Effect.map((result) => Number(result.rows[0]!.n)))
-
-const retryCount = (operation: string, sqlstate: string) =>
-  Metric.value(Metric.withAttributes(Retry.retries, { operation, sqlstate })).pipe(Effect.map((state) => state.count))
 
 describe("retry", () => {
   it.live("succeeds after k injected serialization failures, counting each retry", () =>
@@ -187,45 +185,10 @@ describe("real conflicts and lost connections", () => {
   it.live(
     "SERIALIZABLE writers on the same threads conflict for real, and every operation commits",
     () =>
-      withDatabase("serializable", (url) =>
-        Effect.gen(function*() {
-          const before = (yield* retryCount("put", "40001")) + (yield* retryCount("putWrites", "40001"))
-          const shared = Array.from({ length: 4 }, () => uuid6(-1))
-          const writers = 12
-          const rounds = 15
-          yield* Effect.gen(function*() {
-            const s = yield* Storage
-            yield* Effect.forEach(Array.from({ length: writers }, (_, w) => w), (w) =>
-              Effect.forEach(Array.from({ length: rounds }, (_, r) => r), (r) =>
-                Effect.gen(function*() {
-                  // Everyone re-puts the same checkpoints (an upsert of the same rows)...
-                  const id = shared[(w + r) % shared.length]!
-                  const ref = yield* s.put({ thread_id: "hot" }, checkpoint({ v: w }, id), metadata(), {
-                    v: `${w}.${r}`
-                  })
-                  // ...and writes to them: its own rows, and one special channel everyone replaces.
-                  yield* s.putWrites(ref, [["out", `${w}:${r}`], ["__error__", `w${w}`]], { task_id: `task-${w}-${r}` })
-                  yield* s.putWrites(ref, [["__error__", `w${w}`]], { task_id: "shared-task" })
-                })), { concurrency: "unbounded" })
-
-            // Nothing lost, nothing duplicated.
-            const tuples = Array.from(yield* Stream.runCollect(s.list({ thread_id: "hot" })))
-            expect(
-              tuples.map((t) =>
-                t.checkpoint.id
-              ).sort()
-            ).toEqual([...shared].sort())
-            const ordinary = tuples.flatMap((t) => t.pendingWrites ?? []).filter(([, channel]) => channel === "out")
-            expect(ordinary).toHaveLength(writers * rounds)
-            expect(new Set(ordinary.map(([, , value]) => value)).size).toBe(writers * rounds)
-            for (const tuple of tuples) {
-              expect(tuple.pendingWrites?.filter(([task]) => task === "shared-task")).toHaveLength(1)
-            }
-          }).pipe(Effect.provide(Postgres.layer({ url, poolSize: 8, isolation: "serializable" })))
-          const after = (yield* retryCount("put", "40001")) + (yield* retryCount("putWrites", "40001"))
-          // The conflicts were real: the server rejected some statements, and they were retried.
-          expect(after - before).toBeGreaterThan(0)
-        })),
+      withDatabase(
+        "serializable",
+        (url) => conflictingWriters(Postgres.layer({ url, poolSize: 8, isolation: "serializable" }))
+      ),
     60_000
   )
 

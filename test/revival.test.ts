@@ -13,7 +13,6 @@ import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres"
 import { Effect, Metric, Tracer } from "effect"
 import { Pool } from "pg"
 import { afterAll, beforeAll } from "vitest"
-import * as Cockroach from "../src/cockroach.ts"
 import {
   CheckpointStorage,
   Codec,
@@ -36,11 +35,13 @@ import {
   store,
   threadId
 } from "./scenarios/revival.ts"
+import { cockroachSuite } from "./support/cockroach.ts"
 import { createDatabase } from "./support/databases.ts"
 import { checkpoint, metadata } from "./support/fixtures.ts"
 
 const savedVariables = new Map(canaryVariables.map((name) => [name, process.env[name]]))
 let database: Awaited<ReturnType<typeof createDatabase>>
+const crdb = cockroachSuite("revival", () => database.url)
 let pglite: PGlite
 beforeAll(async () => {
   // Set before anything is read: a secret record resolved from the environment would carry it.
@@ -54,6 +55,7 @@ afterAll(async () => {
     else process.env[name] = value
   }
   await pglite.close()
+  await crdb.drop()
   await database.drop()
 })
 
@@ -76,7 +78,7 @@ revivalScenarios("postgres", () => ({
 revivalScenarios("cockroach dialect", () => ({
   saver: (options?: SaverOptions) =>
     EffectCheckpointSaver.fromLayer(
-      Cockroach.layer({ url: database.url.replace(/^postgres/, "cockroachdb"), schema: "crdb", poolSize: 2 }),
+      crdb.layer({ poolSize: 2 }),
       options
     ),
   runs: runs(30)

@@ -11,10 +11,10 @@ import type { RunnableConfig } from "@langchain/core/runnables"
 import { type BaseCheckpointSaver, JsonPlusSerializer, uuid6 } from "@langchain/langgraph-checkpoint"
 import { Effect, Layer, ManagedRuntime, Redacted, Schema } from "effect"
 import { afterAll, beforeAll } from "vitest"
-import * as Cockroach from "../src/cockroach.ts"
 import { CheckpointStorage, EffectCheckpointSaver, Sharing } from "../src/index.ts"
 import * as Pglite from "../src/pglite.ts"
 import * as Postgres from "../src/postgres.ts"
+import { cockroachSuite } from "./support/cockroach.ts"
 import { makeCountingSocket } from "./support/countingSocket.ts"
 import { admin, createDatabase } from "./support/databases.ts"
 
@@ -197,6 +197,7 @@ const property = (name: string, saver: () => EffectCheckpointSaver, count: numbe
 
 describe("structural sharing", () => {
   let database: Awaited<ReturnType<typeof createDatabase>>
+  const crdb = cockroachSuite("sharing", () => database.url)
   let pglite: ManagedRuntime.ManagedRuntime<CheckpointStorage.CheckpointStorage, unknown>
   const savers: Record<string, EffectCheckpointSaver> = {}
   beforeAll(async () => {
@@ -205,13 +206,14 @@ describe("structural sharing", () => {
     savers.memory = EffectCheckpointSaver.fromLayer(CheckpointStorage.layerMemory)
     savers.postgres = EffectCheckpointSaver.fromLayer(Postgres.layer({ url: database.url, poolSize: 4 }))
     savers.cockroach = EffectCheckpointSaver.fromLayer(
-      Cockroach.layer({ url: database.url.replace(/^postgres/, "cockroachdb"), schema: "crdb", poolSize: 4 })
+      crdb.layer({ poolSize: 4 })
     )
     savers.pglite = EffectCheckpointSaver.fromLayer(Layer.succeedContext(await pglite.context()))
   }, 60_000)
   afterAll(async () => {
     for (const saver of Object.values(savers)) await saver.close()
     await pglite.dispose()
+    await crdb.drop()
     await database.drop()
   })
 

@@ -6,6 +6,7 @@
  */
 import { PgClient } from "@effect/sql-pg"
 import { Config, Effect, Layer, Redacted, Schema } from "effect"
+import type { SqlClient } from "effect/sql"
 import type { ConnectionOptions } from "node:tls"
 import { formatIssue, type IncompatibleSchema, InvalidConfig, StorageFailure } from "../CheckpointError.ts"
 import type { CheckpointStorage } from "../CheckpointStorage.ts"
@@ -85,13 +86,21 @@ export const layer = (
   options: PoolOptions,
   dialect: Dialect
 ): Layer.Layer<CheckpointStorage, StorageFailure | IncompatibleSchema | InvalidConfig> =>
-  SqlStorage.layer({ ...options, dialect }).pipe(
-    Layer.provide(PgClient.layerFrom(
-      (options.ssl !== undefined || options.url === undefined ? Effect.succeed(options.ssl) : Tls.fromUrl(options.url))
-        .pipe(
-          Effect.flatMap((ssl) => PgClient.make(poolConfig(options, ssl)).pipe(Effect.mapError(connectFailure)))
-        )
-    ))
+  SqlStorage.layer({ ...options, dialect }).pipe(Layer.provide(client(options)))
+
+/**
+ * The pool alone, as the application's `SqlClient`, with the same URL
+ * handling (TLS parameters, pool size, isolation): for deploy steps such as
+ * `migrate` and `enableTtl`.
+ *
+ * @since 0.1.0
+ */
+export const client = (
+  options: PoolOptions
+): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, StorageFailure | InvalidConfig> =>
+  PgClient.layerFrom(
+    (options.ssl !== undefined || options.url === undefined ? Effect.succeed(options.ssl) : Tls.fromUrl(options.url))
+      .pipe(Effect.flatMap((ssl) => PgClient.make(poolConfig(options, ssl)).pipe(Effect.mapError(connectFailure))))
   )
 
 /**

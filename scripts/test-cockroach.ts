@@ -1,0 +1,37 @@
+/**
+ * `npm run test:cockroach`: everything the CockroachDB dialect must pass —
+ * the validation suite, graph scenarios, storage and lifecycle scenarios,
+ * concurrent migrations, real serialization conflicts, the contract kit,
+ * thread expiry and structural sharing — on the cluster in COCKROACH_URL, or
+ * without one on PostgreSQL in SERIALIZABLE mode through the same
+ * `cockroachdb://` code path. The first line says which.
+ */
+import { spawnSync } from "node:child_process"
+import { join } from "node:path"
+
+const cluster = process.env.COCKROACH_URL
+const where = (url: string) => {
+  const parsed = URL.canParse(url) ? new URL(url) : undefined
+  return parsed === undefined ? "(an unparsable URL)" : `${parsed.hostname}:${parsed.port || 26257}${parsed.pathname}`
+}
+console.log(
+  cluster === undefined || cluster === ""
+    ? "test:cockroach: no COCKROACH_URL, so the CockroachDB suites run on PostgreSQL in SERIALIZABLE mode " +
+      "(the stand-in); set COCKROACH_URL=cockroachdb://… to run them on a cluster"
+    : `test:cockroach: the CockroachDB suites run on the cluster at ${where(cluster)} (COCKROACH_URL)`
+)
+
+const files = [
+  "test/cockroach.test.ts",
+  "test/cockroach.suites.test.ts",
+  "test/lifecycle.test.ts",
+  "test/contract.test.ts",
+  "test/sharing.test.ts",
+  "test/revival.test.ts"
+]
+const vitest = join(import.meta.dirname, "../node_modules/vitest/vitest.mjs")
+// Only the tests of the CockroachDB dialect: every suite names it.
+const run = spawnSync(process.execPath, [vitest, "run", ...files, "-t", "[Cc]ockroach", ...process.argv.slice(2)], {
+  stdio: "inherit"
+})
+process.exitCode = run.status ?? 1

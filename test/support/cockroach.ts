@@ -1,0 +1,34 @@
+/**
+ * Where the CockroachDB dialect's tests run. With `COCKROACH_URL`, on that
+ * cluster (or on a PostgreSQL server in SERIALIZABLE mode given as one);
+ * without, on the test server through the `cockroachdb://` path, whose
+ * transactions are all SERIALIZABLE. Each suite works in a schema of its own,
+ * so suites running at once never meet on a shared cluster, and drops it.
+ */
+import * as Cockroach from "../../src/cockroach.ts"
+import { admin } from "./databases.ts"
+
+/** The cluster in `COCKROACH_URL`, if any. */
+export const cluster: string | undefined = process.env.COCKROACH_URL || undefined
+
+/**
+ * A suite's place on the cluster: its URL (`localUrl`, a database on the test
+ * server, stands in without a cluster) and a schema of its own.
+ */
+export const cockroachSuite = (prefix: string, localUrl: () => string) => {
+  const schema = `crdb_${prefix}_${process.pid}_${Math.random().toString(36).slice(2, 8)}`
+  const url = () => cluster ?? localUrl().replace(/^postgres(ql)?:\/\//, "cockroachdb://")
+  return {
+    schema,
+    url,
+    layer: (options: Omit<Cockroach.CockroachOptions, "url" | "schema"> = {}) =>
+      Cockroach.layer({ ...options, url: url(), schema }),
+    /** Runs statements on the cluster with the suite's schema first on the search path. */
+    admin: <A>(f: Parameters<typeof admin<A>>[0]) =>
+      admin(async (client) => {
+        await client.query(`SET search_path TO "${schema}"`)
+        return f(client)
+      }, Cockroach.toWireUrl(url())),
+    drop: () => admin((client) => client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`), Cockroach.toWireUrl(url()))
+  }
+}
