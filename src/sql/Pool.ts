@@ -97,7 +97,7 @@ export const layer = (
  */
 export const client = (
   options: PoolOptions
-): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, StorageFailure | InvalidConfig> =>
+): Layer.Layer<SqlClient.SqlClient, StorageFailure | InvalidConfig> =>
   PgClient.layerFrom(
     (options.ssl !== undefined || options.url === undefined ? Effect.succeed(options.ssl) : Tls.fromUrl(options.url))
       .pipe(Effect.flatMap((ssl) => PgClient.make(poolConfig(options, ssl)).pipe(Effect.mapError(connectFailure))))
