@@ -15,7 +15,7 @@
  * @since 0.1.0
  */
 import { DeltaSnapshot, JsonPlusSerializer } from "@langchain/langgraph-checkpoint"
-import { type Allow, allowlist, type Constructor, ESCAPED, MAX_DEPTH, read, type Revived } from "./Revival.ts"
+import { type Allow, allowlist, type Constructor, define, ESCAPED, MAX_DEPTH, read, type Revived } from "./Revival.ts"
 
 const encoder = new TextEncoder()
 const decoder = new TextDecoder()
@@ -66,9 +66,6 @@ const escapeKwarg = (value: unknown): unknown => {
   for (const [key, item] of Object.entries(value)) define(copy, key, escapeKwarg(item))
   return copy
 }
-
-const define = (target: object, key: string, value: unknown) =>
-  Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true })
 
 /** LangChain's `keyToJson`: a field's kwargs key. */
 const snakeCase = (key: string): string =>

@@ -121,8 +121,12 @@ type JsonObject = { [key: string]: Json }
 const isObject = (value: unknown): value is JsonObject =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
-/** Sets an own property as JSON.parse would: `__proto__` stays an ordinary key. */
-const define = (target: object, key: string, value: unknown): void => {
+/**
+ * Sets an own property as JSON.parse would: `__proto__` stays an ordinary key.
+ *
+ * @since 0.1.0
+ */
+export const define = (target: object, key: string, value: unknown): void => {
   if (key === "__proto__") {
     Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true })
   } else (target as Record<string, unknown>)[key] = value

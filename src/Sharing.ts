@@ -15,10 +15,10 @@
  * Exactness: a piece is the element's text as `JsonPlusSerializer` writes
  * it, and `JsonPlusSerializer` writes an array as `[` + its elements' texts
  * joined by `,` + `]`, so a read rebuilds the very bytes the plain encoding
- * would have stored. Arrays this cannot hold for (cycles, functions, values
- * JSON cannot write, another serializer) keep the plain encoding, and so do
- * small arrays and arrays of small elements (numbers, ids, an embedding),
- * for which a piece would cost more than it saves.
+ * would have stored. Arrays this cannot hold for (functions and other
+ * values JSON writes as nothing, another serializer) keep the plain
+ * encoding, and so do small arrays and arrays of small elements (numbers,
+ * ids, an embedding), for which a piece would cost more than it saves.
  *
  * Speed: an element's text is reused from an earlier step only when a trace
  * of everything its serialization reads (each object's class; a plain
@@ -143,14 +143,7 @@ export interface Laid {
 }
 
 const utf8 = new TextEncoder()
-const CIRCULAR = utf8.encode(JSON.stringify("[Circular]"))
-const UNSERIALIZABLE = utf8.encode(
-  JSON.stringify("[unable to serialize, circular reference is too complex to analyze]")
-)
 const [OPEN, COMMA, CLOSE] = utf8.encode("[,]") as unknown as [number, number, number]
-
-const contains = (bytes: Uint8Array, part: Uint8Array): boolean =>
-  Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).indexOf(part) >= 0
 
 const hashOf = (bytes: Uint8Array): string =>
   createHash("sha256").update(bytes).digest().toString("latin1", 0, HASH_BYTES)
@@ -327,9 +320,9 @@ export const make = (dumpJson: ((value: unknown) => Uint8Array) | undefined) => 
 
   const fresh = (value: unknown): Element | undefined => {
     const bytes = dumpJson!(value)
-    // Cycles and values JSON cannot write serialize differently alone than
-    // inside their array; functions and the like serialize to nothing.
-    if (bytes.byteLength === 0 || contains(bytes, CIRCULAR) || contains(bytes, UNSERIALIZABLE)) return undefined
+    // Functions and the like serialize to nothing alone, to `null` inside an
+    // array. (Cycles and BigInts make `dumpJson` throw: `put` fails.)
+    if (bytes.byteLength === 0) return undefined
     return { key: hashOf(bytes), bytes }
   }
 
