@@ -37,7 +37,7 @@ import { decodeIdRef, decodeRef, decodeThreadId, invalidInput } from "./Input.ts
 import * as MemoryDriver from "./memory/MemoryDriver.ts"
 import type { CheckpointRow, StorageDriver, StoredCheckpoint } from "./StorageDriver.ts"
 import * as ThreadLifecycle from "./ThreadLifecycle.ts"
-import type { RetentionPolicy, RetentionReport } from "./ThreadLifecycle.ts"
+import type { ReencryptProgress, RetentionPolicy, RetentionReport } from "./ThreadLifecycle.ts"
 
 /** @since 0.1.0 */
 export type WriteError = InvalidConfig | InvalidInput | SerializationFailed | StorageFailure
@@ -45,7 +45,7 @@ export type WriteError = InvalidConfig | InvalidInput | SerializationFailed | St
 /** @since 0.1.0 */
 export type PutError = WriteError | CheckpointNotFound
 
-export type { RetentionPolicy, RetentionReport } from "./ThreadLifecycle.ts"
+export type { ReencryptProgress, RetentionPolicy, RetentionReport } from "./ThreadLifecycle.ts"
 
 /** @since 0.1.0 */
 export type ReadError = InvalidConfig | InvalidInput | CorruptedCheckpoint | StorageFailure
@@ -92,7 +92,10 @@ export class CheckpointStorage extends Context.Service<CheckpointStorage, {
     source: string,
     target: string,
     options?: { readonly replace?: boolean | undefined }
-  ) => Effect.Effect<void, InvalidConfig | InvalidInput | ThreadNotFound | ThreadExists | StorageFailure>
+  ) => Effect.Effect<
+    void,
+    InvalidConfig | InvalidInput | CorruptedCheckpoint | ThreadNotFound | ThreadExists | StorageFailure
+  >
   /**
    * Shrinks threads. `keep_latest` keeps the latest checkpoint of each
    * namespace and everything it needs (see `Prune`): every checkpoint that
@@ -118,6 +121,17 @@ export class CheckpointStorage extends Context.Service<CheckpointStorage, {
   readonly applyRetention: (
     policy: RetentionPolicy
   ) => Effect.Effect<RetentionReport, InvalidInput | StorageFailure>
+  /**
+   * Rewrites every thread's rows under its current key (`keyFor`, or the
+   * primary), thread by thread, each holding the thread so its writers wait;
+   * seals rows stored before encryption was on (with `allowPlaintext`).
+   * Threads already sealed under their key are skipped, so a run that stops
+   * can be run again. After it, keys no thread uses can leave the ring.
+   */
+  readonly reencrypt: () => Stream.Stream<
+    ReencryptProgress,
+    InvalidConfig | CorruptedCheckpoint | StorageFailure
+  >
   /**
    * For each channel, the writes on the parent chain back to the nearest
    * ancestor that stored a value for it, oldest first, and that value as the
@@ -155,7 +169,7 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
     )
     yield* Effect.annotateCurrentSpan({ thread_id: location.thread_id, checkpoint_id: decoded.id })
     const values = yield* codec.encodeValues(decoded, versions)
-    const row: CheckpointRow = {
+    const row = yield* codec.encodeRow("put", {
       thread_id: location.thread_id,
       checkpoint_ns: location.checkpoint_ns,
       checkpoint_id: decoded.id,
@@ -166,14 +180,15 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
         ts: decoded.ts,
         channel_versions: decoded.channel_versions,
         versions_seen: decoded.versions_seen
-      },
-      metadata: yield* codec.encodeMetadata("put", metadata)
-    }
+      }
+    }, metadata)
     /** Shared lists extend what their channels stored before, unless `fresh`. */
-    const store = (fresh: boolean) => {
-      const { blobs, laid, pieces, requires } = codec.layOut(row, values, fresh)
-      return driver.put(row, blobs, { pieces, requires }).pipe(Effect.map((outcome) => ({ outcome, laid })))
-    }
+    const store = (fresh: boolean) =>
+      codec.layOut(row, values, fresh).pipe(
+        Effect.flatMap(({ blobs, laid, pieces, requires }) =>
+          driver.put(row, blobs, { pieces, requires }).pipe(Effect.map((outcome) => ({ outcome, laid })))
+        )
+      )
     let stored = yield* store(false)
     // What a list extended was removed meanwhile (pruned, or written by a
     // process whose thread was since deleted): store every piece again.
@@ -203,7 +218,7 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
       Effect.mapError(invalidInput("putWrites", "task"))
     )
     yield* Effect.annotateCurrentSpan({ thread_id: checkpoint.thread_id, checkpoint_id: checkpoint.checkpoint_id })
-    const { pieces, rows } = yield* codec.encodeWrites(decodedWrites, { task_id, task_path: task_path ?? "" })
+    const { pieces, rows } = yield* codec.encodeWrites(checkpoint, decodedWrites, { task_id, task_path: task_path ?? "" })
     yield* driver.putWrites(checkpoint, rows, pieces)
   })
 
@@ -275,9 +290,10 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
     const collected = new Map(wanted.map((channel) => [channel, [] as Array<StoredWrite>]))
     const seeds = new Map<string, unknown>()
     const remaining = new Set(wanted)
-    for (const { blobs, pieces, row, writes } of ancestors) {
+    for (const stored of ancestors) {
       if (remaining.size === 0) break
-      const tally = Codec.tally()
+      const tally = Codec.newTally()
+      const { blobs, pieces, row, writes } = yield* codec.open(stored, tally)
       const header = yield* codec.decodeHeader(row)
       const stepWrites = yield* codec.loadWrites(
         row,
@@ -291,7 +307,7 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
         seeds.set(channel, value)
         remaining.delete(channel)
       }
-      yield* codec.reportInert(row, tally)
+      yield* codec.report(row, tally)
     }
     return Object.fromEntries(wanted.map((channel): [string, DeltaChannelHistory] => {
       const writes = (collected.get(channel) ?? []).reverse()
@@ -299,7 +315,7 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
     }))
   })
 
-  const lifecycle = ThreadLifecycle.make(driver)
+  const lifecycle = ThreadLifecycle.make(driver, codec)
 
   return CheckpointStorage.of({
     put,

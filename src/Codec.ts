@@ -9,9 +9,10 @@
  * - reading: shared lists reassembled from their pieces, then safe revival
  *   (`Revival`): a record-shaped value that is not allowed stays inert data,
  *   counted on the operation's span (`checkpoint.inert_records` events) and
- *   in the `langgraph_checkpoint_inert_records` metric, and never fails a read.
- *
- * Encryption will plug in here, between the serializer's bytes and the rows.
+ *   in the `langgraph_checkpoint_inert_records` metric, and never fails a read;
+ * - with `Encryption` provided, sealing (`Sealing`) between the serializer's
+ *   bytes and the rows: written rows are sealed for their place, and read
+ *   rows opened before anything else looks at them.
  *
  * @since 0.1.0
  */
@@ -23,18 +24,34 @@ import {
   WRITES_IDX_MAP,
   writesSortKey
 } from "@langchain/langgraph-checkpoint"
-import { Clock, Effect, Metric, Schema } from "effect"
+import { Clock, Effect, Metric, Option, Schema } from "effect"
 import { CheckpointHeader, CheckpointMetadata, type CheckpointTuple, configOf, type StoredWrite } from "./Checkpoint.ts"
-import { CorruptedCheckpoint, formatIssue, InvalidInput, SerializationFailed } from "./CheckpointError.ts"
+import {
+  CorruptedCheckpoint,
+  formatIssue,
+  InvalidConfig,
+  InvalidInput,
+  SerializationFailed
+} from "./CheckpointError.ts"
+import { Encryption } from "./Encryption.ts"
 import * as Revival from "./Revival.ts"
+import * as Sealing from "./Sealing.ts"
 import * as Serializer from "./Serializer.ts"
 import * as Sharing from "./Sharing.ts"
-import type { BlobRow, CheckpointRow, Piece, StoredCheckpoint, WriteRow } from "./StorageDriver.ts"
+import type { BlobRow, CheckpointRow, Piece, StoredCheckpoint, ThreadRows, WriteRow } from "./StorageDriver.ts"
 
-/** A checkpoint's pieces by hash. */
-type Pieces = StoredCheckpoint["pieces"]
+/**
+ * The pieces read with a checkpoint, by hash, opened; and why those that
+ * could not be opened cannot be used.
+ *
+ * @since 0.1.0
+ */
+export interface Pieces {
+  readonly readable: ReadonlyMap<string, Uint8Array>
+  readonly unreadable: ReadonlyMap<string, string>
+}
 
-const noPieces: Pieces = new Map()
+const noPieces: Pieces = { readable: new Map(), unreadable: new Map() }
 
 const utf8 = new TextDecoder()
 
@@ -49,8 +66,8 @@ export const inertRecords = Metric.counter("langgraph_checkpoint_inert_records",
   incremental: true
 })
 
-/** What one decoding left inert. */
-interface Tally {
+/** What one decoding left inert, and read without a seal. */
+interface Tally extends Sealing.Tally {
   inert: number
 }
 
@@ -85,11 +102,11 @@ const lastSpecialWrites = (writes: ReadonlyArray<readonly [string, unknown]>) =>
       : [[channel, value, index] as const]
   )
 
-const corrupted = (row: CheckpointRow, detail: string) =>
+const corrupted = (place: Sealing.WritePlace, detail: string) =>
   new CorruptedCheckpoint({
-    thread_id: row.thread_id,
-    checkpoint_ns: row.checkpoint_ns,
-    checkpoint_id: row.checkpoint_id,
+    thread_id: place.thread_id,
+    checkpoint_ns: place.checkpoint_ns,
+    checkpoint_id: place.checkpoint_id,
     detail
   })
 
@@ -101,6 +118,8 @@ const corrupted = (row: CheckpointRow, detail: string) =>
  */
 export const make = Effect.fnUntraced(function*() {
   const serializer = yield* Serializer.Serializer
+  const encryption = yield* Effect.serviceOption(Encryption)
+  const sealing = Option.isSome(encryption) ? Sealing.make(encryption.value) : undefined
   /** Metadata and shared lists are JSON text whatever serializer the values use. */
   const json = serializer.json ?? Serializer.Serializer.defaultValue().json!
   // An element of a shared list is one level below its list.
@@ -139,62 +158,96 @@ export const make = Effect.fnUntraced(function*() {
       )
     }).pipe(Effect.map((values) => values.flat()))
 
-  const encodeMetadata = (operation: string, metadata: unknown) =>
-    Effect.try({
+  /** The key a thread's new rows are sealed under (none without encryption). */
+  const keyOf = (operation: string, thread_id: string) => {
+    const key = sealing?.threadKey(thread_id)
+    return typeof key === "string"
+      ? Effect.fail(new InvalidConfig({ operation, detail: `thread "${thread_id}": ${key}` }))
+      : Effect.succeed(key)
+  }
+
+  /** A checkpoint's row: its metadata as JSON, sealed but for the plaintext keys when encryption is on. */
+  const encodeRow = Effect.fnUntraced(function*(
+    operation: string,
+    row: Omit<CheckpointRow, "metadata">,
+    metadata: unknown
+  ) {
+    const key = yield* keyOf(operation, row.thread_id)
+    const text = yield* Effect.try({
       try: () => utf8.decode(json.dump(metadata)),
       catch: (cause) => new SerializationFailed({ operation, path: "metadata", cause })
     })
+    const plain: CheckpointRow = { ...row, metadata: text }
+    return key === undefined ? plain : { ...row, metadata: sealing!.sealMetadata(key, plain, text) }
+  })
 
   /**
    * The blobs of a checkpoint's values: shared lists laid out against what
-   * their channels stored before (against nothing when `fresh`).
+   * their channels stored before (against nothing when `fresh`), sealed when
+   * encryption is on.
    */
-  const layOut = (row: CheckpointRow, values: ReadonlyArray<EncodedValue>, fresh: boolean) => {
+  const layOut = Effect.fnUntraced(function*(row: CheckpointRow, values: ReadonlyArray<EncodedValue>, fresh: boolean) {
+    const key = yield* keyOf("put", row.thread_id)
     const laid: Array<Sharing.Laid> = []
     const blobs = values.map((value): BlobRow => {
       if (value._tag === "serialized") {
         return { channel: value.channel, version: value.version, type: value.type, bytes: value.bytes }
       }
-      const list = sharing.layOut(row, value.channel, value.version, value.elements, { fresh })
+      const list = sharing.layOut(row, value.channel, value.version, value.elements, { fresh, address: key?.address })
       laid.push(list)
       return list.blob
     })
+    const pieces = Sharing.distinct(laid.flatMap(({ pieces }) => pieces))
     return {
-      blobs,
+      blobs: key === undefined ? blobs : blobs.map((blob) => sealing!.sealBlob(key, row.thread_id, row.checkpoint_ns, blob)),
       laid,
-      pieces: Sharing.distinct(laid.flatMap(({ pieces }) => pieces)),
+      pieces: key === undefined ? pieces : pieces.map((piece) => sealing!.sealPiece(key, piece)),
       requires: laid.flatMap(({ blob, requires }) => requires.map((version) => ({ channel: blob.channel, version })))
     }
-  }
+  })
 
-  /** A task's writes as rows, with the pieces their shared lists need. */
-  const encodeWrites = (
+  /** A task's writes against a checkpoint as rows, with the pieces their shared lists need. */
+  const encodeWrites = Effect.fnUntraced(function*(
+    checkpoint: Sealing.WritePlace,
     writes: ReadonlyArray<readonly [string, unknown]>,
     task: { readonly task_id: string; readonly task_path: string }
-  ) =>
-    Effect.forEach(
+  ) {
+    const key = yield* keyOf("putWrites", checkpoint.thread_id)
+    const encoded = yield* Effect.forEach(
       lastSpecialWrites(writes),
       ([channel, value, index]) =>
         encode("putWrites", `writes[${index}] (channel "${channel}")`, value).pipe(
           Effect.map((stored) => {
             const { bytes, pieces, type } = stored._tag === "shared"
-              ? sharing.writeList(stored.elements)
+              ? sharing.writeList(stored.elements, key?.address)
               : { ...stored, pieces: [] }
             const idx = Object.hasOwn(WRITES_IDX_MAP, channel) ? WRITES_IDX_MAP[channel]! : index
-            return { row: { ...task, idx, channel, type, bytes } satisfies WriteRow, pieces }
+            const row: WriteRow = { ...task, idx, channel, type, bytes }
+            return { row: key === undefined ? row : sealing!.sealWrite(key, checkpoint, row), pieces }
           })
         )
-    ).pipe(
-      Effect.map((encoded) => ({
-        rows: encoded.map(({ row }) => row),
-        pieces: Sharing.distinct(encoded.flatMap(({ pieces }): ReadonlyArray<Piece> => pieces))
-      }))
     )
+    const pieces = Sharing.distinct(encoded.flatMap(({ pieces }): ReadonlyArray<Piece> => pieces))
+    return {
+      rows: encoded.map(({ row }) => row),
+      pieces: key === undefined ? pieces : pieces.map((piece) => sealing!.sealPiece(key, piece))
+    }
+  })
 
   /** A `list` filter: each value as the JSON text metadata stores it as. */
   const encodeFilter = (filter: Readonly<Record<string, unknown>>) =>
     Effect.forEach(Object.entries(filter), ([name, value]) =>
-      Effect.try({
+      sealing !== undefined && !sealing.plaintextMetadata.has(name) ?
+        Effect.fail(
+          new InvalidInput({
+            operation: "list",
+            argument: "filter",
+            detail: `metadata key "${name}" is encrypted, so it cannot be filtered on (filterable: ${
+              [...sealing.plaintextMetadata].join(", ") || "none"
+            }; see plaintextMetadata)`
+          })
+        ) :
+        Effect.try({
         try: () => [name, utf8.decode(json.dump(value))] as const,
         catch: () => new InvalidInput({ operation: "list", argument: "filter", detail: `${name} is not JSON` })
       }))
@@ -221,7 +274,7 @@ export const make = Effect.fnUntraced(function*() {
     remembering?: { readonly channel: string; readonly version: string }
   ): Effect.Effect<unknown, CorruptedCheckpoint> => {
     if (stored.type === Sharing.SHARED) {
-      const bytes = sharing.decode(stored, pieces, remembering && { ...row, ...remembering })
+      const bytes = sharing.decode(stored, pieces.readable, remembering && { ...row, ...remembering }, pieces.unreadable)
       return typeof bytes === "string"
         ? Effect.fail(corrupted(row, `${what}: ${bytes}`))
         : readJson(row, what, bytes, tally)
@@ -288,9 +341,9 @@ export const make = Effect.fnUntraced(function*() {
       readonly parentSends: (row: CheckpointRow, parent: string) => Effect.Effect<ReadonlyArray<WriteRow>, E>
     }
   ) {
-    const { blobs, pieces, row, writes } = stored
-    if (options.remember) sharing.keepRead(pieces)
-    const tally: Tally = { inert: 0 }
+    const tally = newTally()
+    const { blobs, pieces, row, writes } = yield* open(stored, tally)
+    if (options.remember) keepRead(pieces)
     const header = yield* decodeHeader(row)
     const checkpoint: Checkpoint = {
       ...header,
@@ -299,7 +352,13 @@ export const make = Effect.fnUntraced(function*() {
       )
     }
     if (header.v < 4 && row.parent_checkpoint_id !== undefined) {
-      const sends = yield* loadWrites(row, yield* options.parentSends(row, row.parent_checkpoint_id), noPieces, tally)
+      const parent = { ...row, checkpoint_id: row.parent_checkpoint_id }
+      const sends = yield* loadWrites(
+        row,
+        yield* openWrites(parent, yield* options.parentSends(row, row.parent_checkpoint_id), tally),
+        noPieces,
+        tally
+      )
       const versions = Object.values(checkpoint.channel_versions)
       checkpoint.channel_values[TASKS] = sends.map(([, , value]) => value)
       checkpoint.channel_versions[TASKS] = versions.length > 0 ? maxChannelVersion(...versions) : 1
@@ -313,26 +372,109 @@ export const make = Effect.fnUntraced(function*() {
     if (row.parent_checkpoint_id !== undefined) {
       tuple.parentConfig = configOf(row.thread_id, row.checkpoint_ns, row.parent_checkpoint_id)
     }
-    yield* reportInert(row, tally)
+    yield* report(row, tally)
     return tuple
+  })
+
+  const openedPieces = new WeakMap<ReadonlyMap<string, Uint8Array>, Pieces & { readonly sealed: Set<string> }>()
+
+  /** The pieces read with a page (the same map for each of its checkpoints), opened once. */
+  const openPieces = (pieces: ReadonlyMap<string, Uint8Array>, tally: Tally) => {
+    if (sealing === undefined) return { readable: pieces, unreadable: noPieces.unreadable, sealed: new Set<string>() }
+    let found = openedPieces.get(pieces)
+    if (found === undefined) {
+      const { plain, sealed, unreadable } = sealing.openPieces(pieces, tally)
+      found = { readable: new Map([...sealed, ...plain]), unreadable, sealed: new Set(sealed.keys()) }
+      openedPieces.set(pieces, found)
+    }
+    return found
+  }
+
+  /** Keeps what a read brought for the next: pieces that opened, or that match their plain hash. */
+  const keepRead = (pieces: ReturnType<typeof openPieces>) => {
+    if (pieces.sealed.size === 0) return sharing.keepRead(pieces.readable)
+    const sealed = new Map<string, Uint8Array>()
+    const plain = new Map<string, Uint8Array>()
+    for (const [key, bytes] of pieces.readable) (pieces.sealed.has(key) ? sealed : plain).set(key, bytes)
+    sharing.keepRead(sealed, true)
+    sharing.keepRead(plain)
+  }
+
+  const openWrites = (place: Sealing.WritePlace, writes: ReadonlyArray<WriteRow>, tally: Tally) =>
+    Effect.forEach(writes, (write) => {
+      const opened = sealing === undefined ? write : sealing.openWrite(place, write, tally)
+      return typeof opened === "string"
+        ? Effect.fail(corrupted(place, `write ${write.idx} of task ${write.task_id} ${opened}`))
+        : Effect.succeed(opened)
+    })
+
+  /**
+   * A stored checkpoint with its rows opened: metadata, blobs, writes and the
+   * pieces read with it (a checkpoint that does not open fails whole).
+   */
+  const open = Effect.fnUntraced(function*(stored: StoredCheckpoint, tally: Tally) {
+    const pieces = openPieces(stored.pieces, tally)
+    if (sealing === undefined) return { ...stored, pieces }
+    const { row } = stored
+    const metadata = sealing.openMetadata(row, tally)
+    if (typeof metadata === "string") return yield* Effect.fail(corrupted(row, metadata))
+    const blobs: Array<BlobRow> = []
+    for (const blob of stored.blobs) {
+      const opened = sealing.openBlob(row, blob, tally)
+      if (typeof opened === "string") return yield* Effect.fail(corrupted(row, `channel "${blob.channel}" ${opened}`))
+      blobs.push(opened)
+    }
+    return {
+      row: { ...row, metadata: metadata.json },
+      blobs,
+      writes: yield* openWrites(row, stored.writes, tally),
+      pieces
+    }
+  })
+
+  /**
+   * A thread's rows for `target`: a copy, or the same thread under its
+   * current key. Without encryption only the thread id changes.
+   */
+  const reseal = Effect.fnUntraced(function*(operation: string, rows: ThreadRows, target: string) {
+    if (sealing === undefined) {
+      return { ...rows, thread_id: target, checkpoints: rows.checkpoints.map((row) => ({ ...row, thread_id: target })) }
+    }
+    yield* keyOf(operation, target)
+    const resealed = sealing.reseal(rows, target)
+    return typeof resealed === "string"
+      ? yield* new CorruptedCheckpoint({ thread_id: rows.thread_id, checkpoint_ns: "", checkpoint_id: "", detail: resealed })
+      : resealed
   })
 
   return {
     sharing,
+    encrypted: sealing !== undefined,
+    /** Whether a thread's rows are all sealed under its current key (always, without encryption). */
+    isCurrent: (rows: ThreadRows) => sealing?.isCurrent(rows) ?? true,
+    plaintextMetadata: sealing?.plaintextMetadata,
     encodeValues,
-    encodeMetadata,
+    encodeRow,
     encodeWrites,
     encodeFilter,
     layOut,
+    open,
+    reseal,
     decodeTuple,
     decodeHeader,
     loadWrites,
     loadChannelValues,
-    reportInert
+    report
   } as const
 })
 
-/** Records on the current span and the metric what a read left inert. */
+/** Records what a read left inert (on the current span and the metric) and read without a seal (the metric). */
+const report = (row: CheckpointRow, tally: Tally) =>
+  Effect.andThen(
+    tally.plaintext === 0 ? Effect.void : Metric.update(Sealing.plaintextRows, tally.plaintext),
+    reportInert(row, tally)
+  )
+
 const reportInert = (row: CheckpointRow, tally: Tally) =>
   tally.inert === 0 ? Effect.void : Effect.all([Effect.currentSpan, Clock.currentTimeNanos]).pipe(
     Effect.tap(([span, now]) =>
@@ -354,4 +496,4 @@ export type Codec = Effect.Success<ReturnType<typeof make>>
  *
  * @since 0.1.0
  */
-export const tally = (): Tally => ({ inert: 0 })
+export const newTally = (): Tally => ({ inert: 0, plaintext: 0 })

@@ -20,7 +20,14 @@ import {
 import { Effect, Layer, ManagedRuntime, Option, Stream } from "effect"
 import { type CheckpointIdRef, configOf, metadataWithConfig, nextVersion } from "./Checkpoint.ts"
 import { InvalidConfig } from "./CheckpointError.ts"
-import { CheckpointStorage, layerMemory, type RetentionPolicy, type RetentionReport } from "./CheckpointStorage.ts"
+import {
+  CheckpointStorage,
+  layerMemory,
+  type ReencryptProgress,
+  type RetentionPolicy,
+  type RetentionReport
+} from "./CheckpointStorage.ts"
+import * as Encryption from "./Encryption.ts"
 import { SafeJsonPlusSerializer } from "./JsonPlus.ts"
 import * as Retry from "./Retry.ts"
 import type * as Revival from "./Revival.ts"
@@ -56,6 +63,15 @@ export interface SaverOptions {
    * own savers read.
    */
   readonly sharing?: boolean
+  /**
+   * Encryption at rest (see `Encryption`): channel values, pending writes,
+   * shared pieces and every metadata key but `plaintextMetadata` are sealed
+   * with AES-256-GCM under `keys[primary]` (or `keyFor(thread_id)`), e.g.
+   * `{ keys: { k1: process.env.CHECKPOINT_KEY }, primary: "k1" }`. A bad key
+   * is `InvalidConfig` when the saver starts; a row that is not encrypted,
+   * altered or moved, or sealed under a key not given, fails to read.
+   */
+  readonly encryption?: Encryption.EncryptionOptions
 }
 
 /**
@@ -77,7 +93,8 @@ export class EffectCheckpointSaver extends BaseCheckpointSaver {
     const serializer = Serializer.fromProtocol(options.serde ?? new SafeJsonPlusSerializer({ allow: options.allow }))
     const services = Layer.succeed(Serializer.Serializer, serializer).pipe(
       Layer.merge(options.retry === undefined ? Layer.empty : Layer.succeed(Retry.RetryPolicy, options.retry)),
-      Layer.merge(options.sharing === undefined ? Layer.empty : Layer.succeed(Sharing.Enabled, options.sharing))
+      Layer.merge(options.sharing === undefined ? Layer.empty : Layer.succeed(Sharing.Enabled, options.sharing)),
+      Layer.merge(options.encryption === undefined ? Layer.empty : Encryption.layer(options.encryption))
     )
     const runtime = ManagedRuntime.make(layer.pipe(Layer.provide(services)))
     return new EffectCheckpointSaver(runtime, serializer.protocol)
@@ -214,6 +231,16 @@ export class EffectCheckpointSaver extends BaseCheckpointSaver {
    */
   async applyRetention(policy: RetentionPolicy): Promise<RetentionReport> {
     return this.#run(CheckpointStorage.use((storage) => storage.applyRetention(policy)))
+  }
+
+  /**
+   * Rewrites every thread under its current key (see
+   * `CheckpointStorage.reencrypt`), yielding progress thread by thread:
+   * after adding a new primary key, run it, then remove the old key.
+   */
+  async *reencrypt(): AsyncGenerator<ReencryptProgress> {
+    const stream = Stream.unwrap(CheckpointStorage.use((storage) => Effect.succeed(storage.reencrypt())))
+    yield* Stream.toAsyncIterableWith(stream, await this.#runtime.context())
   }
 
   override async getDeltaChannelHistory(options: {

@@ -46,6 +46,21 @@ import type { BlobRow, Piece, SharedBase } from "./StorageDriver.ts"
 export const SHARED = "shared-json/1"
 
 /**
+ * What a sealed row's stored `type` ends with (see `Sealing`).
+ *
+ * @since 0.1.0
+ */
+export const SEALED_SUFFIX = "+sealed"
+
+/**
+ * The stored types of lists: plain, and sealed (whose bytes are the hashes
+ * followed by a trailer of whole hash-sized units, see `Sealing`).
+ *
+ * @since 0.1.0
+ */
+export const LIST_TYPES: ReadonlyArray<string> = [SHARED, SHARED + SEALED_SUFFIX]
+
+/**
  * The bytes of a piece's hash: a list's bytes are its entries' hashes, back to back.
  *
  * @since 0.1.0
@@ -145,8 +160,25 @@ export interface Laid {
 const utf8 = new TextEncoder()
 const [OPEN, COMMA, CLOSE] = utf8.encode("[,]") as unknown as [number, number, number]
 
-const hashOf = (bytes: Uint8Array): string =>
+/**
+ * A piece's plain address: the first 16 bytes of its SHA-256, as a latin1
+ * string (with encryption on, pieces are addressed by a keyed hash instead,
+ * see `Sealing`).
+ *
+ * @since 0.1.0
+ */
+export const hashOf = (bytes: Uint8Array): string =>
   createHash("sha256").update(bytes).digest().toString("latin1", 0, HASH_BYTES)
+
+/**
+ * Where a thread stores an element: its plain hash, or (encryption on) a
+ * keyed hash of it.
+ *
+ * @since 0.1.0
+ */
+export type Address = (element: Element) => string
+
+const plainAddress: Address = (element) => element.key
 
 /** A list's hashes as stored. */
 const packHashes = (keys: ReadonlyArray<string>): Uint8Array => Buffer.from(keys.join(""), "latin1")
@@ -165,7 +197,7 @@ const unpackHashes = (bytes: Uint8Array): Array<string> | undefined => {
  * @since 0.1.0
  */
 export const references = (row: { readonly type: string; readonly bytes: Uint8Array | undefined }): Array<string> =>
-  row.type === SHARED && row.bytes !== undefined ? unpackHashes(row.bytes) ?? [] : []
+  LIST_TYPES.includes(row.type) && row.bytes !== undefined ? unpackHashes(row.bytes) ?? [] : []
 
 /**
  * A piece's hash as a map key.
@@ -175,7 +207,7 @@ export const references = (row: { readonly type: string; readonly bytes: Uint8Ar
 export const pieceKey = (hash: Uint8Array): string =>
   Buffer.from(hash.buffer, hash.byteOffset, hash.byteLength).toString("latin1")
 
-const toPiece = (element: Element): Piece => ({ hash: Buffer.from(element.key, "latin1"), bytes: element.bytes })
+const pieceOf = (key: string, bytes: Uint8Array): Piece => ({ hash: Buffer.from(key, "latin1"), bytes })
 
 /** `[` + the texts joined by `,` + `]`: the array's text. */
 const join = (texts: ReadonlyArray<Uint8Array>): Uint8Array => {
@@ -360,9 +392,10 @@ export const make = (dumpJson: ((value: unknown) => Uint8Array) | undefined) => 
   }
 
   /**
-   * Pieces this process wrote or read, by key. A key is its bytes' hash, so
-   * an entry is never stale; pieces read are kept only when their bytes
-   * match their hash, so a damaged row of one thread never feeds another.
+   * Pieces this process wrote or read, by key. A key is its bytes' hash
+   * (plain or keyed), so an entry is never stale; pieces read are kept only
+   * when their bytes match their hash or their seal, so a damaged row of one
+   * thread never feeds another.
    */
   const cache = new Map<string, Uint8Array>()
   let cachedBytes = 0
@@ -393,15 +426,17 @@ export const make = (dumpJson: ((value: unknown) => Uint8Array) | undefined) => 
     channel: string,
     version: string,
     elements: ReadonlyArray<Element>,
-    options: { readonly fresh: boolean }
+    options: { readonly fresh: boolean; readonly address?: Address | undefined }
   ): Laid => {
+    const address = options.address ?? plainAddress
+    const keys = elements.map(address)
     const known = options.fresh ? undefined : lists.get(listKey(location.thread_id, location.checkpoint_ns, channel))
     const previous = known?.version === version ? undefined : known
     const n = elements.length
     let common = 0
     if (previous !== undefined) {
       const max = Math.min(previous.keys.length, n)
-      while (common < max && previous.keys[common] === elements[common]!.key) common++
+      while (common < max && previous.keys[common] === keys[common]) common++
     }
     // The lists the new one may extend: the previous one and its bases, each
     // agreeing with the new elements up to where the chain still does. A list
@@ -424,8 +459,7 @@ export const make = (dumpJson: ((value: unknown) => Uint8Array) | undefined) => 
         keep = agreed
       }
     }
-    const keys = elements.map((element) => element.key)
-    for (const element of elements) cachePiece(element.key, element.bytes)
+    elements.forEach((element, i) => cachePiece(keys[i]!, element.bytes))
     return {
       blob: {
         channel,
@@ -434,7 +468,7 @@ export const make = (dumpJson: ((value: unknown) => Uint8Array) | undefined) => 
         bytes: packHashes(keys.slice(keep)),
         base: base && { version: base.version, keep }
       },
-      pieces: elements.slice(common).map(toPiece),
+      pieces: elements.slice(common).map((element, i) => pieceOf(keys[common + i]!, element.bytes)),
       // The previous list and its bases hold every piece not sent.
       requires: candidates.map((candidate) => candidate.version),
       list: {
@@ -446,15 +480,20 @@ export const make = (dumpJson: ((value: unknown) => Uint8Array) | undefined) => 
   }
 
   /** A pending write's elements as a list of its own (writes are short: no base). */
-  const writeList = (elements: ReadonlyArray<Element>) => {
-    for (const element of elements) cachePiece(element.key, element.bytes)
-    return { type: SHARED, bytes: packHashes(elements.map((element) => element.key)), pieces: elements.map(toPiece) }
+  const writeList = (elements: ReadonlyArray<Element>, address: Address = plainAddress) => {
+    const keys = elements.map(address)
+    elements.forEach((element, i) => cachePiece(keys[i]!, element.bytes))
+    return {
+      type: SHARED,
+      bytes: packHashes(keys),
+      pieces: elements.map((element, i) => pieceOf(keys[i]!, element.bytes))
+    }
   }
 
   /**
    * The `json` bytes of a stored list, from the pieces read with it (keyed
    * by {@link pieceKey}); a string saying what is wrong when they do not
-   * make one.
+   * make one (`unreadable`: why pieces read with it could not be used).
    */
   const decode = (
     row: { readonly bytes: Uint8Array | undefined; readonly base?: SharedBase | undefined },
@@ -464,14 +503,15 @@ export const make = (dumpJson: ((value: unknown) => Uint8Array) | undefined) => 
       readonly checkpoint_ns: string
       readonly channel: string
       readonly version: string
-    }
+    },
+    unreadable?: ReadonlyMap<string, string>
   ): Uint8Array | string => {
     const entries = entriesOf(row, 0)
     if (typeof entries === "string") return entries
     const texts: Array<Uint8Array> = []
     for (const key of entries) {
       const bytes = pieces.get(key) ?? cache.get(key)
-      if (bytes === undefined) return `a piece it refers to is missing`
+      if (bytes === undefined) return `a piece it refers to ${unreadable?.get(key) ?? "is missing"}`
       texts.push(bytes)
     }
     if (remembering !== undefined) {
@@ -498,9 +538,14 @@ export const make = (dumpJson: ((value: unknown) => Uint8Array) | undefined) => 
     return packHashes(known)
   }
 
-  /** Keeps the pieces a read returned whose bytes match their hash. */
-  const keepRead = (pieces: ReadonlyMap<string, Uint8Array>) => {
-    for (const [key, bytes] of pieces) if (!cache.has(key) && hashOf(bytes) === key) cachePiece(key, bytes)
+  /**
+   * Keeps the pieces a read returned whose bytes match their hash, or all
+   * when `authenticated` (opened under their address, see `Sealing`).
+   */
+  const keepRead = (pieces: ReadonlyMap<string, Uint8Array>, authenticated = false) => {
+    for (const [key, bytes] of pieces) {
+      if (!cache.has(key) && (authenticated || hashOf(bytes) === key)) cachePiece(key, bytes)
+    }
   }
 
   return {

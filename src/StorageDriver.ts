@@ -221,8 +221,13 @@ export interface StorageDriver {
   >
   /** The threads holding checkpoints whose metadata `run_id` is one of `run_ids`. */
   readonly threadsOfRuns: (run_ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string>, StorageFailure>
-  /** Copies every checkpoint, blob, piece and write of `source` to the empty thread `target`, atomically. */
-  readonly copyThread: (source: string, target: string) => Effect.Effect<void, StorageFailure>
+  /** Every row of a thread, as one consistent read. */
+  readonly threadRows: (thread_id: string) => Effect.Effect<ThreadRows, StorageFailure>
+  /**
+   * Replaces everything `rows.thread_id` holds with `rows`, atomically: a
+   * copy, or a thread rewritten (re-encrypted) while held by `exclusive`.
+   */
+  readonly writeThread: (rows: ThreadRows) => Effect.Effect<void, StorageFailure>
   /**
    * Runs `effect` while the thread's writers wait (SQL: one transaction
    * holding the thread's row lock), so what it reads stays true until it
@@ -251,4 +256,20 @@ export interface IndexEntry {
   readonly written: ReadonlyArray<string>
   /** The `run_id` of its metadata, if a string. */
   readonly run_id: string | undefined
+}
+
+/**
+ * Every row of one thread, as stored: what copies and rewrites (re-encryption)
+ * move. Blobs carry their base's version and `keep` only.
+ *
+ * @since 0.1.0
+ */
+export interface ThreadRows {
+  readonly thread_id: string
+  /** The time of its latest put (kept when a thread is rewritten). */
+  readonly last_activity: Date
+  readonly checkpoints: ReadonlyArray<CheckpointRow>
+  readonly blobs: ReadonlyArray<BlobRow & { readonly checkpoint_ns: string }>
+  readonly writes: ReadonlyArray<WriteRow & { readonly checkpoint_ns: string; readonly checkpoint_id: string }>
+  readonly pieces: ReadonlyArray<Piece>
 }

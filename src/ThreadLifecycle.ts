@@ -1,12 +1,14 @@
 /**
- * Operations on whole threads: copy, prune, delete runs, retention. Each
- * plans from the driver's index of the thread (see `Prune`) and runs in one
- * transaction that holds the thread, so its writers wait.
+ * Operations on whole threads: copy, prune, delete runs, retention,
+ * re-encryption. Each plans from the driver's index or rows of the thread
+ * (see `Prune`) and runs in one transaction that holds the thread, so its
+ * writers wait.
  *
  * @since 0.1.0
  */
-import { Clock, Duration, Effect, Schema } from "effect"
-import { InvalidInput, ThreadExists, ThreadNotFound } from "./CheckpointError.ts"
+import { Clock, Duration, Effect, Schema, Stream } from "effect"
+import { InvalidConfig, InvalidInput, ThreadExists, ThreadNotFound } from "./CheckpointError.ts"
+import type { Codec } from "./Codec.ts"
 import { decodeThreadId, invalidInput } from "./Input.ts"
 import * as Prune from "./Prune.ts"
 import type { StorageDriver } from "./StorageDriver.ts"
@@ -30,11 +32,24 @@ export interface RetentionReport {
 }
 
 /**
+ * One step of `reencrypt`: a thread done, whether it was rewritten (it was
+ * not when already sealed under its current key), and how far along.
+ *
+ * @since 0.1.0
+ */
+export interface ReencryptProgress {
+  readonly thread_id: string
+  readonly rewritten: boolean
+  readonly done: number
+  readonly total: number
+}
+
+/**
  * The thread operations of the service, over a driver.
  *
  * @since 0.1.0
  */
-export const make = (driver: StorageDriver) => {
+export const make = (driver: StorageDriver, codec: Codec) => {
   /** Keeps the newest `last` checkpoints of each namespace and what they need; answers how many went. */
   const keepNewest = (thread_id: string, last: number) =>
     driver.exclusive(
@@ -71,11 +86,13 @@ export const make = (driver: StorageDriver) => {
       to,
       Effect.gen(function*() {
         yield* ensureThread("copyThread", from)
-        if (yield* driver.threadExists(to)) {
-          if (options.replace !== true) return yield* new ThreadExists({ operation: "copyThread", thread_id: to })
-          yield* driver.deleteThread(to)
+        if (options.replace !== true && (yield* driver.threadExists(to))) {
+          return yield* new ThreadExists({ operation: "copyThread", thread_id: to })
         }
-        yield* driver.copyThread(from, to)
+        const rows = yield* driver.threadRows(from)
+        const now = new Date(yield* Clock.currentTimeMillis)
+        // Encrypted rows are bound to their thread: the copy is sealed anew for its own.
+        yield* driver.writeThread(yield* codec.reseal("copyThread", { ...rows, last_activity: now }, to))
       })
     )
   })
@@ -110,6 +127,13 @@ export const make = (driver: StorageDriver) => {
     )
     if (ids.length === 0) {
       return yield* new InvalidInput({ operation: "deleteForRuns", argument: "runIds", detail: "no run given" })
+    }
+    if (codec.plaintextMetadata?.has("run_id") === false) {
+      return yield* new InvalidInput({
+        operation: "deleteForRuns",
+        argument: "runIds",
+        detail: "run_id is encrypted metadata, so checkpoints cannot be found by it (add it to plaintextMetadata)"
+      })
     }
     const wanted = new Set(ids)
     const threads = yield* driver.threadsOfRuns(ids)
@@ -152,5 +176,33 @@ export const make = (driver: StorageDriver) => {
     return { threadsDeleted, checkpointsRemoved }
   })
 
-  return { copyThread, prune, deleteForRuns, applyRetention }
+  /** Rewrites a thread's rows under its current key, unless they are already; answers whether it did. */
+  const reencryptThread = (thread_id: string) =>
+    driver.exclusive(
+      thread_id,
+      Effect.gen(function*() {
+        const rows = yield* driver.threadRows(thread_id)
+        if (rows.checkpoints.length === 0 || codec.isCurrent(rows)) return false
+        yield* driver.writeThread(yield* codec.reseal("reencrypt", rows, thread_id))
+        return true
+      })
+    )
+
+  const reencrypt = () =>
+    Stream.unwrap(Effect.gen(function*() {
+      if (!codec.encrypted) {
+        return yield* new InvalidConfig({ operation: "reencrypt", detail: "encryption is not configured" })
+      }
+      const threads = yield* driver.threads
+      return Stream.fromIterable(threads).pipe(
+        Stream.zipWithIndex,
+        Stream.mapEffect(([{ thread_id }, index]) =>
+          reencryptThread(thread_id).pipe(
+            Effect.map((rewritten): ReencryptProgress => ({ thread_id, rewritten, done: index + 1, total: threads.length }))
+          )
+        )
+      )
+    })).pipe(Stream.withSpan("CheckpointStorage.reencrypt"))
+
+  return { copyThread, prune, deleteForRuns, applyRetention, reencrypt }
 }

@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import { Effect, Option, Stream } from "effect"
+import { Context, Effect, Option, Semaphore, Stream } from "effect"
 import type { Location } from "../Checkpoint.ts"
 import * as Sharing from "../Sharing.ts"
 import type {
@@ -27,6 +27,9 @@ const key = (...parts: ReadonlyArray<string | number>): string => JSON.stringify
 /** What every key of a thread's blobs and writes starts with. */
 const threadPrefix = (thread_id: string): string => key(thread_id).slice(0, -1) + ","
 
+/** Set while a fiber runs `exclusive`: the writes it makes do not wait for themselves. */
+const Held = Context.Reference<boolean>("langgraph-checkpoint-effect/memory/Held", { defaultValue: () => false })
+
 /**
  * Builds a fresh, empty in-memory driver.
  *
@@ -43,6 +46,10 @@ export const make = (): StorageDriver => {
   const activity = new Map<string, Date>()
   // thread → piece key → bytes (the service's own, never handed to callers: kept as given)
   const pieces = new Map<string, Map<string, Uint8Array>>()
+  // Writers wait while an `exclusive` runs (one at a time, whatever the thread: memory is fast).
+  const lock = Semaphore.makeUnsafe(1)
+  const writing = <A>(write: () => A) =>
+    Effect.flatMap(Held, (held) => held ? Effect.sync(write) : lock.withPermits(1)(Effect.sync(write)))
 
   const addPieces = (thread_id: string, added: ReadonlyArray<Piece>) => {
     let stored = pieces.get(thread_id)
@@ -168,7 +175,7 @@ export const make = (): StorageDriver => {
 
   const driver: StorageDriver = {
     put: (row, rowBlobs, shared) =>
-      Effect.sync(() => {
+      writing(() => {
         if (
           row.parent_checkpoint_id !== undefined &&
           namespace(row.thread_id, row.checkpoint_ns)?.has(row.parent_checkpoint_id) !== true
@@ -197,7 +204,7 @@ export const make = (): StorageDriver => {
       }),
 
     putWrites: (checkpoint, rows, added) =>
-      Effect.sync(() => {
+      writing(() => {
         addPieces(checkpoint.thread_id, added)
         const writesKey = key(checkpoint.thread_id, checkpoint.checkpoint_ns, checkpoint.checkpoint_id)
         let stored = writes.get(writesKey)
@@ -317,34 +324,60 @@ export const make = (): StorageDriver => {
         )
       }),
 
-    copyThread: (source, target) =>
+    threadRows: (thread_id) =>
       Effect.sync(() => {
-        const sourceKey = threadPrefix(source)
-        const targetKey = threadPrefix(target)
-        const namespaces: Namespaces = new Map()
-        for (const [ns, checkpoints] of threads.get(source) ?? []) {
-          namespaces.set(ns, new Map(Array.from(checkpoints, ([id, row]) => [id, { ...row, thread_id: target }])))
-        }
-        threads.set(target, namespaces)
-        activity.set(target, new Date())
-        pieces.set(target, new Map(pieces.get(source)))
-        // Over a copy: the entries added below must not be visited.
-        for (const [blobKey, blob] of Array.from(blobs)) {
-          if (blobKey.startsWith(sourceKey)) blobs.set(targetKey + blobKey.slice(sourceKey.length), copy(blob))
-        }
-        for (const [writesKey, stored] of Array.from(writes)) {
-          if (writesKey.startsWith(sourceKey)) {
-            writes.set(
-              targetKey + writesKey.slice(sourceKey.length),
-              new Map(Array.from(stored, ([k, w]) => [k, copy(w)]))
-            )
-          }
+        const prefix = threadPrefix(thread_id)
+        const rowKey = (tableKey: string) => JSON.parse(tableKey) as [string, string, string, string]
+        return {
+          thread_id,
+          last_activity: activity.get(thread_id) ?? new Date(0),
+          checkpoints: rowsOf(thread_id),
+          blobs: Array.from(blobs).flatMap(([blobKey, blob]) =>
+            blobKey.startsWith(prefix) ? [{ ...copy(blob), checkpoint_ns: rowKey(blobKey)[1] }] : []
+          ),
+          writes: Array.from(writes).flatMap(([writesKey, stored]) => {
+            if (!writesKey.startsWith(prefix)) return []
+            const [, checkpoint_ns, checkpoint_id] = rowKey(writesKey)
+            return Array.from(stored.values(), (write) => ({ ...copy(write), checkpoint_ns, checkpoint_id }))
+          }),
+          pieces: Array.from(pieces.get(thread_id) ?? [], ([pieceKey, bytes]) => ({
+            hash: Buffer.from(pieceKey, "latin1"),
+            bytes: bytes.slice()
+          }))
         }
       }),
 
-    // Each operation is atomic on its own; what a thread-wide operation reads
-    // and then removes is named explicitly, so a concurrent put is never lost.
-    exclusive: (_thread_id, effect) => effect
+    writeThread: (rows) =>
+      writing(() => {
+        const { thread_id } = rows
+        deleteThread(thread_id)
+        const namespaces: Namespaces = new Map()
+        for (const row of rows.checkpoints) {
+          let checkpoints = namespaces.get(row.checkpoint_ns)
+          if (checkpoints === undefined) namespaces.set(row.checkpoint_ns, checkpoints = new Map())
+          checkpoints.set(row.checkpoint_id, { ...row, thread_id })
+        }
+        threads.set(thread_id, namespaces)
+        activity.set(thread_id, rows.last_activity)
+        addPieces(thread_id, rows.pieces)
+        for (const { checkpoint_ns, ...blob } of rows.blobs) {
+          blobs.set(key(thread_id, checkpoint_ns, blob.channel, blob.version), copy(blob))
+        }
+        for (const { checkpoint_id, checkpoint_ns, ...write } of rows.writes) {
+          const writesKey = key(thread_id, checkpoint_ns, checkpoint_id)
+          let stored = writes.get(writesKey)
+          if (stored === undefined) writes.set(writesKey, stored = new Map())
+          stored.set(key(write.task_id, write.idx), copy(write))
+        }
+      }),
+
+    // Each operation is atomic on its own; writers also wait for `exclusive`,
+    // so what a thread-wide operation reads stays true until it writes.
+    exclusive: (_thread_id, effect) =>
+      Effect.flatMap(
+        Held,
+        (held) => held ? effect : lock.withPermits(1)(Effect.provideService(effect, Held, true))
+      )
   }
   return driver
 

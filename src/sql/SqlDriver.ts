@@ -31,6 +31,7 @@ import type {
   SharedBase,
   StorageDriver,
   StoredCheckpoint,
+  ThreadRows,
   WriteRow
 } from "../StorageDriver.ts"
 import * as Jsonb from "./Jsonb.ts"
@@ -100,6 +101,9 @@ const tupleColumns = [
   "write_values"
 ] as const satisfies ReadonlyArray<keyof TupleRow>
 
+/** The stored types of shared lists, as an SQL list. */
+const listTypes = Sharing.LIST_TYPES.map((type) => `'${type}'`).join(", ")
+
 /** The hashes a list (a `bytea` of back-to-back hashes) holds, as rows `hash`. */
 const hashesOf = (list: string) =>
   `SELECT DISTINCT substring(${list} FROM 1 + ${Sharing.HASH_BYTES} * i FOR ${Sharing.HASH_BYTES}) AS hash
@@ -134,7 +138,7 @@ tuples AS (
       array_agg(bbb.blob) AS base_base_lists, array_agg(bbb.base) AS base_base_bases,
       -- Every piece the lists may need (a base's own entries past what is kept too: a few).
       string_agg(
-        CASE WHEN bl.type = '${Sharing.SHARED}'
+        CASE WHEN bl.type IN (${listTypes})
           THEN bl.blob || coalesce(bb.blob, ''::bytea)
             || coalesce(substring(bbb.blob FROM 1 FOR ${Sharing.HASH_BYTES} * bb.keep), ''::bytea) END,
         ''::bytea
@@ -167,7 +171,7 @@ tuples AS (
   LEFT JOIN LATERAL (
     SELECT array_agg(cw.task_id) AS task_ids, array_agg(cw.task_path) AS task_paths, array_agg(cw.idx) AS idxs,
       array_agg(cw.channel) AS channels, array_agg(cw.type) AS types, array_agg(cw.blob) AS blobs,
-      string_agg(CASE WHEN cw.type = '${Sharing.SHARED}' THEN cw.blob END, ''::bytea) AS refs
+      string_agg(CASE WHEN cw.type IN (${listTypes}) THEN cw.blob END, ''::bytea) AS refs
     FROM ${t.writes} cw
     WHERE cw.thread_id = page.thread_id AND cw.checkpoint_ns = page.checkpoint_ns
       AND cw.checkpoint_id = page.checkpoint_id${channels === undefined ? "" : ` AND cw.channel = ANY(${channels})`}
@@ -425,10 +429,10 @@ WITH gone (checkpoint_ns, checkpoint_id) AS (SELECT * FROM unnest($2::text[], $3
     )
   ),
   lists AS (
-    SELECT k.blob AS list FROM kept k WHERE k.type = '${Sharing.SHARED}'
+    SELECT k.blob AS list FROM kept k WHERE k.type IN (${listTypes})
     UNION ALL
     SELECT cw.blob FROM ${t.writes} cw
-    WHERE cw.thread_id = $1 AND cw.type = '${Sharing.SHARED}' AND NOT EXISTS (
+    WHERE cw.thread_id = $1 AND cw.type IN (${listTypes}) AND NOT EXISTS (
       SELECT 1 FROM gone WHERE gone.checkpoint_ns = cw.checkpoint_ns AND gone.checkpoint_id = cw.checkpoint_id
     )
   ),
@@ -436,25 +440,62 @@ WITH gone (checkpoint_ns, checkpoint_id) AS (SELECT * FROM unnest($2::text[], $3
 DELETE FROM ${t.pieces} p
 WHERE p.thread_id = $1 AND NOT EXISTS (SELECT 1 FROM live WHERE live.hash = p.hash)`,
 
-  copyThread: `
+  // One statement, so one snapshot: a put committing meanwhile is in it whole or not at all.
+  threadRows: `
+SELECT th.last_activity,
+  cp.namespaces AS checkpoint_namespaces, cp.ids AS checkpoint_ids, cp.parents AS checkpoint_parents,
+  cp.checkpoints AS checkpoint_headers, cp.metadata AS checkpoint_metadata,
+  bl.namespaces AS blob_namespaces, bl.channels AS blob_channels, bl.versions AS blob_versions,
+  bl.types AS blob_types, bl.blobs AS blob_values, bl.bases AS blob_bases, bl.keeps AS blob_keeps,
+  cw.namespaces AS write_namespaces, cw.checkpoint_ids AS write_checkpoint_ids, cw.task_ids AS write_task_ids,
+  cw.task_paths AS write_task_paths, cw.idxs AS write_idxs, cw.channels AS write_channels,
+  cw.types AS write_types, cw.blobs AS write_values,
+  p.hashes AS piece_hashes, p.blobs AS piece_values
+FROM (SELECT max(last_activity) AS last_activity FROM ${t.threads} WHERE thread_id = $1) th
+CROSS JOIN (
+  SELECT array_agg(checkpoint_ns) AS namespaces, array_agg(checkpoint_id) AS ids,
+    array_agg(coalesce(parent_checkpoint_id, '')) AS parents, array_agg(checkpoint::text) AS checkpoints,
+    array_agg(metadata::text) AS metadata
+  FROM ${t.checkpoints} WHERE thread_id = $1
+) cp
+CROSS JOIN (
+  SELECT array_agg(checkpoint_ns) AS namespaces, array_agg(channel) AS channels, array_agg(version) AS versions,
+    array_agg(type) AS types, array_agg(blob) AS blobs, array_agg(coalesce(base, '')) AS bases,
+    array_agg(coalesce(keep, -1)) AS keeps
+  FROM ${t.blobs} WHERE thread_id = $1
+) bl
+CROSS JOIN (
+  SELECT array_agg(checkpoint_ns) AS namespaces, array_agg(checkpoint_id) AS checkpoint_ids,
+    array_agg(task_id) AS task_ids, array_agg(coalesce(task_path, '')) AS task_paths, array_agg(idx) AS idxs,
+    array_agg(channel) AS channels, array_agg(type) AS types, array_agg(blob) AS blobs
+  FROM ${t.writes} WHERE thread_id = $1
+) cw
+CROSS JOIN (SELECT array_agg(hash) AS hashes, array_agg(blob) AS blobs FROM ${t.pieces} WHERE thread_id = $1) p`,
+
+  writeThread: `
 WITH checkpoints AS (
-    INSERT INTO ${t.checkpoints} (${columns}, type)
-    SELECT $2, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata, type
-    FROM ${t.checkpoints} WHERE thread_id = $1
+    INSERT INTO ${t.checkpoints} (${columns})
+    SELECT $1, c.checkpoint_ns, c.checkpoint_id, NULLIF(c.parent, ''), c.checkpoint::jsonb, c.metadata::jsonb
+    FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
+      AS c (checkpoint_ns, checkpoint_id, parent, checkpoint, metadata)
   ),
   blobs AS (
     INSERT INTO ${t.blobs} (thread_id, checkpoint_ns, channel, version, type, blob, base, keep)
-    SELECT $2, checkpoint_ns, channel, version, type, blob, base, keep FROM ${t.blobs} WHERE thread_id = $1
-  ),
-  pieces AS (
-    INSERT INTO ${t.pieces} (thread_id, hash, blob) SELECT $2, hash, blob FROM ${t.pieces} WHERE thread_id = $1
+    SELECT $1, b.checkpoint_ns, b.channel, b.version, b.type, CASE WHEN b.type = 'empty' THEN NULL ELSE b.blob END,
+      NULLIF(b.base, ''), CASE WHEN b.base = '' THEN NULL ELSE b.keep END
+    FROM unnest($8::text[], $9::text[], $10::text[], $11::text[], $12::bytea[], $13::text[], $14::int4[])
+      AS b (checkpoint_ns, channel, version, type, blob, base, keep)
   ),
   writes AS (
     INSERT INTO ${t.writes} (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
-    SELECT $2, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob
-    FROM ${t.writes} WHERE thread_id = $1
+    SELECT $1, w.checkpoint_ns, w.checkpoint_id, w.task_id, w.task_path, w.idx, w.channel, w.type, w.blob
+    FROM unnest($15::text[], $16::text[], $17::text[], $18::text[], $19::int4[], $20::text[], $21::text[], $22::bytea[])
+      AS w (checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
+  ),
+  pieces AS (
+    INSERT INTO ${t.pieces} (thread_id, hash, blob) SELECT $1, p.hash, p.blob FROM unnest($23::bytea[], $24::bytea[]) AS p (hash, blob)
   )
-INSERT INTO ${t.threads} (thread_id, last_activity) VALUES ($2, now())
+INSERT INTO ${t.threads} (thread_id, last_activity) VALUES ($1, $2)
 ON CONFLICT (thread_id) DO UPDATE SET last_activity = EXCLUDED.last_activity`,
 
   // Writers of the thread touch this row in every put, so they wait while it is locked.
@@ -532,6 +573,65 @@ const toStoredPage = (rows: ReadonlyArray<TupleRow>): Array<StoredCheckpoint> =>
 }
 
 const emptyBytes = new Uint8Array(0)
+
+/** A thread's rows as `threadRows` returns them: parallel arrays per table ("" and -1 for none). */
+interface ThreadRowsRow {
+  readonly last_activity: Date | null
+  readonly checkpoint_namespaces: ReadonlyArray<string> | null
+  readonly checkpoint_ids: ReadonlyArray<string>
+  readonly checkpoint_parents: ReadonlyArray<string>
+  readonly checkpoint_headers: ReadonlyArray<string>
+  readonly checkpoint_metadata: ReadonlyArray<string>
+  readonly blob_namespaces: ReadonlyArray<string> | null
+  readonly blob_channels: ReadonlyArray<string>
+  readonly blob_versions: ReadonlyArray<string>
+  readonly blob_types: ReadonlyArray<string>
+  readonly blob_values: ReadonlyArray<Uint8Array | null>
+  readonly blob_bases: ReadonlyArray<string>
+  readonly blob_keeps: ReadonlyArray<number>
+  readonly write_namespaces: ReadonlyArray<string> | null
+  readonly write_checkpoint_ids: ReadonlyArray<string>
+  readonly write_task_ids: ReadonlyArray<string>
+  readonly write_task_paths: ReadonlyArray<string>
+  readonly write_idxs: ReadonlyArray<number>
+  readonly write_channels: ReadonlyArray<string>
+  readonly write_types: ReadonlyArray<string>
+  readonly write_values: ReadonlyArray<Uint8Array>
+  readonly piece_hashes: ReadonlyArray<Uint8Array> | null
+  readonly piece_values: ReadonlyArray<Uint8Array>
+}
+
+const toThreadRows = (thread_id: string, row: ThreadRowsRow): ThreadRows => ({
+  thread_id,
+  last_activity: row.last_activity ?? new Date(),
+  checkpoints: zip(row.checkpoint_namespaces?.length ?? 0, (i): CheckpointRow => ({
+    thread_id,
+    checkpoint_ns: row.checkpoint_namespaces![i]!,
+    checkpoint_id: row.checkpoint_ids[i]!,
+    parent_checkpoint_id: row.checkpoint_parents[i] || undefined,
+    checkpoint: JSON.parse(row.checkpoint_headers[i]!) as CheckpointRow["checkpoint"],
+    metadata: Jsonb.decode(row.checkpoint_metadata[i]!)
+  })),
+  blobs: zip(row.blob_namespaces?.length ?? 0, (i) => ({
+    checkpoint_ns: row.blob_namespaces![i]!,
+    channel: row.blob_channels[i]!,
+    version: row.blob_versions[i]!,
+    type: row.blob_types[i]!,
+    bytes: row.blob_values[i] ?? undefined,
+    base: row.blob_bases[i] ? { version: row.blob_bases[i]!, keep: row.blob_keeps[i]! } : undefined
+  })),
+  writes: zip(row.write_namespaces?.length ?? 0, (i) => ({
+    checkpoint_ns: row.write_namespaces![i]!,
+    checkpoint_id: row.write_checkpoint_ids[i]!,
+    task_id: row.write_task_ids[i]!,
+    task_path: row.write_task_paths[i]!,
+    idx: row.write_idxs[i]!,
+    channel: row.write_channels[i]!,
+    type: row.write_types[i]!,
+    bytes: row.write_values[i]!
+  })),
+  pieces: zip(row.piece_hashes?.length ?? 0, (i) => ({ hash: row.piece_hashes![i]!, bytes: row.piece_values[i]! }))
+})
 
 /**
  * Set inside a transaction the driver opened itself (`exclusive`): its
@@ -730,7 +830,41 @@ export const make = Effect.fnUntraced(function*(tables: Tables, options: SqlDriv
         checkpoints.map((c) => c.checkpoint_id)
       ]).pipe(Effect.asVoid),
 
-    copyThread: (source, target) => run("copyThread", q.copyThread, [source, target]).pipe(Effect.asVoid),
+    threadRows: (thread_id) =>
+      run<ThreadRowsRow>("threadRows", q.threadRows, [thread_id]).pipe(
+        Effect.map(([row]) => toThreadRows(thread_id, row!))
+      ),
+
+    writeThread: (rows) =>
+      driver.exclusive(
+        rows.thread_id,
+        run("deleteThread", q.deleteThread, [rows.thread_id]).pipe(Effect.andThen(run("writeThread", q.writeThread, [
+        rows.thread_id,
+        rows.last_activity,
+        rows.checkpoints.map((c) => c.checkpoint_ns),
+        rows.checkpoints.map((c) => c.checkpoint_id),
+        rows.checkpoints.map((c) => c.parent_checkpoint_id ?? ""),
+        rows.checkpoints.map((c) => JSON.stringify(c.checkpoint)),
+        rows.checkpoints.map((c) => Jsonb.encode(c.metadata)),
+        rows.blobs.map((b) => b.checkpoint_ns),
+        rows.blobs.map((b) => b.channel),
+        rows.blobs.map((b) => b.version),
+        rows.blobs.map((b) => b.type),
+        rows.blobs.map((b) => b.bytes ?? emptyBytes),
+        rows.blobs.map((b) => b.base?.version ?? ""),
+        rows.blobs.map((b) => b.base?.keep ?? -1),
+        rows.writes.map((w) => w.checkpoint_ns),
+        rows.writes.map((w) => w.checkpoint_id),
+        rows.writes.map((w) => w.task_id),
+        rows.writes.map((w) => w.task_path),
+        rows.writes.map((w) => w.idx),
+        rows.writes.map((w) => w.channel),
+        rows.writes.map((w) => w.type),
+        rows.writes.map((w) => w.bytes),
+        rows.pieces.map((p) => p.hash),
+        rows.pieces.map((p) => p.bytes)
+      ])))
+      ).pipe(Effect.asVoid),
 
     exclusive: (thread_id, effect) =>
       sql.withTransaction(
