@@ -86,12 +86,29 @@ interface Subject {
   readonly close: () => Promise<void>
 }
 
-/** This library; with `plain`, every value in the plain encoding (structural sharing off). */
-const ours = async (plain = false): Promise<Subject> => {
-  const { database, url } = await createDatabase(plain ? "effect_plain" : "effect")
-  const saver = await EffectCheckpointSaver.fromConnString(url, { sharing: !plain })
+/** A fixed AES-256 key for the encrypted subject (a benchmark needs no secret one). */
+const benchKey = Buffer.alloc(32, 7).toString("base64")
+
+/**
+ * This library; `plain`: every value in the plain encoding (structural
+ * sharing off); `encrypted`: the defaults with encryption at rest.
+ */
+const ours = async (variant: "default" | "plain" | "encrypted" = "default"): Promise<Subject> => {
+  const { database, url } = await createDatabase(variant === "default" ? "effect" : `effect_${variant}`)
+  const saver = await EffectCheckpointSaver.fromConnString(
+    url,
+    variant === "plain"
+      ? { sharing: false }
+      : variant === "encrypted"
+      ? { encryption: { keys: { k1: benchKey }, primary: "k1" } }
+      : {}
+  )
   return {
-    name: plain ? "EffectCheckpointSaver, plain encoding" : "EffectCheckpointSaver",
+    name: variant === "plain"
+      ? "EffectCheckpointSaver, plain encoding"
+      : variant === "encrypted"
+      ? "EffectCheckpointSaver, encrypted"
+      : "EffectCheckpointSaver",
     saver,
     storageBytes: () => tableBytes(database),
     close: () => saver.close()
@@ -258,8 +275,15 @@ interface Row {
   readonly count?: number
 }
 
-const subjects = [await ours(), await official(), await memory(), await ours(true)]
-const [effect, officialSubject, memorySubject, plainSubject] = subjects as [Subject, Subject, Subject, Subject]
+const subjects = [await ours(), await official(), await memory(), await ours("plain"), await ours("encrypted")]
+const [effect, officialSubject, memorySubject, plainSubject, encryptedSubject] = subjects as [
+  Subject,
+  Subject,
+  Subject,
+  Subject,
+  Subject
+]
+const encryptedIndex = subjects.indexOf(encryptedSubject)
 const sections: Array<string> = []
 const verdicts: Array<string> = []
 
@@ -315,6 +339,17 @@ const versusMemory = (what: string, rows: ReadonlyArray<Row>, measure: "time" | 
     `| ${what}, ${measure} vs MemorySaver | ${ratio.toFixed(2)}x | ${bound} ${goal}x | ${met ? "met" : "**missed**"} |`
   )
 }
+
+/**
+ * The cost of encryption at rest: `ratio` is the encrypted figure over the
+ * unencrypted one (time or bytes), at most `goal`.
+ */
+const encryptedVs = (what: string, ratio: number, goal: number) =>
+  verdicts.push(
+    `| ${what}, encrypted vs unencrypted | ${ratio.toFixed(2)}x | ≤ ${goal}x | ${
+      ratio <= goal ? "met" : "**missed**"
+    } |`
+  )
 
 const log = (line: string) => console.log(`[bench] ${line}`)
 
@@ -383,6 +418,8 @@ const log = (line: string) => console.log(`[bench] ${line}`)
         storage[0]! <= 2 * deltaFloor ? "met" : "**missed**"
       } |`
   )
+  encryptedVs("super-step, chat thread (total time)", totals[encryptedIndex]! / totals[0]!, 1.15)
+  encryptedVs("storage of the chat thread", storage[encryptedIndex]! / storage[0]!, 1.3)
 
   // Reads of the same thread.
   const reads = n(30)
@@ -435,6 +472,7 @@ const log = (line: string) => console.log(`[bench] ${line}`)
       target(`getTuple latest at ${size} steps`, ratioOf(rows), 20)
       versusMemory(`getTuple latest at ${size} steps`, rows, "time", 1.5)
       notSlower(`getTuple latest at ${size} steps`, rows)
+      encryptedVs(`getTuple latest at ${size} steps (p50)`, ratioOf(rows, encryptedSubject), 1.3)
       for (let round = 0; round < reads; round++) {
         const pick = Math.floor(random() * size)
         for (const [i, subject] of subjects.entries()) {
@@ -650,7 +688,7 @@ writeFileSync(join(import.meta.dirname, "RESULTS.md"), report)
 log("wrote bench/RESULTS.md")
 for (const subject of subjects) await subject.close()
 await admin(serverDatabase, async (client) => {
-  for (const name of ["effect", "effect_plain", "official", "floor", "long"]) {
+  for (const name of ["effect", "effect_plain", "effect_encrypted", "official", "floor", "long"]) {
     await client.query(`DROP DATABASE IF EXISTS lce_bench_${name} WITH (FORCE)`)
   }
 })

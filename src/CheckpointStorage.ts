@@ -126,12 +126,11 @@ export class CheckpointStorage extends Context.Service<CheckpointStorage, {
    * primary), thread by thread, each holding the thread so its writers wait;
    * seals rows stored before encryption was on (with `allowPlaintext`).
    * Threads already sealed under their key are skipped, so a run that stops
-   * can be run again. After it, keys no thread uses can leave the ring.
+   * can be run again; a thread that does not open (a removed tenant key) is
+   * reported `unreadable` and left. After a run with none unreadable, keys
+   * no thread uses can leave the ring.
    */
-  readonly reencrypt: () => Stream.Stream<
-    ReencryptProgress,
-    InvalidConfig | CorruptedCheckpoint | StorageFailure
-  >
+  readonly reencrypt: () => Stream.Stream<ReencryptProgress, InvalidConfig | StorageFailure>
   /**
    * For each channel, the writes on the parent chain back to the nearest
    * ancestor that stored a value for it, oldest first, and that value as the
@@ -218,7 +217,10 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
       Effect.mapError(invalidInput("putWrites", "task"))
     )
     yield* Effect.annotateCurrentSpan({ thread_id: checkpoint.thread_id, checkpoint_id: checkpoint.checkpoint_id })
-    const { pieces, rows } = yield* codec.encodeWrites(checkpoint, decodedWrites, { task_id, task_path: task_path ?? "" })
+    const { pieces, rows } = yield* codec.encodeWrites(checkpoint, decodedWrites, {
+      task_id,
+      task_path: task_path ?? ""
+    })
     yield* driver.putWrites(checkpoint, rows, pieces)
   })
 

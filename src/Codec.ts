@@ -199,7 +199,9 @@ export const make = Effect.fnUntraced(function*() {
     })
     const pieces = Sharing.distinct(laid.flatMap(({ pieces }) => pieces))
     return {
-      blobs: key === undefined ? blobs : blobs.map((blob) => sealing!.sealBlob(key, row.thread_id, row.checkpoint_ns, blob)),
+      blobs: key === undefined
+        ? blobs
+        : blobs.map((blob) => sealing!.sealBlob(key, row.thread_id, row.checkpoint_ns, blob)),
       laid,
       pieces: key === undefined ? pieces : pieces.map((piece) => sealing!.sealPiece(key, piece)),
       requires: laid.flatMap(({ blob, requires }) => requires.map((version) => ({ channel: blob.channel, version })))
@@ -236,21 +238,24 @@ export const make = Effect.fnUntraced(function*() {
 
   /** A `list` filter: each value as the JSON text metadata stores it as. */
   const encodeFilter = (filter: Readonly<Record<string, unknown>>) =>
-    Effect.forEach(Object.entries(filter), ([name, value]) =>
-      sealing !== undefined && !sealing.plaintextMetadata.has(name) ?
-        Effect.fail(
-          new InvalidInput({
-            operation: "list",
-            argument: "filter",
-            detail: `metadata key "${name}" is encrypted, so it cannot be filtered on (filterable: ${
-              [...sealing.plaintextMetadata].join(", ") || "none"
-            }; see plaintextMetadata)`
+    Effect.forEach(
+      Object.entries(filter),
+      ([name, value]) =>
+        sealing !== undefined && !sealing.plaintextMetadata.has(name) ?
+          Effect.fail(
+            new InvalidInput({
+              operation: "list",
+              argument: "filter",
+              detail: `metadata key "${name}" is encrypted, so it cannot be filtered on (filterable: ${
+                [...sealing.plaintextMetadata].join(", ") || "none"
+              }; see plaintextMetadata)`
+            })
+          ) :
+          Effect.try({
+            try: () => [name, utf8.decode(json.dump(value))] as const,
+            catch: () => new InvalidInput({ operation: "list", argument: "filter", detail: `${name} is not JSON` })
           })
-        ) :
-        Effect.try({
-        try: () => [name, utf8.decode(json.dump(value))] as const,
-        catch: () => new InvalidInput({ operation: "list", argument: "filter", detail: `${name} is not JSON` })
-      }))
+    )
 
   /** Reads JSON under safe revival, adding what stayed inert to the tally. */
   const readJson = (row: CheckpointRow, what: string, bytes: Uint8Array | string, tally: Tally) =>
@@ -274,7 +279,12 @@ export const make = Effect.fnUntraced(function*() {
     remembering?: { readonly channel: string; readonly version: string }
   ): Effect.Effect<unknown, CorruptedCheckpoint> => {
     if (stored.type === Sharing.SHARED) {
-      const bytes = sharing.decode(stored, pieces.readable, remembering && { ...row, ...remembering }, pieces.unreadable)
+      const bytes = sharing.decode(
+        stored,
+        pieces.readable,
+        remembering && { ...row, ...remembering },
+        pieces.unreadable
+      )
       return typeof bytes === "string"
         ? Effect.fail(corrupted(row, `${what}: ${bytes}`))
         : readJson(row, what, bytes, tally)
@@ -443,7 +453,12 @@ export const make = Effect.fnUntraced(function*() {
     yield* keyOf(operation, target)
     const resealed = sealing.reseal(rows, target)
     return typeof resealed === "string"
-      ? yield* new CorruptedCheckpoint({ thread_id: rows.thread_id, checkpoint_ns: "", checkpoint_id: "", detail: resealed })
+      ? yield* new CorruptedCheckpoint({
+        thread_id: rows.thread_id,
+        checkpoint_ns: "",
+        checkpoint_id: "",
+        detail: resealed
+      })
       : resealed
   })
 

@@ -124,7 +124,10 @@ export const aes256gcm = (key: Uint8Array): DataKey => {
       decipher.setAAD(aad)
       decipher.setAuthTag(sealed.subarray(sealed.byteLength - TAG_BYTES))
       try {
-        return Buffer.concat([decipher.update(sealed.subarray(NONCE_BYTES, sealed.byteLength - TAG_BYTES)), decipher.final()])
+        return Buffer.concat([
+          decipher.update(sealed.subarray(NONCE_BYTES, sealed.byteLength - TAG_BYTES)),
+          decipher.final()
+        ])
       } catch {
         return undefined
       }
@@ -135,6 +138,14 @@ export const aes256gcm = (key: Uint8Array): DataKey => {
 
 /** Key ids go into every ciphertext's header: short, printable, no separators. */
 const KEY_ID = /^[A-Za-z0-9._:-]{1,64}$/
+
+/**
+ * Whether a key id can name a key: 1-64 letters, digits or `._:-` (it is
+ * written into every ciphertext).
+ *
+ * @since 0.1.0
+ */
+export const isKeyId = (keyId: string): boolean => KEY_ID.test(keyId)
 
 const invalid = (detail: string) => new InvalidConfig({ operation: "encryption", detail })
 
@@ -154,7 +165,7 @@ const decodeKey = (keyId: string, value: string | Redacted.Redacted<string>) => 
 const checkIds = (ids: ReadonlyArray<string>, primary: string) =>
   Effect.gen(function*() {
     if (ids.length === 0) return yield* invalid("no key given")
-    const bad = ids.find((id) => !KEY_ID.test(id))
+    const bad = ids.find((id) => !isKeyId(id))
     if (bad !== undefined) {
       return yield* invalid(`key id ${JSON.stringify(bad)} is not 1-64 letters, digits or ._:-`)
     }

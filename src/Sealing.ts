@@ -28,7 +28,7 @@
  */
 import { Metric } from "effect"
 import { createHmac } from "node:crypto"
-import { type DataKey, type Encryption, SEALED_METADATA } from "./Encryption.ts"
+import { type DataKey, type Encryption, isKeyId, SEALED_METADATA } from "./Encryption.ts"
 import * as Sharing from "./Sharing.ts"
 import type { BlobRow, CheckpointRow, Piece, SharedBase, ThreadRows, WriteRow } from "./StorageDriver.ts"
 
@@ -61,7 +61,17 @@ const blobPlace = (
   checkpoint_ns: string,
   blob: { readonly channel: string; readonly version: string; readonly base?: Omit<SharedBase, "list"> | undefined },
   type: string
-) => place("blob", thread_id, checkpoint_ns, blob.channel, blob.version, type, blob.base?.version ?? "", blob.base?.keep ?? 0)
+) =>
+  place(
+    "blob",
+    thread_id,
+    checkpoint_ns,
+    blob.channel,
+    blob.version,
+    type,
+    blob.base?.version ?? "",
+    blob.base?.keep ?? 0
+  )
 
 /**
  * Where a pending write is stored.
@@ -75,7 +85,17 @@ export interface WritePlace {
 }
 
 const writePlace = (at: WritePlace, write: Omit<WriteRow, "bytes" | "type">, type: string) =>
-  place("write", at.thread_id, at.checkpoint_ns, at.checkpoint_id, write.task_id, write.task_path, write.idx, write.channel, type)
+  place(
+    "write",
+    at.thread_id,
+    at.checkpoint_ns,
+    at.checkpoint_id,
+    write.task_id,
+    write.task_path,
+    write.idx,
+    write.channel,
+    type
+  )
 
 const piecePlace = (address: string) => place("piece", Buffer.from(address, "latin1").toString("hex"))
 
@@ -140,8 +160,9 @@ export const make = (encryption: Encryption["Service"]) => {
     const cacheKey = JSON.stringify([id, thread_id])
     const known = threadKeys.get(cacheKey)
     if (known !== undefined) return known
+    if (!isKeyId(id)) return `its key id ${JSON.stringify(id)} is not 1-64 letters, digits or ._:-`
     const key = cipher.key(id)
-    if (key === undefined) return `the key "${id}" it is sealed under is not in the keyring`
+    if (key === undefined) return `its key "${id}" is not in the keyring`
     // Addresses are keyed per thread: equal elements of two threads get unrelated addresses.
     const addressKey = key.mac(utf8.encode(`thread ${thread_id}`))
     const addresses = new WeakMap<Sharing.Element, string>()
@@ -404,7 +425,11 @@ export const make = (encryption: Encryption["Service"]) => {
         return `write ${write.idx} of task ${write.task_id} on checkpoint ${write.checkpoint_id} ${bytes as string}`
       }
       const plain = { ...opened, bytes: bytes instanceof Uint8Array ? bytes : opened.bytes }
-      writes.push({ ...sealWrite(key, { ...write, thread_id: target }, plain), checkpoint_ns: write.checkpoint_ns, checkpoint_id: write.checkpoint_id })
+      writes.push({
+        ...sealWrite(key, { ...write, thread_id: target }, plain),
+        checkpoint_ns: write.checkpoint_ns,
+        checkpoint_id: write.checkpoint_id
+      })
     }
     const checkpoints: Array<CheckpointRow> = []
     for (const row of rows.checkpoints) {

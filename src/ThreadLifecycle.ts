@@ -32,14 +32,17 @@ export interface RetentionReport {
 }
 
 /**
- * One step of `reencrypt`: a thread done, whether it was rewritten (it was
- * not when already sealed under its current key), and how far along.
+ * One step of `reencrypt`: a thread done and how far along. `rewritten`: now
+ * sealed under its current key; `current`: it already was; `unreadable`: a
+ * row does not open (its key was removed, say, or it was altered; `detail`
+ * says which), so the thread was left as it is.
  *
  * @since 0.1.0
  */
 export interface ReencryptProgress {
   readonly thread_id: string
-  readonly rewritten: boolean
+  readonly outcome: "rewritten" | "current" | "unreadable"
+  readonly detail?: string | undefined
   readonly done: number
   readonly total: number
 }
@@ -176,15 +179,20 @@ export const make = (driver: StorageDriver, codec: Codec) => {
     return { threadsDeleted, checkpointsRemoved }
   })
 
-  /** Rewrites a thread's rows under its current key, unless they are already; answers whether it did. */
+  /** Rewrites a thread's rows under its current key, unless they are already. */
   const reencryptThread = (thread_id: string) =>
     driver.exclusive(
       thread_id,
       Effect.gen(function*() {
         const rows = yield* driver.threadRows(thread_id)
-        if (rows.checkpoints.length === 0 || codec.isCurrent(rows)) return false
+        if (rows.checkpoints.length === 0 || codec.isCurrent(rows)) return { outcome: "current" } as const
         yield* driver.writeThread(yield* codec.reseal("reencrypt", rows, thread_id))
-        return true
+        return { outcome: "rewritten" } as const
+      })
+    ).pipe(
+      Effect.catchTags({
+        CorruptedCheckpoint: (error) => Effect.succeed({ outcome: "unreadable", detail: error.detail } as const),
+        InvalidConfig: (error) => Effect.succeed({ outcome: "unreadable", detail: error.detail } as const)
       })
     )
 
@@ -198,7 +206,7 @@ export const make = (driver: StorageDriver, codec: Codec) => {
         Stream.zipWithIndex,
         Stream.mapEffect(([{ thread_id }, index]) =>
           reencryptThread(thread_id).pipe(
-            Effect.map((rewritten): ReencryptProgress => ({ thread_id, rewritten, done: index + 1, total: threads.length }))
+            Effect.map((step): ReencryptProgress => ({ thread_id, ...step, done: index + 1, total: threads.length }))
           )
         )
       )

@@ -89,6 +89,18 @@ describe("examples/", () => {
     expect(output).toMatch(/the fork's parent is [0-9a-f-]{36}, the checkpoint it was made from/)
   }, 60_000)
 
+  it("encryption-kms: data keys wrapped by a KMS; dropping a tenant's key shreds its threads", async () => {
+    const output = await run("encryption-kms.ts")
+    expect(output).toContain(`acme/ticket-1    ai    Noted: "Where is my rocket?"`)
+    expect(output).toContain(`globex/ticket-7  ai    Noted: "Is the device ready?"`)
+    expect(output).toContain(
+      `without globex's key, acme/ticket-1: still reads; last message: Noted: "Where is my rocket?"`
+    )
+    expect(output).toMatch(
+      /without globex's key, globex\/ticket-7: CorruptedCheckpoint: checkpoint [0-9a-f-]{36} of thread "globex\/ticket-7" cannot be read: .* sealed under the key "globex", which the keyring does not hold/
+    )
+  }, 60_000)
+
   for (const where of ["PGlite", "PostgreSQL"] as const) {
     it(`effect-app: layers, a Stream over history and typed errors, on ${where}`, async () => {
       const output = await run("effect-app.ts", [], where === "PGlite" ? {} : { DATABASE_URL: database.url })

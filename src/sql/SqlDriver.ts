@@ -21,6 +21,7 @@
 import { Context, Effect, Option, Stream } from "effect"
 import { SqlClient, SqlError } from "effect/sql"
 import type { Location } from "../Checkpoint.ts"
+import { StorageFailure } from "../CheckpointError.ts"
 import * as Retry from "../Retry.ts"
 import * as Sharing from "../Sharing.ts"
 import type {
@@ -472,28 +473,62 @@ CROSS JOIN (
 ) cw
 CROSS JOIN (SELECT array_agg(hash) AS hashes, array_agg(blob) AS blobs FROM ${t.pieces} WHERE thread_id = $1) p`,
 
+  // Rows are updated in place, never deleted and inserted again: a put
+  // waiting for the thread then finds its parent as before. Rows the new
+  // set lacks (a replaced copy's, pieces given new addresses) go.
   writeThread: `
-WITH checkpoints AS (
+WITH c (checkpoint_ns, checkpoint_id, parent, checkpoint, metadata) AS (
+    SELECT * FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
+  ),
+  b (checkpoint_ns, channel, version, type, blob, base, keep) AS (
+    SELECT * FROM unnest($8::text[], $9::text[], $10::text[], $11::text[], $12::bytea[], $13::text[], $14::int4[])
+  ),
+  w (checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob) AS (
+    SELECT * FROM unnest($15::text[], $16::text[], $17::text[], $18::text[], $19::int4[], $20::text[], $21::text[], $22::bytea[])
+  ),
+  p (hash, blob) AS (SELECT * FROM unnest($23::bytea[], $24::bytea[])),
+  checkpoints AS (
     INSERT INTO ${t.checkpoints} (${columns})
-    SELECT $1, c.checkpoint_ns, c.checkpoint_id, NULLIF(c.parent, ''), c.checkpoint::jsonb, c.metadata::jsonb
-    FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
-      AS c (checkpoint_ns, checkpoint_id, parent, checkpoint, metadata)
+    SELECT $1, c.checkpoint_ns, c.checkpoint_id, NULLIF(c.parent, ''), c.checkpoint::jsonb, c.metadata::jsonb FROM c
+    ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET parent_checkpoint_id = EXCLUDED.parent_checkpoint_id,
+      checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata
   ),
   blobs AS (
     INSERT INTO ${t.blobs} (thread_id, checkpoint_ns, channel, version, type, blob, base, keep)
     SELECT $1, b.checkpoint_ns, b.channel, b.version, b.type, CASE WHEN b.type = 'empty' THEN NULL ELSE b.blob END,
       NULLIF(b.base, ''), CASE WHEN b.base = '' THEN NULL ELSE b.keep END
-    FROM unnest($8::text[], $9::text[], $10::text[], $11::text[], $12::bytea[], $13::text[], $14::int4[])
-      AS b (checkpoint_ns, channel, version, type, blob, base, keep)
+    FROM b
+    ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO UPDATE SET type = EXCLUDED.type, blob = EXCLUDED.blob,
+      base = EXCLUDED.base, keep = EXCLUDED.keep
   ),
   writes AS (
     INSERT INTO ${t.writes} (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
-    SELECT $1, w.checkpoint_ns, w.checkpoint_id, w.task_id, w.task_path, w.idx, w.channel, w.type, w.blob
-    FROM unnest($15::text[], $16::text[], $17::text[], $18::text[], $19::int4[], $20::text[], $21::text[], $22::bytea[])
-      AS w (checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
+    SELECT $1, w.checkpoint_ns, w.checkpoint_id, w.task_id, w.task_path, w.idx, w.channel, w.type, w.blob FROM w
+    ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET task_path = EXCLUDED.task_path,
+      channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob
   ),
   pieces AS (
-    INSERT INTO ${t.pieces} (thread_id, hash, blob) SELECT $1, p.hash, p.blob FROM unnest($23::bytea[], $24::bytea[]) AS p (hash, blob)
+    INSERT INTO ${t.pieces} (thread_id, hash, blob) SELECT $1, p.hash, p.blob FROM p
+    ON CONFLICT (thread_id, hash) DO UPDATE SET blob = EXCLUDED.blob
+  ),
+  stale_checkpoints AS (
+    DELETE FROM ${t.checkpoints} x WHERE x.thread_id = $1 AND NOT EXISTS (
+      SELECT 1 FROM c WHERE c.checkpoint_ns = x.checkpoint_ns AND c.checkpoint_id = x.checkpoint_id
+    )
+  ),
+  stale_blobs AS (
+    DELETE FROM ${t.blobs} x WHERE x.thread_id = $1 AND NOT EXISTS (
+      SELECT 1 FROM b WHERE b.checkpoint_ns = x.checkpoint_ns AND b.channel = x.channel AND b.version = x.version
+    )
+  ),
+  stale_writes AS (
+    DELETE FROM ${t.writes} x WHERE x.thread_id = $1 AND NOT EXISTS (
+      SELECT 1 FROM w WHERE w.checkpoint_ns = x.checkpoint_ns AND w.checkpoint_id = x.checkpoint_id
+        AND w.task_id = x.task_id AND w.idx = x.idx
+    )
+  ),
+  stale_pieces AS (
+    DELETE FROM ${t.pieces} x WHERE x.thread_id = $1 AND NOT EXISTS (SELECT 1 FROM p WHERE p.hash = x.hash)
   )
 INSERT INTO ${t.threads} (thread_id, last_activity) VALUES ($1, $2)
 ON CONFLICT (thread_id) DO UPDATE SET last_activity = EXCLUDED.last_activity`,
@@ -836,9 +871,7 @@ export const make = Effect.fnUntraced(function*(tables: Tables, options: SqlDriv
       ),
 
     writeThread: (rows) =>
-      driver.exclusive(
-        rows.thread_id,
-        run("deleteThread", q.deleteThread, [rows.thread_id]).pipe(Effect.andThen(run("writeThread", q.writeThread, [
+      run("writeThread", q.writeThread, [
         rows.thread_id,
         rows.last_activity,
         rows.checkpoints.map((c) => c.checkpoint_ns),
@@ -863,16 +896,40 @@ export const make = Effect.fnUntraced(function*(tables: Tables, options: SqlDriv
         rows.writes.map((w) => w.bytes),
         rows.pieces.map((p) => p.hash),
         rows.pieces.map((p) => p.bytes)
-      ])))
-      ).pipe(Effect.asVoid),
+      ]).pipe(Effect.asVoid),
 
-    exclusive: (thread_id, effect) =>
-      sql.withTransaction(
+    exclusive: (thread_id, effect) => {
+      const transaction = sql.withTransaction(
         run("lockThread", q.lockThread, [thread_id]).pipe(
           Effect.andThen(effect),
           Effect.provideService(OwnTransaction, true)
         )
-      ).pipe(Effect.mapError((error) => SqlError.isSqlError(error) ? Retry.failure("exclusive", error) : error))
+      )
+      // Run again whole on a retryable failure (a 40001 of one of its
+      // statements or of COMMIT), unless it joins a transaction already open:
+      // then the outer one decides. Its work reads before it writes, so a
+      // second run redoes it from what is stored then.
+      const retried = transaction.pipe(
+        Effect.map((value) => ({ ok: true as const, value })),
+        Effect.catch((error) => {
+          if (SqlError.isSqlError(error)) return Effect.fail(error)
+          return error instanceof StorageFailure && error.retryable && SqlError.isSqlError(error.cause)
+            ? Effect.fail(error.cause)
+            : Effect.succeed({ ok: false as const, error })
+        }),
+        Retry.retrying("exclusive", policy),
+        Effect.flatMap((outcome) => outcome.ok ? Effect.succeed(outcome.value) : Effect.fail(outcome.error))
+      )
+      return Effect.flatMap(
+        Effect.serviceOption(sql.transactionService),
+        (open) =>
+          Option.isSome(open)
+            ? transaction.pipe(
+              Effect.mapError((error) => SqlError.isSqlError(error) ? Retry.failure("exclusive", error) : error)
+            )
+            : retried
+      )
+    }
   }
   return driver
 })
