@@ -98,6 +98,17 @@ const NONCE_BYTES = 12
 const TAG_BYTES = 16
 const KEY_BYTES = 32
 
+/** Nonces come from a pool of random bytes refilled 4 KiB at a time: a call into OpenSSL per seal costs more than the seal. */
+const noncePool = { bytes: new Uint8Array(0), at: 0 }
+
+const nonce = (): Uint8Array => {
+  if (noncePool.at + NONCE_BYTES > noncePool.bytes.byteLength) {
+    noncePool.bytes = randomBytes(4096)
+    noncePool.at = 0
+  }
+  return noncePool.bytes.subarray(noncePool.at, noncePool.at += NONCE_BYTES)
+}
+
 /**
  * AES-256-GCM under a 32-byte key: a random 96-bit nonce per seal (output:
  * nonce, ciphertext, tag), and HMAC-SHA-256 under a key derived with HKDF
@@ -113,10 +124,10 @@ export const aes256gcm = (key: Uint8Array): DataKey => {
   )
   return {
     seal: (plaintext, aad) => {
-      const nonce = randomBytes(NONCE_BYTES)
-      const cipher = createCipheriv("aes-256-gcm", secret, nonce)
+      const iv = nonce()
+      const cipher = createCipheriv("aes-256-gcm", secret, iv)
       cipher.setAAD(aad)
-      return Buffer.concat([nonce, cipher.update(plaintext), cipher.final(), cipher.getAuthTag()])
+      return Buffer.concat([iv, cipher.update(plaintext), cipher.final(), cipher.getAuthTag()])
     },
     open: (sealed, aad) => {
       if (sealed.byteLength < NONCE_BYTES + TAG_BYTES) return undefined

@@ -11,10 +11,12 @@ import { MemorySaver } from "@langchain/langgraph-checkpoint"
 import { Effect, type Layer } from "effect"
 import { afterAll, beforeAll } from "vitest"
 import * as Cockroach from "../src/cockroach.ts"
-import { CheckpointStorage, EffectCheckpointSaver } from "../src/index.ts"
+import { CheckpointStorage, EffectCheckpointSaver, Encryption } from "../src/index.ts"
 import * as Pglite from "../src/pglite.ts"
 import * as Postgres from "../src/postgres.ts"
 import { check, type ContractReport, operations, runContract, runContractOnLayer } from "../src/testing/index.ts"
+import { names } from "../src/testing/Operations.ts"
+import { keyOf } from "./scenarios/encryption.ts"
 import { cockroachSuite } from "./support/cockroach.ts"
 import { createDatabase } from "./support/databases.ts"
 
@@ -27,9 +29,32 @@ let schemas = 0
 /** Each sequence gets empty tables: a schema of its own. */
 const freshSchema = () => `contract_${process.pid}_${++schemas}`
 
+/**
+ * Encryption on: the keys the contract filters on are plaintext metadata;
+ * every other key, and every value, write and piece, is sealed.
+ */
+const encrypted = {
+  encryption: {
+    keys: { k1: keyOf(1), k2: keyOf(2) },
+    primary: "k2",
+    plaintextMetadata: [...Encryption.defaultPlaintextMetadata, ...names.metadataKeys]
+  }
+}
+
 describe("runContract", () => {
   it("memory driver", async () => {
     passes(await runContractOnLayer({ name: "memory", layer: CheckpointStorage.layerMemory, runs: runs(100) }))
+  }, 120_000)
+
+  it("memory driver, encrypted", async () => {
+    passes(
+      await runContract({
+        name: "memory, encrypted",
+        create: () => EffectCheckpointSaver.fromLayer(CheckpointStorage.layerMemory, encrypted),
+        destroy: (saver) => saver.close(),
+        runs: runs(50)
+      })
+    )
   }, 120_000)
 
   describe("SQL drivers", () => {
@@ -52,11 +77,11 @@ describe("runContract", () => {
 
     /** The contract on `count` sequences, each over a saver with tables of its own. */
     const sqlContract =
-      (name: string, count: number, layer: (schema: string) => CheckpointStorageLayer) => async () => {
+      (name: string, count: number, layer: (schema: string) => CheckpointStorageLayer, options = {}) => async () => {
         passes(
           await runContract({
             name,
-            create: () => EffectCheckpointSaver.fromLayer(layer(freshSchema())),
+            create: () => EffectCheckpointSaver.fromLayer(layer(freshSchema()), options),
             destroy: (saver) => saver.close(),
             runs: runs(count)
           })
@@ -83,6 +108,12 @@ describe("runContract", () => {
     )
 
     it("PGlite", sqlContract("pglite", 15, (schema) => Pglite.layer({ pglite, schema })), 300_000)
+
+    it(
+      "PGlite, encrypted",
+      sqlContract("pglite, encrypted", 10, (schema) => Pglite.layer({ pglite, schema }), encrypted),
+      300_000
+    )
   })
 
   it("finds LangGraph's MemorySaver failing on a Uint8Array pending write, and replays it", async () => {
