@@ -2,7 +2,7 @@
  * `npm run test:cockroach`: everything the CockroachDB dialect must pass —
  * the validation suite, graph scenarios, storage and lifecycle scenarios,
  * concurrent migrations, real serialization conflicts, the contract kit,
- * thread expiry and structural sharing — on the cluster in COCKROACH_URL, or
+ * thread expiry, structural sharing and encryption at rest — on the cluster in COCKROACH_URL, or
  * without one on PostgreSQL in SERIALIZABLE mode through the same
  * `cockroachdb://` code path. The first line says which.
  */
@@ -27,7 +27,9 @@ const files = [
   "test/lifecycle.test.ts",
   "test/contract.test.ts",
   "test/sharing.test.ts",
-  "test/revival.test.ts"
+  "test/revival.test.ts",
+  "test/encryption.test.ts",
+  "test/encryption.suites.test.ts"
 ]
 const vitest = join(import.meta.dirname, "../node_modules/vitest/vitest.mjs")
 // Only the tests of the CockroachDB dialect: every suite names it.
