@@ -386,28 +386,29 @@ export const make = Effect.fnUntraced(function*() {
     return tuple
   })
 
-  const openedPieces = new WeakMap<ReadonlyMap<string, Uint8Array>, Pieces & { readonly sealed: Set<string> }>()
+  /** Opened pieces, and which were sealed (authenticated) or stored plain (checked against their hash). */
+  type Opened = Pieces & {
+    readonly sealed: ReadonlyMap<string, Uint8Array>
+    readonly plain: ReadonlyMap<string, Uint8Array>
+  }
+  const openedPieces = new WeakMap<ReadonlyMap<string, Uint8Array>, Opened>()
 
   /** The pieces read with a page (the same map for each of its checkpoints), opened once. */
-  const openPieces = (pieces: ReadonlyMap<string, Uint8Array>, tally: Tally) => {
-    if (sealing === undefined) return { readable: pieces, unreadable: noPieces.unreadable, sealed: new Set<string>() }
+  const openPieces = (pieces: ReadonlyMap<string, Uint8Array>, tally: Tally): Opened => {
+    if (sealing === undefined) return { ...noPieces, readable: pieces, sealed: noPieces.readable, plain: pieces }
     let found = openedPieces.get(pieces)
     if (found === undefined) {
       const { plain, sealed, unreadable } = sealing.openPieces(pieces, tally)
-      found = { readable: new Map([...sealed, ...plain]), unreadable, sealed: new Set(sealed.keys()) }
+      found = { readable: plain.size === 0 ? sealed : new Map([...sealed, ...plain]), unreadable, sealed, plain }
       openedPieces.set(pieces, found)
     }
     return found
   }
 
   /** Keeps what a read brought for the next: pieces that opened, or that match their plain hash. */
-  const keepRead = (pieces: ReturnType<typeof openPieces>) => {
-    if (pieces.sealed.size === 0) return sharing.keepRead(pieces.readable)
-    const sealed = new Map<string, Uint8Array>()
-    const plain = new Map<string, Uint8Array>()
-    for (const [key, bytes] of pieces.readable) (pieces.sealed.has(key) ? sealed : plain).set(key, bytes)
-    sharing.keepRead(sealed, true)
-    sharing.keepRead(plain)
+  const keepRead = (pieces: Opened) => {
+    sharing.keepRead(pieces.sealed, true)
+    sharing.keepRead(pieces.plain)
   }
 
   const openWrites = (place: Sealing.WritePlace, writes: ReadonlyArray<WriteRow>, tally: Tally) =>

@@ -134,6 +134,8 @@ export interface ThreadKey {
 
 /** Thread keys kept per process (each costs a derivation). */
 const KEPT_THREAD_KEYS = 1000
+/** Pieces sealed lately, kept to be sent again without sealing them again. */
+const KEPT_SEALED_PIECES = 256
 
 /**
  * The sealing of one storage service over the `Encryption` service.
@@ -292,10 +294,21 @@ export const make = (encryption: Encryption["Service"]) => {
     return typeof opened === "string" ? opened : { ...write, type: opened.type, bytes: opened.bytes! }
   }
 
-  const sealPiece = (key: ThreadKey, piece: Piece): Piece => ({
-    hash: piece.hash,
-    bytes: seal(key, piece.bytes, piecePlace(Sharing.pieceKey(piece.hash)))
-  })
+  // A new message's piece goes out twice (with its pending write, then with
+  // the checkpoint): sealed once. Any sealing of a piece opens the same.
+  const sealedPieces = new Map<string, Uint8Array>()
+
+  const sealPiece = (key: ThreadKey, piece: Piece): Piece => {
+    const address = Sharing.pieceKey(piece.hash)
+    const known = `${key.id} ${address}`
+    let bytes = sealedPieces.get(known)
+    if (bytes === undefined) {
+      bytes = seal(key, piece.bytes, piecePlace(address))
+      sealedPieces.set(known, bytes)
+      if (sealedPieces.size > KEPT_SEALED_PIECES) sealedPieces.delete(sealedPieces.keys().next().value!)
+    }
+    return { hash: piece.hash, bytes }
+  }
 
   /**
    * The pieces read with some rows, opened: those that open (`sealed`),
@@ -396,37 +409,41 @@ export const make = (encryption: Encryption["Service"]) => {
       moved.set(from, to)
       pieces.push(sealPiece(key, { hash: Buffer.from(to, "latin1"), bytes }))
     }
-    const relist = (bytes: Uint8Array): Uint8Array | string => {
+    /** An opened value for its new place: a list's hashes become its pieces' new addresses. */
+    const move = <A extends { readonly type: string; readonly bytes: Uint8Array | undefined }>(
+      opened: A | string
+    ): A | string => {
+      if (typeof opened === "string" || opened.type !== Sharing.SHARED || opened.bytes === undefined) return opened
       const keys: Array<string> = []
-      for (const from of Sharing.references({ type: Sharing.SHARED, bytes })) {
+      for (const from of Sharing.references(opened)) {
         const to = moved.get(from)
-        if (to === undefined) return "a piece it refers to is missing"
+        if (to === undefined) return "refers to a piece that is missing"
         keys.push(to)
       }
-      return Buffer.from(keys.join(""), "latin1")
+      return { ...opened, bytes: Buffer.from(keys.join(""), "latin1") }
     }
     const blobs: Array<ThreadRows["blobs"][number]> = []
     for (const blob of rows.blobs) {
-      const opened = openValue(blob, (type) => blobPlace(rows.thread_id, blob.checkpoint_ns, blob, type), tally)
-      const bytes = typeof opened === "string" || opened.type !== Sharing.SHARED || opened.bytes === undefined
-        ? opened
-        : relist(opened.bytes)
-      if (typeof bytes === "string" || typeof opened === "string") {
-        return `the value of channel "${blob.channel}" at version ${blob.version} ${bytes as string}`
+      const opened = move(
+        openValue(blob, (type) => blobPlace(rows.thread_id, blob.checkpoint_ns, blob, type), tally)
+      )
+      if (typeof opened === "string") {
+        return `the value of channel "${blob.channel}" at version ${blob.version} ${opened}`
       }
-      const plain = { ...blob, type: opened.type, bytes: bytes instanceof Uint8Array ? bytes : opened.bytes }
-      blobs.push({ ...sealBlob(key, target, blob.checkpoint_ns, plain), checkpoint_ns: blob.checkpoint_ns })
+      blobs.push({
+        ...sealBlob(key, target, blob.checkpoint_ns, { ...blob, ...opened }),
+        checkpoint_ns: blob.checkpoint_ns
+      })
     }
     const writes: Array<ThreadRows["writes"][number]> = []
     for (const write of rows.writes) {
-      const opened = openWrite({ ...write, thread_id: rows.thread_id }, write, tally)
-      const bytes = typeof opened === "string" || opened.type !== Sharing.SHARED ? opened : relist(opened.bytes)
-      if (typeof bytes === "string" || typeof opened === "string") {
-        return `write ${write.idx} of task ${write.task_id} on checkpoint ${write.checkpoint_id} ${bytes as string}`
+      const opened = move(openWrite({ ...write, thread_id: rows.thread_id }, write, tally))
+      if (typeof opened === "string") {
+        return `write ${write.idx} of task ${write.task_id} on checkpoint ${write.checkpoint_id} ${opened}`
       }
-      const plain = { ...opened, bytes: bytes instanceof Uint8Array ? bytes : opened.bytes }
+      const at = { ...write, thread_id: target }
       writes.push({
-        ...sealWrite(key, { ...write, thread_id: target }, plain),
+        ...sealWrite(key, at, opened),
         checkpoint_ns: write.checkpoint_ns,
         checkpoint_id: write.checkpoint_id
       })

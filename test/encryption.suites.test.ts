@@ -55,7 +55,7 @@ const clear = (saver: EffectCheckpointSaver) =>
     for (const thread of threads) await saver.deleteThread(thread)
   })()
 
-for (const name of ["memory", "pglite"] as const) {
+for (const name of ["memory", "postgres", "pglite"] as const) {
   const initializer = {
     checkpointerName: `EffectCheckpointSaver (${name}, encrypted)`,
     createCheckpointer: savers[name],
