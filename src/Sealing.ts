@@ -239,19 +239,20 @@ export const make = (encryption: Encryption["Service"]) => {
     tally: Tally
   ): { readonly type: string; readonly bytes: Uint8Array | undefined } | string => {
     // LangGraph's own savers mark a channel without a value with an `empty` row: nothing to seal.
-    if (stored.bytes === undefined || stored.type === "empty") return stored
+    if (stored.type === "empty") return stored
     if (!isSealed(stored.type)) {
       if (!allowPlaintext) return "is not encrypted (allowPlaintext is off)"
       tally.plaintext++
       return stored
     }
+    if (stored.bytes === undefined) return "has lost its ciphertext"
     const type = stored.type.slice(0, -SUFFIX.length)
     const opened = type === Sharing.SHARED ? openList(stored.bytes, at(type)) : open(stored.bytes, at(type))
     return typeof opened === "string" ? opened : { type, bytes: opened }
   }
 
   const sealBlob = (key: ThreadKey, thread_id: string, checkpoint_ns: string, blob: BlobRow): BlobRow =>
-    blob.bytes === undefined ? blob : {
+    blob.bytes === undefined || blob.type === "empty" ? blob : {
       ...blob,
       ...sealValue(key, blob.type, blob.bytes, blobPlace(thread_id, checkpoint_ns, blob, blob.type))
     }

@@ -313,6 +313,18 @@ describe("tampering (direct SQL on PostgreSQL)", () => {
     })
   }
 
+  it("a channel value emptied (no bytes), sealed type or not, is CorruptedCheckpoint", async () => {
+    for (const [type, detail] of [["shared-json/1+sealed", "has lost its ciphertext"], ["bytes", "is not encrypted"]]) {
+      const { checkpoints, thread_id } = await conversation()
+      const latest = checkpoints.at(-1)!
+      await client.query(
+        "UPDATE checkpoint_blobs SET type = $3, blob = NULL WHERE thread_id = $1 AND channel = 'messages' AND version = $2",
+        [thread_id, latest.messages, type]
+      )
+      await expectUnreadable(thread_id, latest.checkpoint_id, checkpoints[0]!.checkpoint_id, detail!)
+    }
+  })
+
   it("a channel value moved to another version of its channel is CorruptedCheckpoint", async () => {
     const { checkpoints, thread_id } = await conversation()
     const latest = checkpoints.at(-1)!
