@@ -102,7 +102,7 @@ const lastSpecialWrites = (writes: ReadonlyArray<readonly [string, unknown]>) =>
       : [[channel, value, index] as const]
   )
 
-const corrupted = (place: Sealing.WritePlace, detail: string) =>
+const corrupted = (place: Sealing.CheckpointPlace, detail: string) =>
   new CorruptedCheckpoint({
     thread_id: place.thread_id,
     checkpoint_ns: place.checkpoint_ns,
@@ -210,7 +210,7 @@ export const make = Effect.fnUntraced(function*() {
 
   /** A task's writes against a checkpoint as rows, with the pieces their shared lists need. */
   const encodeWrites = Effect.fnUntraced(function*(
-    checkpoint: Sealing.WritePlace,
+    checkpoint: Sealing.CheckpointPlace,
     writes: ReadonlyArray<readonly [string, unknown]>,
     task: { readonly task_id: string; readonly task_path: string }
   ) {
@@ -411,7 +411,7 @@ export const make = Effect.fnUntraced(function*() {
     sharing.keepRead(pieces.plain)
   }
 
-  const openWrites = (place: Sealing.WritePlace, writes: ReadonlyArray<WriteRow>, tally: Tally) =>
+  const openWrites = (place: Sealing.CheckpointPlace, writes: ReadonlyArray<WriteRow>, tally: Tally) =>
     Effect.forEach(writes, (write) => {
       const opened = sealing === undefined ? write : sealing.openWrite(place, write, tally)
       return typeof opened === "string"

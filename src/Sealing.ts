@@ -74,17 +74,17 @@ const blobPlace = (
   )
 
 /**
- * Where a pending write is stored.
+ * A checkpoint's place: where its metadata and pending writes belong.
  *
  * @since 0.1.0
  */
-export interface WritePlace {
+export interface CheckpointPlace {
   readonly thread_id: string
   readonly checkpoint_ns: string
   readonly checkpoint_id: string
 }
 
-const writePlace = (at: WritePlace, write: Omit<WriteRow, "bytes" | "type">, type: string) =>
+const writePlace = (at: CheckpointPlace, write: Omit<WriteRow, "bytes" | "type">, type: string) =>
   place(
     "write",
     at.thread_id,
@@ -285,12 +285,12 @@ export const make = (encryption: Encryption["Service"]) => {
     return typeof base === "string" ? base : { ...blob, ...opened, base }
   }
 
-  const sealWrite = (key: ThreadKey, at: WritePlace, write: WriteRow): WriteRow => ({
+  const sealWrite = (key: ThreadKey, at: CheckpointPlace, write: WriteRow): WriteRow => ({
     ...write,
     ...sealValue(key, write.type, write.bytes, writePlace(at, write, write.type))
   })
 
-  const openWrite = (at: WritePlace, write: WriteRow, tally: Tally): WriteRow | string => {
+  const openWrite = (at: CheckpointPlace, write: WriteRow, tally: Tally): WriteRow | string => {
     const opened = openValue(write, (type) => writePlace(at, write, type), tally)
     return typeof opened === "string" ? opened : { ...write, type: opened.type, bytes: opened.bytes! }
   }
