@@ -125,8 +125,14 @@ interface Base {
   readonly base: Base | undefined
 }
 
-/** How many bases deep a list may be. */
-const DEPTH = 2
+/**
+ * How many bases deep a list may be: a list may extend a base, which may
+ * extend one more. Readers follow this many (the SQL driver's projection,
+ * the decoder, what `remove` keeps), so a deeper chain reads as damaged.
+ *
+ * @since 0.1.0
+ */
+export const BASE_DEPTH = 2
 
 /** The bases of a list, nearest first. */
 const chainOf = (base: Base | undefined): Array<Base> => base === undefined ? [] : [base, ...chainOf(base.base)]
@@ -318,7 +324,7 @@ const entriesOf = (
   const own = unpackHashes(row.bytes ?? new Uint8Array())
   if (own === undefined) return "its list is not a whole number of hashes"
   if (row.base === undefined) return own
-  if (depth === DEPTH) return "its bases are deeper than this library writes"
+  if (depth === BASE_DEPTH) return "its bases are deeper than this library writes"
   const base = row.base.list === undefined
     ? undefined
     : entriesOf({ bytes: row.base.list, base: row.base.base }, depth + 1)
@@ -453,7 +459,7 @@ export const make = (dumpJson: ((value: unknown) => Uint8Array) | undefined) => 
     for (const candidate of candidates) {
       agreed = Math.min(agreed, candidate.keep)
       const depth = chainOf(candidate.base).length + 1
-      const fits = depth <= DEPTH && agreed > 0 && n - agreed <= limits[depth]!
+      const fits = depth <= BASE_DEPTH && agreed > 0 && n - agreed <= limits[depth]!
       if (fits && (base === undefined || agreed > keep)) {
         base = candidate
         keep = agreed

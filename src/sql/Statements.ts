@@ -1,0 +1,659 @@
+/**
+ * Every statement the SQL driver runs, built once per set of tables, each
+ * with the parameters it takes and what its rows mean. A statement's text
+ * names its parameters and numbers them itself, so nobody counts `$1…$24`;
+ * values are encoded for the database here (JSON as text, `jsonb` through
+ * `Jsonb`, "" and -1 for none inside arrays).
+ *
+ * Every statement is written in the subset PostgreSQL, PGlite and
+ * CockroachDB all accept (see `Dialect`). The wide reads' `SELECT` lists and
+ * decoders are in `Projection`.
+ *
+ * @since 0.1.0
+ */
+import { Option } from "effect"
+import type { Location } from "../Checkpoint.ts"
+import * as Sharing from "../Sharing.ts"
+import type {
+  BlobRow,
+  CheckpointRow,
+  IndexEntry,
+  ListSelection,
+  Piece,
+  PutOutcome,
+  PutShared,
+  ThreadRows,
+  WriteRow
+} from "../StorageDriver.ts"
+import * as Jsonb from "./Jsonb.ts"
+import {
+  hashesOf,
+  listTypes,
+  threadProjection,
+  type ThreadRow,
+  toStoredPage,
+  toThreadRows,
+  tupleProjection,
+  type TupleRow
+} from "./Projection.ts"
+import type { Tables } from "./Tables.ts"
+
+/**
+ * A statement: its text, its parameters from a named input, and what the
+ * rows it returns mean.
+ *
+ * @since 0.1.0
+ */
+export interface Statement<Input, Row extends object, Output> {
+  readonly text: string
+  /** The parameters for `input`, in the order the text numbers them. */
+  readonly params: (input: Input) => ReadonlyArray<unknown>
+  readonly decode: (rows: ReadonlyArray<Row>, input: Input) => Output
+}
+
+/**
+ * A statement from its parts. `params` gives the values it takes, by name;
+ * `text` refers to each as `${param.name}`, which gives a name its `$n` the
+ * first time the text uses it. Without `decode`, the rows are ignored.
+ */
+const statement = <Input, Params extends object, Row extends object = never, Output = void>(parts: {
+  readonly params: (input: Input) => Params
+  readonly text: (param: { readonly [K in keyof Params]: string }) => string
+  readonly decode?: (rows: ReadonlyArray<Row>, input: Input) => Output
+}): Statement<Input, Row, Output> => {
+  const names: Array<keyof Params> = []
+  const placeholders = new Proxy({}, {
+    get: (_, name) => {
+      if (typeof name !== "string") return undefined
+      const at = names.indexOf(name as keyof Params)
+      return `$${at === -1 ? names.push(name as keyof Params) : at + 1}`
+    }
+  }) as { readonly [K in keyof Params]: string }
+  return {
+    text: parts.text(placeholders),
+    params: (input) => {
+      const values = parts.params(input)
+      return names.map((name) => values[name])
+    },
+    decode: parts.decode ?? (() => undefined as Output)
+  }
+}
+
+/** A checkpoint, by its full address. */
+type CheckpointAddress = Location & { readonly checkpoint_id: string }
+
+const ofThread = (input: { readonly thread_id: string }) => input
+
+const emptyBytes = new Uint8Array(0)
+
+/** Blobs as the parallel arrays `unnest` takes ("" and -1 for no base: an array of only nulls has no type). */
+const blobArrays = (blobs: ReadonlyArray<BlobRow>) => ({
+  blob_channels: blobs.map((blob) => blob.channel),
+  blob_versions: blobs.map((blob) => blob.version),
+  blob_types: blobs.map((blob) => blob.type),
+  blob_values: blobs.map((blob) => blob.bytes ?? emptyBytes),
+  blob_bases: blobs.map((blob) => blob.base?.version ?? ""),
+  blob_keeps: blobs.map((blob) => blob.base?.keep ?? -1)
+})
+
+/** Writes as the parallel arrays `unnest` takes. */
+const writeArrays = (writes: ReadonlyArray<WriteRow>) => ({
+  write_idxs: writes.map((write) => write.idx),
+  write_channels: writes.map((write) => write.channel),
+  write_types: writes.map((write) => write.type),
+  write_values: writes.map((write) => write.bytes)
+})
+
+/** Pieces as the parallel arrays `unnest` takes. */
+const pieceArrays = (pieces: ReadonlyArray<Piece>) => ({
+  piece_hashes: pieces.map((piece) => piece.hash),
+  piece_values: pieces.map((piece) => piece.bytes)
+})
+
+/** The metadata filter of a `list` as one `jsonb` object. */
+const metadataFilter = (filter: ListSelection["filter"]) =>
+  Jsonb.encode(`{${filter.map(([key, json]) => `${JSON.stringify(key)}:${json}`).join(",")}}`)
+
+const columns = "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata"
+const newestFirst = "page.checkpoint_id DESC, page.thread_id, page.checkpoint_ns"
+
+/**
+ * `remove`'s CTEs of the blobs it keeps, by depth: at 0 (`direct`) those the
+ * remaining checkpoints reference, then at each depth the bases the level
+ * above extends, down to `Sharing.BASE_DEPTH`.
+ */
+const keptAt = (depth: number) => depth === 0 ? "direct" : `bases_${depth}`
+const keptDepths = Array.from({ length: Sharing.BASE_DEPTH + 1 }, (_, depth) => depth)
+
+/**
+ * Every statement the driver runs, built once per set of tables.
+ *
+ * @since 0.1.0
+ */
+export const statements = (t: Tables) => {
+  /** One page of `list`: the rows after `after` (the previous page's last), at most `limit`. */
+  const list = (everyThread: boolean) =>
+    statement({
+      params: ({ selection, after, limit }: {
+        readonly selection: ListSelection
+        readonly after: CheckpointRow | undefined
+        readonly limit: number
+      }) => ({
+        thread_id: selection.thread_id ?? null,
+        checkpoint_ns: selection.checkpoint_ns ?? null,
+        checkpoint_id: selection.checkpoint_id ?? null,
+        before: selection.before ?? null,
+        filter: metadataFilter(selection.filter),
+        limit,
+        after_checkpoint_id: after?.checkpoint_id ?? null,
+        after_thread_id: after?.thread_id ?? null,
+        after_checkpoint_ns: after?.checkpoint_ns ?? null
+      }),
+      text: (param) => `
+WITH page AS (
+  SELECT ${columns} FROM ${t.checkpoints} cp
+  WHERE ${everyThread ? `${param.thread_id}::text IS NULL` : `cp.thread_id = ${param.thread_id}`}
+    AND (${param.checkpoint_ns}::text IS NULL OR cp.checkpoint_ns = ${param.checkpoint_ns})
+    AND (${param.checkpoint_id}::text IS NULL OR cp.checkpoint_id = ${param.checkpoint_id})
+    AND (${param.before}::text IS NULL OR cp.checkpoint_id < ${param.before})
+    AND NOT EXISTS (
+      SELECT 1 FROM jsonb_each(${param.filter}::jsonb) AS f
+      WHERE (cp.metadata -> f.key) IS DISTINCT FROM f.value
+    )
+    AND (${param.after_checkpoint_id}::text IS NULL
+      OR (cp.checkpoint_id, ${param.after_thread_id}::text, ${param.after_checkpoint_ns}::text)
+        < (${param.after_checkpoint_id}, cp.thread_id, cp.checkpoint_ns))
+  ORDER BY cp.checkpoint_id DESC, cp.thread_id, cp.checkpoint_ns
+  LIMIT ${param.limit}
+)${tupleProjection(t, newestFirst)}`,
+      decode: (rows: ReadonlyArray<TupleRow>) => toStoredPage(rows)
+    })
+
+  // The parent chain of the target, nearest first. `remaining` holds the
+  // channels not yet seeded above a row; the walk stops once it is empty.
+  const ancestors = (latest: boolean) =>
+    statement({
+      params: (input: Location & { readonly channels: ReadonlyArray<string> }) => ({
+        thread_id: input.thread_id,
+        checkpoint_ns: input.checkpoint_ns,
+        checkpoint_id: input.checkpoint_id ?? null,
+        channels: input.channels
+      }),
+      text: (param) => `
+WITH RECURSIVE target AS (
+  SELECT thread_id, checkpoint_ns, parent_checkpoint_id FROM ${t.checkpoints}
+  WHERE thread_id = ${param.thread_id} AND checkpoint_ns = ${param.checkpoint_ns}
+    AND ${latest ? `${param.checkpoint_id}::text IS NULL` : `checkpoint_id = ${param.checkpoint_id}`}
+  ORDER BY checkpoint_id DESC LIMIT 1
+),
+page AS (
+  SELECT p.thread_id, p.checkpoint_ns, p.checkpoint_id, p.parent_checkpoint_id, p.checkpoint, p.metadata,
+    ${param.channels}::text[] AS remaining, 0 AS depth
+  FROM target
+  JOIN ${t.checkpoints} p ON p.thread_id = target.thread_id AND p.checkpoint_ns = target.checkpoint_ns
+    AND p.checkpoint_id = target.parent_checkpoint_id
+  UNION ALL
+  SELECT p.thread_id, p.checkpoint_ns, p.checkpoint_id, p.parent_checkpoint_id, p.checkpoint, p.metadata,
+    unseeded.channels, c.depth + 1
+  FROM page c
+  CROSS JOIN LATERAL (
+    SELECT ARRAY(
+      SELECT ch FROM unnest(c.remaining) AS ch
+      WHERE NOT EXISTS (
+        SELECT 1 FROM ${t.blobs} bl
+        WHERE bl.thread_id = c.thread_id AND bl.checkpoint_ns = c.checkpoint_ns AND bl.channel = ch
+          AND bl.version = c.checkpoint -> 'channel_versions' ->> ch AND bl.type <> 'empty'
+      )
+    ) AS channels
+  ) unseeded
+  JOIN ${t.checkpoints} p ON p.thread_id = c.thread_id AND p.checkpoint_ns = c.checkpoint_ns
+    AND p.checkpoint_id = c.parent_checkpoint_id
+  WHERE cardinality(unseeded.channels) > 0
+)${tupleProjection(t, "page.depth", { channels: "page.remaining" })}`,
+      decode: (rows: ReadonlyArray<TupleRow>) => toStoredPage(rows)
+    })
+
+  return {
+    // A put whose parent is gone (its thread was deleted or pruned meanwhile)
+    // writes nothing and returns no row: a slow writer cannot bring a deleted
+    // thread back half alive. The parent row is read with FOR SHARE, so a
+    // delete running at the same time is waited for and seen.
+    // The thread's row is locked first: operations that remove blobs and
+    // pieces hold it, so what this put then finds (with locking reads, which
+    // see the latest rows) stays until it commits. A put whose parent or
+    // required blobs are gone writes nothing and says which.
+    put: statement({
+      params: ({ row, blobs, shared }: {
+        readonly row: CheckpointRow
+        readonly blobs: ReadonlyArray<BlobRow>
+        readonly shared: PutShared
+      }) => ({
+        thread_id: row.thread_id,
+        checkpoint_ns: row.checkpoint_ns,
+        checkpoint_id: row.checkpoint_id,
+        parent_checkpoint_id: row.parent_checkpoint_id ?? null,
+        checkpoint: JSON.stringify(row.checkpoint),
+        metadata: Jsonb.encode(row.metadata),
+        ...blobArrays(blobs),
+        required_channels: shared.requires.map((blob) => blob.channel),
+        required_versions: shared.requires.map((blob) => blob.version),
+        ...pieceArrays(shared.pieces)
+      }),
+      text: (param) => `
+WITH locked AS (
+  SELECT count(*) AS n FROM (SELECT 1 FROM ${t.threads} WHERE thread_id = ${param.thread_id} FOR NO KEY UPDATE) th
+),
+parent AS (
+  SELECT 1 FROM ${t.checkpoints} cp, locked
+  WHERE ${param.parent_checkpoint_id}::text IS NOT NULL
+    AND cp.thread_id = ${param.thread_id} AND cp.checkpoint_ns = ${param.checkpoint_ns}
+    AND cp.checkpoint_id = ${param.parent_checkpoint_id}
+  FOR SHARE OF cp
+),
+required AS (
+  SELECT 1 FROM locked, unnest(${param.required_channels}::text[], ${param.required_versions}::text[])
+    AS r (channel, version)
+  CROSS JOIN LATERAL (
+    SELECT 1 FROM ${t.blobs} bl
+    WHERE bl.thread_id = ${param.thread_id} AND bl.checkpoint_ns = ${param.checkpoint_ns}
+      AND bl.channel = r.channel AND bl.version = r.version
+    FOR KEY SHARE
+  ) bl
+),
+allowed AS (
+  SELECT 1 AS ok FROM locked
+  WHERE (${param.parent_checkpoint_id}::text IS NULL OR EXISTS (SELECT 1 FROM parent))
+    AND (SELECT count(*) FROM required) = cardinality(${param.required_channels}::text[])
+),
+pieces AS (
+  INSERT INTO ${t.pieces} (thread_id, hash, blob)
+  SELECT ${param.thread_id}, p.hash, p.blob
+  FROM unnest(${param.piece_hashes}::bytea[], ${param.piece_values}::bytea[]) AS p (hash, blob), allowed
+  ON CONFLICT (thread_id, hash) DO NOTHING
+),
+blobs AS (
+  INSERT INTO ${t.blobs} (thread_id, checkpoint_ns, channel, version, type, blob, base, keep)
+  SELECT ${param.thread_id}, ${param.checkpoint_ns}, b.channel, b.version, b.type,
+    CASE WHEN b.type = 'empty' THEN NULL ELSE b.blob END,
+    NULLIF(b.base, ''), CASE WHEN b.base = '' THEN NULL ELSE b.keep END
+  FROM unnest(
+    ${param.blob_channels}::text[], ${param.blob_versions}::text[], ${param.blob_types}::text[],
+    ${param.blob_values}::bytea[], ${param.blob_bases}::text[], ${param.blob_keeps}::int4[]
+  ) AS b (channel, version, type, blob, base, keep), allowed
+  ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING
+),
+thread AS (
+  INSERT INTO ${t.threads} (thread_id, last_activity) SELECT ${param.thread_id}, now() FROM allowed
+  ON CONFLICT (thread_id) DO UPDATE SET last_activity = EXCLUDED.last_activity
+),
+stored AS (
+  INSERT INTO ${t.checkpoints} (${columns})
+  SELECT ${param.thread_id}, ${param.checkpoint_ns}, ${param.checkpoint_id}, ${param.parent_checkpoint_id},
+    ${param.checkpoint}::jsonb, ${param.metadata}::jsonb
+  FROM allowed
+  ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id)
+  DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata
+  RETURNING 1
+)
+SELECT CASE
+  WHEN EXISTS (SELECT 1 FROM stored) THEN 'stored'
+  WHEN ${param.parent_checkpoint_id}::text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM parent) THEN 'parent-missing'
+  ELSE 'base-missing'
+END AS outcome`,
+      decode: (rows: ReadonlyArray<{ readonly outcome: PutOutcome }>) => rows[0]?.outcome ?? "base-missing"
+    }),
+
+    // Shares the thread's lock with other writers (see put). The writes are
+    // one task's, so its id and path are the first write's.
+    putWrites: statement({
+      params: ({ checkpoint, writes, pieces }: {
+        readonly checkpoint: CheckpointAddress
+        /** Not empty. */
+        readonly writes: ReadonlyArray<WriteRow>
+        readonly pieces: ReadonlyArray<Piece>
+      }) => ({
+        thread_id: checkpoint.thread_id,
+        checkpoint_ns: checkpoint.checkpoint_ns,
+        checkpoint_id: checkpoint.checkpoint_id,
+        task_id: writes[0]!.task_id,
+        task_path: writes[0]!.task_path,
+        ...writeArrays(writes),
+        ...pieceArrays(pieces)
+      }),
+      text: (param) => `
+WITH locked AS (
+  SELECT count(*) AS n FROM (SELECT 1 FROM ${t.threads} WHERE thread_id = ${param.thread_id} FOR SHARE) th
+),
+pieces AS (
+  INSERT INTO ${t.pieces} (thread_id, hash, blob)
+  SELECT ${param.thread_id}, p.hash, p.blob
+  FROM unnest(${param.piece_hashes}::bytea[], ${param.piece_values}::bytea[]) AS p (hash, blob), locked
+  ON CONFLICT (thread_id, hash) DO NOTHING
+)
+INSERT INTO ${t.writes} (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
+SELECT ${param.thread_id}, ${param.checkpoint_ns}, ${param.checkpoint_id}, ${param.task_id}, ${param.task_path},
+  w.idx, w.channel, w.type, w.blob
+FROM unnest(
+  ${param.write_idxs}::int4[], ${param.write_channels}::text[], ${param.write_types}::text[],
+  ${param.write_values}::bytea[]
+) AS w (idx, channel, type, blob), locked
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
+DO UPDATE SET task_path = EXCLUDED.task_path, channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob
+WHERE EXCLUDED.idx < 0`
+    }),
+
+    // `known`: the hashes of the pieces the caller has, back to back.
+    getTuple: statement({
+      params: (input: CheckpointAddress & { readonly known: Uint8Array }) => input,
+      text: (param) => `
+WITH page AS (
+  SELECT ${columns} FROM ${t.checkpoints}
+  WHERE thread_id = ${param.thread_id} AND checkpoint_ns = ${param.checkpoint_ns}
+    AND checkpoint_id = ${param.checkpoint_id}
+)${tupleProjection(t, newestFirst, { known: `${param.known}::bytea` })}`,
+      decode: (rows: ReadonlyArray<TupleRow>) => Option.fromUndefinedOr(toStoredPage(rows)[0])
+    }),
+
+    getLatest: statement({
+      params: (input: Location & { readonly known: Uint8Array }) => input,
+      text: (param) => `
+WITH page AS (
+  SELECT ${columns} FROM ${t.checkpoints}
+  WHERE thread_id = ${param.thread_id} AND checkpoint_ns = ${param.checkpoint_ns}
+  ORDER BY checkpoint_id DESC LIMIT 1
+)${tupleProjection(t, newestFirst, { known: `${param.known}::bytea` })}`,
+      decode: (rows: ReadonlyArray<TupleRow>) => Option.fromUndefinedOr(toStoredPage(rows)[0])
+    }),
+
+    listAll: list(true),
+    listThread: list(false),
+
+    channelWrites: statement({
+      params: (input: CheckpointAddress & { readonly channel: string }) => input,
+      text: (param) => `
+SELECT task_id, task_path, idx, channel, type, blob FROM ${t.writes}
+WHERE thread_id = ${param.thread_id} AND checkpoint_ns = ${param.checkpoint_ns}
+  AND checkpoint_id = ${param.checkpoint_id} AND channel = ${param.channel}`,
+      decode: (rows: ReadonlyArray<Omit<WriteRow, "bytes"> & { readonly blob: Uint8Array }>) =>
+        rows.map(({ blob, ...write }): WriteRow => ({ ...write, bytes: blob }))
+    }),
+
+    ancestorsOf: ancestors(false),
+    ancestorsOfLatest: ancestors(true),
+
+    threadExists: statement({
+      params: ofThread,
+      text: (param) => `SELECT EXISTS (SELECT 1 FROM ${t.checkpoints} WHERE thread_id = ${param.thread_id}) AS present`,
+      decode: (rows: ReadonlyArray<{ readonly present: boolean }>) => rows[0]?.present === true
+    }),
+
+    threadIndex: statement({
+      params: ofThread,
+      text: (param) => `
+SELECT cp.checkpoint_ns, cp.checkpoint_id, cp.parent_checkpoint_id,
+  ARRAY(SELECT jsonb_object_keys(cp.checkpoint -> 'channel_versions')) AS channels,
+  ARRAY(
+    SELECT v.key FROM jsonb_each_text(cp.checkpoint -> 'channel_versions') AS v
+    WHERE EXISTS (
+      SELECT 1 FROM ${t.blobs} bl
+      WHERE bl.thread_id = cp.thread_id AND bl.checkpoint_ns = cp.checkpoint_ns
+        AND bl.channel = v.key AND bl.version = v.value AND bl.type <> 'empty'
+    )
+  ) AS stored,
+  ARRAY(
+    SELECT DISTINCT cw.channel FROM ${t.writes} cw
+    WHERE cw.thread_id = cp.thread_id AND cw.checkpoint_ns = cp.checkpoint_ns AND cw.checkpoint_id = cp.checkpoint_id
+  ) AS written,
+  CASE WHEN jsonb_typeof(cp.metadata -> 'run_id') = 'string' THEN cp.metadata ->> 'run_id' END AS run_id
+FROM ${t.checkpoints} cp WHERE cp.thread_id = ${param.thread_id}`,
+      decode: (
+        rows: ReadonlyArray<
+          & Omit<IndexEntry, "parent_checkpoint_id" | "run_id">
+          & { readonly parent_checkpoint_id: string | null; readonly run_id: string | null }
+        >
+      ) =>
+        rows.map((row): IndexEntry => ({
+          ...row,
+          parent_checkpoint_id: row.parent_checkpoint_id ?? undefined,
+          run_id: row.run_id === null ? undefined : Jsonb.decodeText(row.run_id)
+        }))
+    }),
+
+    // "" for no parent: an array of only nulls has no type the client can infer.
+    setParents: statement({
+      params: ({ thread_id, checkpoints }: {
+        readonly thread_id: string
+        readonly checkpoints: ReadonlyArray<
+          Pick<IndexEntry, "checkpoint_ns" | "checkpoint_id" | "parent_checkpoint_id">
+        >
+      }) => ({
+        thread_id,
+        checkpoint_namespaces: checkpoints.map((c) => c.checkpoint_ns),
+        checkpoint_ids: checkpoints.map((c) => c.checkpoint_id),
+        checkpoint_parents: checkpoints.map((c) => c.parent_checkpoint_id ?? "")
+      }),
+      text: (param) => `
+UPDATE ${t.checkpoints} cp SET parent_checkpoint_id = NULLIF(u.parent, '')
+FROM unnest(${param.checkpoint_namespaces}::text[], ${param.checkpoint_ids}::text[], ${param.checkpoint_parents}::text[])
+  AS u (checkpoint_ns, checkpoint_id, parent)
+WHERE cp.thread_id = ${param.thread_id} AND cp.checkpoint_ns = u.checkpoint_ns AND cp.checkpoint_id = u.checkpoint_id`
+    }),
+
+    threads: statement({
+      params: () => ({}),
+      text: () => `
+SELECT th.thread_id, th.last_activity FROM ${t.threads} th
+WHERE EXISTS (SELECT 1 FROM ${t.checkpoints} cp WHERE cp.thread_id = th.thread_id)`,
+      decode: (rows: ReadonlyArray<{ readonly thread_id: string; readonly last_activity: Date }>) => rows
+    }),
+
+    // A scan of every checkpoint's metadata: a maintenance query.
+    threadsOfRuns: statement({
+      params: ({ run_ids }: { readonly run_ids: ReadonlyArray<string> }) => ({
+        run_ids: run_ids.map(Jsonb.encodeText)
+      }),
+      text: (param) => `
+SELECT DISTINCT thread_id FROM ${t.checkpoints}
+WHERE jsonb_typeof(metadata -> 'run_id') = 'string' AND metadata ->> 'run_id' = ANY(${param.run_ids}::text[])`,
+      decode: (rows: ReadonlyArray<{ readonly thread_id: string }>) => rows.map((row) => row.thread_id)
+    }),
+
+    // What stays referenced is worked out once, from the checkpoints that
+    // stay: their blobs, the bases those extend (`Sharing.BASE_DEPTH` deep),
+    // and the pieces of all of them and of the remaining writes. (Every part
+    // reads the statement's one snapshot, so removed rows are excluded by name.)
+    remove: statement({
+      params: ({ thread_id, checkpoints }: {
+        readonly thread_id: string
+        readonly checkpoints: ReadonlyArray<{ readonly checkpoint_ns: string; readonly checkpoint_id: string }>
+      }) => ({
+        thread_id,
+        checkpoint_namespaces: checkpoints.map((c) => c.checkpoint_ns),
+        checkpoint_ids: checkpoints.map((c) => c.checkpoint_id)
+      }),
+      text: (param) => `
+WITH gone (checkpoint_ns, checkpoint_id) AS (
+    SELECT * FROM unnest(${param.checkpoint_namespaces}::text[], ${param.checkpoint_ids}::text[])
+  ),
+  removed_checkpoints AS (
+    DELETE FROM ${t.checkpoints} cp USING gone
+    WHERE cp.thread_id = ${param.thread_id}
+      AND cp.checkpoint_ns = gone.checkpoint_ns AND cp.checkpoint_id = gone.checkpoint_id
+  ),
+  removed_writes AS (
+    DELETE FROM ${t.writes} cw USING gone
+    WHERE cw.thread_id = ${param.thread_id}
+      AND cw.checkpoint_ns = gone.checkpoint_ns AND cw.checkpoint_id = gone.checkpoint_id
+  ),
+  referenced AS (
+    SELECT DISTINCT cp.checkpoint_ns, v.key AS channel, v.value AS version
+    FROM ${t.checkpoints} cp CROSS JOIN LATERAL jsonb_each_text(cp.checkpoint -> 'channel_versions') AS v
+    WHERE cp.thread_id = ${param.thread_id} AND NOT EXISTS (
+      SELECT 1 FROM gone WHERE gone.checkpoint_ns = cp.checkpoint_ns AND gone.checkpoint_id = cp.checkpoint_id
+    )
+  ),
+  direct AS (
+    SELECT bl.checkpoint_ns, bl.channel, bl.version, bl.base, bl.type, bl.blob
+    FROM ${t.blobs} bl JOIN referenced r
+      ON bl.checkpoint_ns = r.checkpoint_ns AND bl.channel = r.channel AND bl.version = r.version
+    WHERE bl.thread_id = ${param.thread_id}
+  ),${
+        keptDepths.slice(1).map((depth) => `
+  ${keptAt(depth)} AS (
+    SELECT bb.checkpoint_ns, bb.channel, bb.version, bb.base, bb.type, bb.blob
+    FROM ${keptAt(depth - 1)} d JOIN ${t.blobs} bb
+      ON bb.thread_id = ${param.thread_id} AND bb.checkpoint_ns = d.checkpoint_ns AND bb.channel = d.channel
+        AND bb.version = d.base
+  ),`).join("")
+      }
+  kept AS (
+    ${keptDepths.map((depth) => `SELECT * FROM ${keptAt(depth)}`).join("\n    UNION ")}
+  ),
+  removed_blobs AS (
+    DELETE FROM ${t.blobs} bl
+    WHERE bl.thread_id = ${param.thread_id} AND NOT EXISTS (
+      SELECT 1 FROM kept k WHERE k.checkpoint_ns = bl.checkpoint_ns AND k.channel = bl.channel AND k.version = bl.version
+    )
+  ),
+  lists AS (
+    SELECT k.blob AS list FROM kept k WHERE k.type IN (${listTypes})
+    UNION ALL
+    SELECT cw.blob FROM ${t.writes} cw
+    WHERE cw.thread_id = ${param.thread_id} AND cw.type IN (${listTypes}) AND NOT EXISTS (
+      SELECT 1 FROM gone WHERE gone.checkpoint_ns = cw.checkpoint_ns AND gone.checkpoint_id = cw.checkpoint_id
+    )
+  ),
+  live AS (SELECT DISTINCT l.hash FROM lists, LATERAL (${hashesOf("lists.list")}) l)
+DELETE FROM ${t.pieces} p
+WHERE p.thread_id = ${param.thread_id} AND NOT EXISTS (SELECT 1 FROM live WHERE live.hash = p.hash)`
+    }),
+
+    // One statement, so one snapshot: a put committing meanwhile is in it whole or not at all.
+    threadRows: statement({
+      params: ofThread,
+      text: (param) => threadProjection(t, param.thread_id),
+      decode: (rows: ReadonlyArray<ThreadRow>, { thread_id }) => toThreadRows(thread_id, rows[0]!)
+    }),
+
+    // Rows are updated in place, never deleted and inserted again: a put
+    // waiting for the thread then finds its parent as before. Rows the new
+    // set lacks (a replaced copy's, pieces given new addresses) go. The
+    // arrays are those `threadRows` reads, "" and -1 for none.
+    writeThread: statement({
+      params: (rows: ThreadRows) => ({
+        thread_id: rows.thread_id,
+        last_activity: rows.last_activity,
+        checkpoint_namespaces: rows.checkpoints.map((c) => c.checkpoint_ns),
+        checkpoint_ids: rows.checkpoints.map((c) => c.checkpoint_id),
+        checkpoint_parents: rows.checkpoints.map((c) => c.parent_checkpoint_id ?? ""),
+        checkpoint_headers: rows.checkpoints.map((c) => JSON.stringify(c.checkpoint)),
+        checkpoint_metadata: rows.checkpoints.map((c) => Jsonb.encode(c.metadata)),
+        blob_namespaces: rows.blobs.map((b) => b.checkpoint_ns),
+        ...blobArrays(rows.blobs),
+        write_namespaces: rows.writes.map((w) => w.checkpoint_ns),
+        write_checkpoint_ids: rows.writes.map((w) => w.checkpoint_id),
+        write_task_ids: rows.writes.map((w) => w.task_id),
+        write_task_paths: rows.writes.map((w) => w.task_path),
+        ...writeArrays(rows.writes),
+        ...pieceArrays(rows.pieces)
+      }),
+      text: (param) => `
+WITH c (checkpoint_ns, checkpoint_id, parent, checkpoint, metadata) AS (
+    SELECT * FROM unnest(
+      ${param.checkpoint_namespaces}::text[], ${param.checkpoint_ids}::text[], ${param.checkpoint_parents}::text[],
+      ${param.checkpoint_headers}::text[], ${param.checkpoint_metadata}::text[]
+    )
+  ),
+  b (checkpoint_ns, channel, version, type, blob, base, keep) AS (
+    SELECT * FROM unnest(
+      ${param.blob_namespaces}::text[], ${param.blob_channels}::text[], ${param.blob_versions}::text[],
+      ${param.blob_types}::text[], ${param.blob_values}::bytea[], ${param.blob_bases}::text[],
+      ${param.blob_keeps}::int4[]
+    )
+  ),
+  w (checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob) AS (
+    SELECT * FROM unnest(
+      ${param.write_namespaces}::text[], ${param.write_checkpoint_ids}::text[], ${param.write_task_ids}::text[],
+      ${param.write_task_paths}::text[], ${param.write_idxs}::int4[], ${param.write_channels}::text[],
+      ${param.write_types}::text[], ${param.write_values}::bytea[]
+    )
+  ),
+  p (hash, blob) AS (SELECT * FROM unnest(${param.piece_hashes}::bytea[], ${param.piece_values}::bytea[])),
+  checkpoints AS (
+    INSERT INTO ${t.checkpoints} (${columns})
+    SELECT ${param.thread_id}, c.checkpoint_ns, c.checkpoint_id, NULLIF(c.parent, ''), c.checkpoint::jsonb,
+      c.metadata::jsonb
+    FROM c
+    ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET parent_checkpoint_id = EXCLUDED.parent_checkpoint_id,
+      checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata
+  ),
+  blobs AS (
+    INSERT INTO ${t.blobs} (thread_id, checkpoint_ns, channel, version, type, blob, base, keep)
+    SELECT ${param.thread_id}, b.checkpoint_ns, b.channel, b.version, b.type,
+      CASE WHEN b.type = 'empty' THEN NULL ELSE b.blob END,
+      NULLIF(b.base, ''), CASE WHEN b.base = '' THEN NULL ELSE b.keep END
+    FROM b
+    ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO UPDATE SET type = EXCLUDED.type, blob = EXCLUDED.blob,
+      base = EXCLUDED.base, keep = EXCLUDED.keep
+  ),
+  writes AS (
+    INSERT INTO ${t.writes} (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
+    SELECT ${param.thread_id}, w.checkpoint_ns, w.checkpoint_id, w.task_id, w.task_path, w.idx, w.channel, w.type,
+      w.blob
+    FROM w
+    ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET task_path = EXCLUDED.task_path,
+      channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob
+  ),
+  pieces AS (
+    INSERT INTO ${t.pieces} (thread_id, hash, blob) SELECT ${param.thread_id}, p.hash, p.blob FROM p
+    ON CONFLICT (thread_id, hash) DO UPDATE SET blob = EXCLUDED.blob
+  ),
+  stale_checkpoints AS (
+    DELETE FROM ${t.checkpoints} x WHERE x.thread_id = ${param.thread_id} AND NOT EXISTS (
+      SELECT 1 FROM c WHERE c.checkpoint_ns = x.checkpoint_ns AND c.checkpoint_id = x.checkpoint_id
+    )
+  ),
+  stale_blobs AS (
+    DELETE FROM ${t.blobs} x WHERE x.thread_id = ${param.thread_id} AND NOT EXISTS (
+      SELECT 1 FROM b WHERE b.checkpoint_ns = x.checkpoint_ns AND b.channel = x.channel AND b.version = x.version
+    )
+  ),
+  stale_writes AS (
+    DELETE FROM ${t.writes} x WHERE x.thread_id = ${param.thread_id} AND NOT EXISTS (
+      SELECT 1 FROM w WHERE w.checkpoint_ns = x.checkpoint_ns AND w.checkpoint_id = x.checkpoint_id
+        AND w.task_id = x.task_id AND w.idx = x.idx
+    )
+  ),
+  stale_pieces AS (
+    DELETE FROM ${t.pieces} x WHERE x.thread_id = ${param.thread_id} AND NOT EXISTS (SELECT 1 FROM p WHERE p.hash = x.hash)
+  )
+INSERT INTO ${t.threads} (thread_id, last_activity) VALUES (${param.thread_id}, ${param.last_activity})
+ON CONFLICT (thread_id) DO UPDATE SET last_activity = EXCLUDED.last_activity`
+    }),
+
+    // Writers of the thread touch this row in every put, so they wait while it is locked.
+    lockThread: statement({
+      params: ofThread,
+      text: (param) => `
+INSERT INTO ${t.threads} (thread_id, last_activity) VALUES (${param.thread_id}, now())
+ON CONFLICT (thread_id) DO UPDATE SET last_activity = ${t.threads}.last_activity`
+    }),
+
+    deleteThread: statement({
+      params: ofThread,
+      text: (param) => `
+WITH writes AS (DELETE FROM ${t.writes} WHERE thread_id = ${param.thread_id}),
+  blobs AS (DELETE FROM ${t.blobs} WHERE thread_id = ${param.thread_id}),
+  pieces AS (DELETE FROM ${t.pieces} WHERE thread_id = ${param.thread_id}),
+  checkpoints AS (DELETE FROM ${t.checkpoints} WHERE thread_id = ${param.thread_id})
+DELETE FROM ${t.threads} WHERE thread_id = ${param.thread_id}`
+    })
+  }
+}
+
+/**
+ * The statements of one set of tables.
+ *
+ * @since 0.1.0
+ */
+export type Statements = ReturnType<typeof statements>
