@@ -635,21 +635,51 @@ const log = (line: string) => console.log(`[bench] ${line}`)
 {
   const threadCount = 32
   const steps = n(50)
-  log(`${threadCount} threads x ${steps} steps concurrently`)
-  const rows: Array<Row> = []
-  for (const subject of subjects) {
-    const samples: Array<number> = []
-    const total = await time(() =>
-      Promise.all(Array.from({ length: threadCount }, async (_, t) => {
-        const thread = await new ChatThread(subject.saver, `concurrent-${t}`).start()
-        for (let step = 0; step < steps; step++) samples.push(await time(() => thread.superStep()))
-      }))
-    )
-    rows.push({ name: subject.name, samples, total, count: threadCount * steps })
+  const rounds = 3
+  log(`${threadCount} threads x ${steps} steps concurrently, ${rounds} rounds taking turns`)
+  // Today's behaviour for comparison: every call its own statement.
+  const { url } = await createDatabase("effect_alone")
+  const alone = EffectCheckpointSaver.fromLayer(Postgres.layer({ url, groupCommit: false }))
+  const concurrent: Array<Subject> = [
+    ...subjects,
+    {
+      name: "EffectCheckpointSaver, group commit off",
+      saver: alone,
+      storageBytes: async () => 0,
+      close: () => alone.close()
+    }
+  ]
+  const rows: Array<{ name: string; samples: Array<number>; total: number; count: number }> = concurrent.map((
+    subject
+  ) => ({
+    name: subject.name,
+    samples: [],
+    total: 0,
+    count: 0
+  }))
+  for (let round = 0; round < rounds; round++) {
+    for (const [i, subject] of rotated(concurrent, round)) {
+      const row = rows[i]!
+      row.total += await time(() =>
+        Promise.all(Array.from({ length: threadCount }, async (_, t) => {
+          const thread = await new ChatThread(subject.saver, `concurrent-${round}-${t}`).start()
+          for (let step = 0; step < steps; step++) row.samples.push(await time(() => thread.superStep()))
+        }))
+      )
+      row.count += threadCount * steps
+    }
   }
-  table(`${threadCount} threads x ${steps} super-steps, concurrently`, rows, "super-step")
+  await alone.close()
+  table(`${threadCount} threads x ${steps} super-steps, concurrently (${rounds} rounds)`, rows, "super-step")
   const [a, b] = rows
-  target(`${threadCount} concurrent threads (throughput)`, b!.total! / a!.total!, 4)
+  target(`${threadCount} concurrent threads (throughput)`, b!.total / a!.total, 4)
+  const p99 = (row: Row) => percentile(row.samples, 99)
+  const today = rows.at(-1)!
+  verdicts.push(
+    `| ${threadCount} concurrent threads, p99 with group commit vs without | ${
+      (p99(a!) / p99(today)).toFixed(2)
+    }x | ≤ 1x | ${p99(a!) <= p99(today) ? "met" : "**missed**"} |`
+  )
 }
 
 {
@@ -745,6 +775,7 @@ await admin(serverDatabase, async (client) => {
       "effect_encrypted",
       "effect_pair",
       "effect_pair_encrypted",
+      "effect_alone",
       "official",
       "floor",
       "long"

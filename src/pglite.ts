@@ -101,7 +101,8 @@ const open = (dataDir: string | undefined): Effect.Effect<PgliteSession, Storage
 export const layer = (
   options: PgliteOptions = {}
 ): Layer.Layer<CheckpointStorage, StorageFailure | IncompatibleSchema> =>
-  SqlStorage.layer({ ...options, dialect: "postgres" }).pipe(
+  // One session: one batch at a time, the others gathering behind it.
+  SqlStorage.layer({ groupCommit: { concurrency: 1 }, ...options, dialect: "postgres" }).pipe(
     Layer.provide(PgClient.layerFrom(
       (options.pglite === undefined ? open(options.dataDir) : Effect.succeed(options.pglite)).pipe(
         Effect.flatMap((pglite) =>

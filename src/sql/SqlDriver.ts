@@ -4,12 +4,13 @@
  * statement (see `Statements`), so each is atomic on its own and costs one
  * round trip:
  *
- * - `put`: a data-modifying CTE locks the thread's row, checks the parent
- *   and the blobs its shared lists rely on, inserts the new pieces and the
- *   changed channels' blobs (from `unnest` over parallel arrays), touches
- *   the thread's last activity and upserts the checkpoint row.
+ * - `put`: a data-modifying CTE locks the threads' rows, checks each put's
+ *   parent and the blobs its shared lists rely on, inserts the new pieces
+ *   and the changed channels' blobs (from `unnest` over parallel arrays),
+ *   touches the threads' last activity and upserts the checkpoint rows; one
+ *   put, or the puts of many threads at once (`GroupCommit`).
  * - `putWrites`: one upsert whose `WHERE` applies LangGraph's rule: special
- *   channels replace, ordinary writes keep the first.
+ *   channels replace, ordinary writes keep the first; batched the same way.
  * - `getTuple` and each `list` page: one query; blobs and writes come back as
  *   parallel one-dimensional arrays (`bytea[]` in the binary protocol), and
  *   the pieces their shared lists refer to once per page (see `Projection`).
@@ -27,6 +28,7 @@ import { SqlClient, SqlError } from "effect/sql"
 import { StorageFailure } from "../CheckpointError.ts"
 import * as Retry from "../Retry.ts"
 import type { StorageDriver, StoredCheckpoint } from "../StorageDriver.ts"
+import * as GroupCommit from "./GroupCommit.ts"
 import { type Statement, statements } from "./Statements.ts"
 import type { Tables } from "./Tables.ts"
 
@@ -36,6 +38,11 @@ import type { Tables } from "./Tables.ts"
 export interface SqlDriverOptions {
   /** Checkpoints fetched per `list` query (default 100). */
   readonly pageSize?: number | undefined
+  /**
+   * How concurrent `put`s and `putWrites` share statements (see
+   * `GroupCommit`); `false` sends each call alone.
+   */
+  readonly groupCommit?: GroupCommit.GroupCommitOptions | false | undefined
 }
 
 /**
@@ -82,11 +89,25 @@ export const make = Effect.fnUntraced(function*(tables: Tables, options: SqlDriv
     )
   }
 
+  /** Writes as statements of many calls each, alone or in batches. */
+  const batches: GroupCommit.Statements = {
+    put: (calls) => run("put", q.put, calls),
+    putOne: (call) => Effect.map(run("put", q.putOne, [call]), (outcomes) => outcomes[0]!),
+    putWrites: (calls) => run("putWrites", q.putWrites, calls)
+  }
+  const alone = GroupCommit.alone(batches)
+  const grouped = options.groupCommit === false ? alone : GroupCommit.make(batches, options.groupCommit)
+  /** Inside a caller's transaction a call goes alone: it commits (or not) with that transaction. */
+  const writer = Effect.map(
+    Effect.serviceOption(sql.transactionService),
+    (transaction) => Option.isSome(transaction) ? alone : grouped
+  )
+
   const driver: StorageDriver = {
-    put: (row, blobs, shared) => run("put", q.put, { row, blobs, shared }),
+    put: (row, blobs, shared) => Effect.flatMap(writer, (w) => w.put({ row, blobs, shared })),
 
     putWrites: (checkpoint, writes, pieces) =>
-      writes.length === 0 ? Effect.void : run("putWrites", q.putWrites, { checkpoint, writes, pieces }),
+      writes.length === 0 ? Effect.void : Effect.flatMap(writer, (w) => w.putWrites({ checkpoint, writes, pieces })),
 
     getTuple: (location, known) =>
       location.checkpoint_id === undefined

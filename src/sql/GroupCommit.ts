@@ -1,0 +1,225 @@
+/**
+ * Group commit: concurrent `put`s and `putWrites` share statements.
+ *
+ * A call made while a slot is free goes out at once, alone: no added
+ * latency when idle. Calls made while every slot is busy are requests to one
+ * `RequestResolver`: they gather in the next batch until a slot frees, then
+ * go out together, so with many threads writing at once the server sees a
+ * few statements and commits instead of one per call. (Effect's resolver
+ * expresses this directly: its `delay` is an effect, here "wait for a free
+ * slot", during which the batch collects.)
+ *
+ * A batch runs as rounds: a thread's calls keep their order, one per round
+ * (a later put of a thread may need the earlier one as its parent); each
+ * round is one statement for the writes and one for the puts. Every call
+ * gets its own outcome (a put whose parent or base is gone concerns that put
+ * only); a retryable failure runs the round again whole, which is safe as
+ * every statement is idempotent.
+ *
+ * @since 0.1.0
+ */
+import { Duration, Effect, Exit, Metric, Request, RequestResolver, Semaphore } from "effect"
+import type { Request as Call } from "effect/Request"
+import type { Location } from "../Checkpoint.ts"
+import type { StorageFailure } from "../CheckpointError.ts"
+import type { BlobRow, CheckpointRow, Piece, PutOutcome, PutShared, WriteRow } from "../StorageDriver.ts"
+
+/**
+ * @since 0.1.0
+ */
+export interface GroupCommitOptions {
+  /**
+   * Batches in flight at once (default 2). Calls arriving while that many
+   * are out wait and leave together in the next.
+   */
+  readonly concurrency?: number | undefined
+  /**
+   * How long a batch waits for company even when a slot is free (default
+   * none): a little latency for fewer statements, for throughput-first
+   * deployments.
+   */
+  readonly window?: Duration.Input | undefined
+  /** Calls per batch at most (default 256). */
+  readonly maxBatch?: number | undefined
+}
+
+/**
+ * The sizes of the batches calls rode in.
+ *
+ * @since 0.1.0
+ */
+export const batchSizes = Metric.histogram("langgraph_checkpoint_batch_size", {
+  description: "Calls (put and putWrites) sent together in one batch",
+  boundaries: [1, 2, 4, 8, 16, 32, 64, 128, 256]
+})
+
+/**
+ * One `put`, as the driver stores it.
+ *
+ * @since 0.1.0
+ */
+export interface PutCall {
+  readonly row: CheckpointRow
+  readonly blobs: ReadonlyArray<BlobRow>
+  readonly shared: PutShared
+}
+
+/**
+ * One `putWrites`, as the driver stores it.
+ *
+ * @since 0.1.0
+ */
+export interface WritesCall {
+  readonly checkpoint: Location & { readonly checkpoint_id: string }
+  readonly writes: ReadonlyArray<WriteRow>
+  readonly pieces: ReadonlyArray<Piece>
+}
+
+/** What a call learns: its outcome and the size of the batch it rode in. */
+interface Rode<A> {
+  readonly value: A
+  readonly batch: number
+}
+
+interface PutRequest extends Call<Rode<PutOutcome>, StorageFailure> {
+  readonly _tag: "Put"
+  readonly call: PutCall
+}
+
+interface WritesRequest extends Call<Rode<void>, StorageFailure> {
+  readonly _tag: "Writes"
+  readonly call: WritesCall
+}
+
+const PutRequest = Request.tagged<PutRequest>("Put")
+const WritesRequest = Request.tagged<WritesRequest>("Writes")
+
+type Entry = Request.Entry<PutRequest | WritesRequest>
+
+const isPut = (entry: Entry): entry is Request.Entry<PutRequest> => entry.request._tag === "Put"
+const isWrites = (entry: Entry): entry is Request.Entry<WritesRequest> => entry.request._tag === "Writes"
+
+const threadOf = ({ request }: Entry) =>
+  request._tag === "Put" ? request.call.row.thread_id : request.call.checkpoint.thread_id
+
+/**
+ * The batch's calls in rounds: each thread's calls in order, at most one a
+ * round, so that a put finds the parent an earlier put of its thread wrote
+ * and no row is written twice by one statement.
+ */
+const roundsOf = (entries: ReadonlyArray<Entry>): Array<Array<Entry>> => {
+  const rounds: Array<Array<Entry>> = []
+  const next = new Map<string, number>()
+  for (const entry of entries) {
+    const thread = threadOf(entry)
+    const round = next.get(thread) ?? 0
+    next.set(thread, round + 1)
+    ;(rounds[round] ??= []).push(entry)
+  }
+  return rounds
+}
+
+/**
+ * The statements a batch runs: all its writes at once; all its puts at once,
+ * answering each put's outcome in order.
+ *
+ * @since 0.1.0
+ */
+export interface Statements {
+  readonly putWrites: (calls: ReadonlyArray<WritesCall>) => Effect.Effect<void, StorageFailure>
+  readonly put: (calls: ReadonlyArray<PutCall>) => Effect.Effect<ReadonlyArray<PutOutcome>, StorageFailure>
+  /** One put (the same statement, planned for one). */
+  readonly putOne: (call: PutCall) => Effect.Effect<PutOutcome, StorageFailure>
+}
+
+/**
+ * The group-commit front of a driver's writes: `put` and `putWrites` that
+ * batch with concurrent calls, annotating the caller's span with the size of
+ * the batch they rode in.
+ *
+ * @since 0.1.0
+ */
+export const make = (statements: Statements, options: GroupCommitOptions = {}) => {
+  const slots = Semaphore.makeUnsafe(Math.max(1, options.concurrency ?? 2))
+  const maxBatch = Math.max(1, options.maxBatch ?? 256)
+  const window = options.window === undefined ? undefined : Duration.fromInputUnsafe(options.window)
+  const freeSlot = slots.withPermits(1)(Effect.void)
+
+  const runRound = Effect.fnUntraced(function*(round: ReadonlyArray<Entry>, batch: number) {
+    const writes = round.filter(isWrites)
+    const puts = round.filter(isPut)
+    if (writes.length > 0) {
+      yield* statements.putWrites(writes.map((entry) => entry.request.call))
+      for (const entry of writes) entry.completeUnsafe(Exit.succeed({ value: undefined, batch }))
+    }
+    if (puts.length > 0) {
+      const outcomes = yield* statements.put(puts.map((entry) => entry.request.call))
+      puts.forEach((entry, i) => entry.completeUnsafe(Exit.succeed({ value: outcomes[i]!, batch })))
+    }
+  })
+
+  const resolver = RequestResolver.makeWith<PutRequest | WritesRequest>({
+    batchKey: () => resolverKey,
+    // Until a slot frees (with `window`, at least that long): meanwhile the batch gathers.
+    delay: window === undefined
+      ? Effect.andThen(Effect.yieldNow, freeSlot)
+      : Effect.andThen(Effect.sleep(window), freeSlot),
+    collectWhile: (entries) => entries.size < maxBatch,
+    runAll: (entries) =>
+      slots.withPermits(1)(
+        Effect.gen(function*() {
+          yield* Metric.update(batchSizes, entries.length)
+          for (const round of roundsOf(entries)) {
+            const failed = yield* Effect.exit(runRound(round, entries.length))
+            if (Exit.isFailure(failed)) {
+              // The round's failure is each of its calls' (and the later rounds' calls wait no more).
+              for (const entry of entries) entry.completeUnsafe(failed as Exit.Exit<never, StorageFailure>)
+              return
+            }
+          }
+        })
+      )
+  })
+
+  const single = alone(statements)
+
+  /** Calls waiting in batches: while any wait, a new call joins them rather than overtake them alone. */
+  let waiting = 0
+  const join = <A>(batched: Effect.Effect<Rode<A>, StorageFailure>) =>
+    Effect.suspend(() => {
+      waiting++
+      return Effect.ensuring(batched, Effect.sync(() => waiting--))
+    })
+
+  /** A call alone when a slot is free and no batch waits, else with the next batch; its span says which. */
+  const send = <A>(by: Effect.Effect<A, StorageFailure>, batched: Effect.Effect<Rode<A>, StorageFailure>) =>
+    Effect.suspend(() =>
+      waiting > 0 ?
+        join(batched) :
+        slots.withPermitsIfAvailable(1)(Effect.tap(by, () => Metric.update(batchSizes, 1))).pipe(
+          Effect.flatMap((sent) =>
+            sent._tag === "Some" ? Effect.succeed({ value: sent.value, batch: 1 }) : join(batched)
+          )
+        )
+    ).pipe(
+      Effect.flatMap(({ batch, value }) => Effect.as(Effect.annotateCurrentSpan("checkpoint.batch_size", batch), value))
+    )
+
+  return {
+    put: (call: PutCall) => send(single.put(call), Effect.request(PutRequest({ call }), resolver)),
+    putWrites: (call: WritesCall) => send(single.putWrites(call), Effect.request(WritesRequest({ call }), resolver))
+  }
+}
+
+const resolverKey = {}
+
+/**
+ * Each call in a statement of its own (inside a caller's transaction, or
+ * with group commit off).
+ *
+ * @since 0.1.0
+ */
+export const alone = (statements: Statements) => ({
+  put: statements.putOne,
+  putWrites: (call: WritesCall) => statements.putWrites([call])
+})

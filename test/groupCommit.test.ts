@@ -1,0 +1,283 @@
+/**
+ * Group commit on PostgreSQL and PGlite: concurrent calls share statements,
+ * and each still succeeds or fails on its own.
+ */
+import { PgClient } from "@effect/sql-pg"
+import { describe, expect, it } from "@effect/vitest"
+import { uuid6 } from "@langchain/langgraph-checkpoint"
+import { Effect, Fiber, Layer, Metric, Option, Redacted, Tracer } from "effect"
+import { SqlClient } from "effect/sql"
+import { CheckpointStorage } from "../src/index.ts"
+import * as Pglite from "../src/pglite.ts"
+import * as Postgres from "../src/postgres.ts"
+import * as GroupCommit from "../src/sql/GroupCommit.ts"
+import { retryCount } from "./scenarios/conflicts.ts"
+import { makeCountingSocket } from "./support/countingSocket.ts"
+import { admin, withDatabase } from "./support/databases.ts"
+import { checkpoint, metadata } from "./support/fixtures.ts"
+
+const { CheckpointStorage: Storage } = CheckpointStorage
+
+const THREADS = 32
+
+/** A thread's checkpoint at `step`: its one channel at version `step + 1`. */
+const stepOf = (step: number) => ({
+  ...checkpoint({ note: `step ${step}` }, uuid6(step)),
+  channel_versions: { note: step + 1 }
+})
+
+/** Spans the storage opens, with their attributes. */
+const recording = () => {
+  const spans: Array<{ name: string; attributes: Map<string, unknown> }> = []
+  const tracer = Tracer.make({
+    span: (options) => {
+      const span = new Tracer.NativeSpan(options)
+      const attributes = new Map<string, unknown>()
+      const attribute = span.attribute.bind(span)
+      span.attribute = (key, value) => {
+        attributes.set(key, value)
+        attribute(key, value)
+      }
+      spans.push({ name: options.name, attributes })
+      return span
+    }
+  })
+  return { spans, tracer }
+}
+
+const batchCount = Metric.value(GroupCommit.batchSizes).pipe(Effect.map((state) => state.count))
+
+/** The scenarios every SQL storage passes with group commit. */
+const scenarios = (name: string, layer: () => Layer.Layer<CheckpointStorage.CheckpointStorage, unknown>) =>
+  describe(`group commit on ${name}`, () => {
+    it.live("puts of many threads sent at once ride together; each span says the batch size", () =>
+      Effect.gen(function*() {
+        const { spans, tracer } = recording()
+        const storage = yield* Storage
+        const batchesBefore = yield* batchCount
+        yield* Effect.forEach(
+          Array.from({ length: THREADS }, (_, i) => `many-${i}`),
+          (thread_id) => storage.put({ thread_id }, stepOf(0), metadata(), { note: 1 }),
+          { concurrency: "unbounded" }
+        ).pipe(Effect.withTracer(tracer))
+        const sizes = spans.filter((span) => span.name === "CheckpointStorage.put").map((span) =>
+          Number(span.attributes.get("checkpoint.batch_size"))
+        )
+        expect(sizes).toHaveLength(THREADS)
+        expect(Math.max(...sizes)).toBeGreaterThan(1)
+        // Fewer batches than calls.
+        expect((yield* batchCount) - batchesBefore).toBeLessThan(THREADS)
+        for (let i = 0; i < THREADS; i++) {
+          const read = yield* storage.getTuple({ thread_id: `many-${i}` })
+          expect(Option.getOrThrow(read).checkpoint.channel_values).toEqual({ note: "step 0" })
+        }
+      }).pipe(Effect.provide(layer())))
+
+    it.live("a put whose parent was deleted fails alone; the rest of its batch commits", () =>
+      Effect.gen(function*() {
+        const storage = yield* Storage
+        const gone = yield* storage.put({ thread_id: "gone" }, stepOf(0), metadata(), { note: 1 })
+        yield* storage.deleteThread("gone")
+        const results = yield* Effect.forEach(
+          ["gone", ...Array.from({ length: THREADS - 1 }, (_, i) => `kept-${i}`)],
+          (thread_id) =>
+            storage.put(
+              thread_id === "gone" ? gone : { thread_id },
+              stepOf(1),
+              metadata(),
+              { note: 2 }
+            ).pipe(Effect.result),
+          { concurrency: "unbounded" }
+        )
+        expect(results[0]).toMatchObject({ _tag: "Failure", failure: { _tag: "CheckpointNotFound" } })
+        expect(results.slice(1).every((result) => result._tag === "Success")).toBe(true)
+        expect(Option.isNone(yield* storage.getTuple({ thread_id: "gone" }))).toBe(true)
+        for (let i = 0; i < THREADS - 1; i++) {
+          expect(Option.isSome(yield* storage.getTuple({ thread_id: `kept-${i}` }))).toBe(true)
+        }
+      }).pipe(Effect.provide(layer())))
+
+    it.live("two puts of one thread sent at once keep their order: the second's parent is the first", () =>
+      Effect.gen(function*() {
+        const storage = yield* Storage
+        const first = stepOf(0)
+        const second = stepOf(1)
+        const ref = { thread_id: "ordered", checkpoint_ns: "" }
+        yield* Effect.all([
+          storage.put(ref, first, metadata(), { note: 1 }),
+          storage.put({ ...ref, checkpoint_id: first.id }, second, metadata({ step: 1 }), { note: 2 }),
+          storage.putWrites({ ...ref, checkpoint_id: second.id }, [["note", "pending"]], { task_id: "t" })
+        ], { concurrency: "unbounded" })
+        const latest = Option.getOrThrow(yield* storage.getTuple(ref))
+        expect(latest.checkpoint.id).toBe(second.id)
+        expect(latest.parentConfig?.configurable?.checkpoint_id).toBe(first.id)
+        expect(latest.checkpoint.channel_values).toEqual({ note: "step 1" })
+        expect(latest.pendingWrites).toEqual([["t", "note", "pending"]])
+      }).pipe(Effect.provide(layer())))
+  })
+
+scenarios("PGlite", () => Pglite.layer())
+
+describe("group commit on PostgreSQL", () => {
+  scenarios("PostgreSQL", () =>
+    Layer.unwrap(
+      Effect.acquireRelease(
+        Effect.promise(() => import("./support/databases.ts").then((m) => m.createDatabase("group"))),
+        (database) => Effect.promise(() => database.drop())
+      ).pipe(Effect.map((database) => Postgres.layer({ url: database.url, poolSize: 4 })))
+    ))
+
+  it.live("32 threads writing at once: several calls per round trip", () =>
+    withDatabase("group_wire", (url) =>
+      Effect.gen(function*() {
+        const socket = makeCountingSocket(url)
+        const client = PgClient.layerFrom(
+          PgClient.makeClient({ url: Redacted.make(url), stream: socket.open })
+        )
+        yield* Effect.gen(function*() {
+          const storage = yield* Storage
+          const refs = yield* Effect.forEach(
+            Array.from({ length: THREADS }, (_, i) => `wire-${i}`),
+            (thread_id) => storage.put({ thread_id }, stepOf(0), metadata(), { note: 1 }),
+            { concurrency: "unbounded" }
+          )
+          const before = socket.roundTrips()
+          // A super-step on every thread at once: writes, then the next checkpoint.
+          yield* Effect.forEach(refs, (ref) =>
+            storage.putWrites(ref, [["note", "w"]], { task_id: "task" }).pipe(
+              Effect.andThen(storage.put(ref, stepOf(1), metadata({ step: 1 }), { note: 2 }))
+            ), { concurrency: "unbounded" })
+          const trips = socket.roundTrips() - before
+          // 64 calls; alone, each would be one round trip.
+          expect(trips).toBeLessThanOrEqual(16)
+          for (const ref of refs) {
+            const read = Option.getOrThrow(yield* storage.getTuple({ thread_id: ref.thread_id }))
+            expect(read.checkpoint.channel_values).toEqual({ note: "step 1" })
+          }
+        }).pipe(Effect.provide(Postgres.layerClient().pipe(Layer.provide(client))))
+      })))
+
+  it.live("an injected serialization failure on a batch: every call retried, each stored once", () =>
+    withDatabase("group_retry", (url) =>
+      Effect.gen(function*() {
+        yield* Effect.gen(function*() {
+          const storage = yield* Storage
+          yield* storage.put({ thread_id: "warm" }, stepOf(0), metadata(), { note: 1 })
+          yield* Effect.promise(() =>
+            admin((client) =>
+              client.query(`
+                CREATE SEQUENCE injected;
+                CREATE FUNCTION inject() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                  IF nextval('injected') <= 2 THEN RAISE EXCEPTION 'injected' USING ERRCODE = '40001'; END IF;
+                  RETURN NULL;
+                END $$;
+                CREATE TRIGGER inject AFTER INSERT ON checkpoints FOR EACH STATEMENT EXECUTE FUNCTION inject();`), url)
+          )
+          yield* Effect.forEach(
+            Array.from({ length: THREADS }, (_, i) => `retried-${i}`),
+            (thread_id) => storage.put({ thread_id }, stepOf(0), metadata(), { note: 1 }),
+            { concurrency: "unbounded" }
+          )
+          const counts = yield* Effect.promise(() =>
+            admin((client) =>
+              client.query<{ n: string; threads: string }>(
+                "SELECT count(*) AS n, count(DISTINCT thread_id) AS threads FROM checkpoints WHERE thread_id LIKE 'retried-%'"
+              ), url)
+          )
+          expect(counts.rows[0]).toEqual({ n: String(THREADS), threads: String(THREADS) })
+          const injected = yield* Effect.promise(() =>
+            admin((client) => client.query<{ n: string }>("SELECT last_value AS n FROM injected"), url)
+          )
+          expect(Number(injected.rows[0]!.n)).toBeGreaterThan(2)
+        }).pipe(Effect.provide(Postgres.layer({ url, poolSize: 4 })))
+      })))
+
+  it.live(
+    "32 writers while connections are killed: nothing lost, nothing twice",
+    () =>
+      withDatabase("group_kill", (url) =>
+        Effect.gen(function*() {
+          const steps = 20
+          const lostConnection = ["57P01", "08006", "08003", "08000", "ConnectionError"]
+          const retried = Effect.map(
+            Effect.forEach(
+              lostConnection.flatMap((state) => [retryCount("put", state), retryCount("putWrites", state)]),
+              (count) => count
+            ),
+            (counts) => counts.reduce((a, b) => a + b, 0)
+          )
+          const before = yield* retried
+          yield* Effect.gen(function*() {
+            const storage = yield* Storage
+            const writers = Effect.forEach(
+              Array.from({ length: THREADS }, (_, i) => `killed-${i}`),
+              (thread_id) =>
+                Effect.gen(function*() {
+                  let ref = yield* storage.put({ thread_id }, stepOf(0), metadata(), { note: 1 })
+                  for (let step = 1; step <= steps; step++) {
+                    yield* storage.putWrites(ref, [["note", `w${step}`]], { task_id: `task-${step}` })
+                    ref = yield* storage.put(ref, stepOf(step), metadata({ step }), { note: step + 1 })
+                  }
+                }),
+              { concurrency: "unbounded", discard: true }
+            ).pipe(Effect.forkChild)
+            const running = yield* writers
+            for (let round = 0; round < 8; round++) {
+              yield* Effect.sleep("15 millis")
+              yield* Effect.promise(() =>
+                admin((client) =>
+                  client.query(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'group-killed'"
+                  ), url)
+              )
+            }
+            yield* Fiber.join(running)
+            const counts = yield* Effect.promise(() =>
+              admin((client) =>
+                client.query<{ checkpoints: string; writes: string }>(`
+                SELECT (SELECT count(*) FROM checkpoints WHERE thread_id LIKE 'killed-%') AS checkpoints,
+                  (SELECT count(*) FROM checkpoint_writes WHERE thread_id LIKE 'killed-%') AS writes`), url)
+            )
+            expect(counts.rows[0]).toEqual({
+              checkpoints: String(THREADS * (steps + 1)),
+              writes: String(THREADS * steps)
+            })
+            for (let i = 0; i < THREADS; i++) {
+              const read = Option.getOrThrow(yield* storage.getTuple({ thread_id: `killed-${i}` }))
+              expect(read.checkpoint.channel_values).toEqual({ note: `step ${steps}` })
+            }
+          }).pipe(Effect.provide(Postgres.layer({ url, poolSize: 4, applicationName: "group-killed" })))
+          // Batches did meet dead connections, and were run again.
+          expect((yield* retried) - before).toBeGreaterThan(0)
+        })),
+    60_000
+  )
+
+  it.live("inside the caller's transaction, calls are not batched with others", () =>
+    withDatabase("group_tx", (url) =>
+      Effect.gen(function*() {
+        const client = PgClient.layer({ url: Redacted.make(url), maxConnections: 4 })
+        yield* Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const storage = yield* Storage
+          const inside = sql.withTransaction(
+            storage.put({ thread_id: "in-tx" }, stepOf(0), metadata(), { note: 1 }).pipe(
+              Effect.andThen(Effect.sleep("50 millis")),
+              Effect.andThen(Effect.fail("rolled back" as const))
+            )
+          )
+          const outside = Effect.forEach(
+            Array.from({ length: 8 }, (_, i) => `out-${i}`),
+            (thread_id) => storage.put({ thread_id }, stepOf(0), metadata(), { note: 1 }),
+            { concurrency: "unbounded" }
+          )
+          const [rolledBack] = yield* Effect.all([Effect.flip(inside), outside], { concurrency: "unbounded" })
+          expect(rolledBack).toBe("rolled back")
+          expect(Option.isNone(yield* storage.getTuple({ thread_id: "in-tx" }))).toBe(true)
+          for (let i = 0; i < 8; i++) {
+            expect(Option.isSome(yield* storage.getTuple({ thread_id: `out-${i}` }))).toBe(true)
+          }
+        }).pipe(Effect.provide(Layer.provideMerge(Postgres.layerClient(), client)))
+      })))
+})
