@@ -29,7 +29,8 @@ const files = [
   "test/sharing.test.ts",
   "test/revival.test.ts",
   "test/encryption.test.ts",
-  "test/encryption.suites.test.ts"
+  "test/encryption.suites.test.ts",
+  "test/groupCommit.test.ts"
 ]
 const vitest = join(import.meta.dirname, "../node_modules/vitest/vitest.mjs")
 // Only the tests of the CockroachDB dialect: every suite names it.

@@ -7,13 +7,15 @@ import { describe, expect, it } from "@effect/vitest"
 import { uuid6 } from "@langchain/langgraph-checkpoint"
 import { Effect, Fiber, Layer, Metric, Option, Redacted, Tracer } from "effect"
 import { SqlClient } from "effect/sql"
+import { afterAll, beforeAll } from "vitest"
 import { CheckpointStorage } from "../src/index.ts"
 import * as Pglite from "../src/pglite.ts"
 import * as Postgres from "../src/postgres.ts"
 import * as GroupCommit from "../src/sql/GroupCommit.ts"
 import { retryCount } from "./scenarios/conflicts.ts"
+import { cockroachSuite } from "./support/cockroach.ts"
 import { makeCountingSocket } from "./support/countingSocket.ts"
-import { admin, withDatabase } from "./support/databases.ts"
+import { admin, createDatabase, withDatabase } from "./support/databases.ts"
 import { checkpoint, metadata } from "./support/fixtures.ts"
 
 const { CheckpointStorage: Storage } = CheckpointStorage
@@ -118,11 +120,24 @@ const scenarios = (name: string, layer: () => Layer.Layer<CheckpointStorage.Chec
 
 scenarios("PGlite", () => Pglite.layer())
 
+describe("group commit on the CockroachDB dialect", () => {
+  let database: Awaited<ReturnType<typeof createDatabase>>
+  const crdb = cockroachSuite("group", () => database.url)
+  beforeAll(async () => {
+    database = await createDatabase("group_crdb")
+  })
+  afterAll(async () => {
+    await crdb.drop()
+    await database.drop()
+  })
+  scenarios("cockroach dialect", () => crdb.layer({ poolSize: 4 }))
+})
+
 describe("group commit on PostgreSQL", () => {
   scenarios("PostgreSQL", () =>
     Layer.unwrap(
       Effect.acquireRelease(
-        Effect.promise(() => import("./support/databases.ts").then((m) => m.createDatabase("group"))),
+        Effect.promise(() => createDatabase("group")),
         (database) => Effect.promise(() => database.drop())
       ).pipe(Effect.map((database) => Postgres.layer({ url: database.url, poolSize: 4 })))
     ))
