@@ -100,11 +100,13 @@ const writePlace = (at: CheckpointPlace, write: Omit<WriteRow, "bytes" | "type">
 const piecePlace = (address: string) => place("piece", Buffer.from(address, "latin1").toString("hex"))
 
 /** JSON text with every object's keys sorted: equal for equal JSON values, however stored. */
-const canonical = (value: unknown): string =>
-  JSON.stringify(value, (_, v: unknown) =>
-    typeof v === "object" && v !== null && !Array.isArray(v)
-      ? Object.fromEntries(Object.keys(v).sort().map((key) => [key, (v as Record<string, unknown>)[key]]))
-      : v)
+const canonical = (value: unknown): string => {
+  if (typeof value !== "object" || value === null) return JSON.stringify(value) ?? "null"
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`
+  const record = value as Record<string, unknown>
+  const keys = Object.keys(record).filter((key) => record[key] !== undefined).sort()
+  return `{${keys.map((key) => `${JSON.stringify(key)}:${canonical(record[key])}`).join(",")}}`
+}
 
 const metadataPlace = (row: CheckpointRow, plain: Record<string, unknown>) =>
   place("metadata", row.thread_id, row.checkpoint_ns, row.checkpoint_id, canonical(plain), canonical(row.checkpoint))
