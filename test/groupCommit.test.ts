@@ -12,7 +12,7 @@ import { CheckpointStorage } from "../src/index.ts"
 import * as Pglite from "../src/pglite.ts"
 import * as Postgres from "../src/postgres.ts"
 import * as GroupCommit from "../src/sql/GroupCommit.ts"
-import { retryCount } from "./scenarios/conflicts.ts"
+import { lostConnectionRetries } from "./scenarios/conflicts.ts"
 import { cockroachSuite } from "./support/cockroach.ts"
 import { makeCountingSocket } from "./support/countingSocket.ts"
 import { admin, createDatabase, withDatabase } from "./support/databases.ts"
@@ -214,14 +214,7 @@ describe("group commit on PostgreSQL", () => {
       withDatabase("group_kill", (url) =>
         Effect.gen(function*() {
           const steps = 20
-          const lostConnection = ["57P01", "08006", "08003", "08000", "ConnectionError"]
-          const retried = Effect.map(
-            Effect.forEach(
-              lostConnection.flatMap((state) => [retryCount("put", state), retryCount("putWrites", state)]),
-              (count) => count
-            ),
-            (counts) => counts.reduce((a, b) => a + b, 0)
-          )
+          const retried = lostConnectionRetries(["put", "putWrites"])
           const before = yield* retried
           yield* Effect.gen(function*() {
             const storage = yield* Storage

@@ -10,7 +10,7 @@ import { Effect, Fiber, Layer, Option, Redacted, Schedule, Stream, Tracer } from
 import { SqlClient } from "effect/sql"
 import { CheckpointStorage, EffectCheckpointSaver } from "../src/index.ts"
 import * as Postgres from "../src/postgres.ts"
-import { conflictingWriters, retryCount } from "./scenarios/conflicts.ts"
+import { conflictingWriters, lostConnectionRetries, retryCount } from "./scenarios/conflicts.ts"
 import { admin, withDatabase } from "./support/databases.ts"
 import { checkpoint, metadata } from "./support/fixtures.ts"
 
@@ -198,11 +198,7 @@ describe("real conflicts and lost connections", () => {
       withDatabase("terminate", (url) =>
         Effect.gen(function*() {
           const total = 150
-          const lostConnection = ["57P01", "08006", "08003", "08000", "ConnectionError"]
-          const retried = Effect.map(
-            Effect.forEach(lostConnection, (state) => retryCount("put", state)),
-            (counts) => counts.reduce((a, b) => a + b, 0)
-          )
+          const retried = lostConnectionRetries(["put"])
           const before = yield* retried
           yield* Effect.gen(function*() {
             const s = yield* Storage

@@ -110,9 +110,7 @@ export const make = Effect.fnUntraced(function*(tables: Tables, options: SqlDriv
       writes.length === 0 ? Effect.void : Effect.flatMap(writer, (w) => w.putWrites({ checkpoint, writes, pieces })),
 
     getTuple: (location, known) =>
-      location.checkpoint_id === undefined
-        ? run("getTuple", q.getLatest, { ...location, known })
-        : run("getTuple", q.getTuple, { ...location, checkpoint_id: location.checkpoint_id, known }),
+      run("getTuple", location.checkpoint_id === undefined ? q.getLatest : q.getTuple, { ...location, known }),
 
     list: (selection) =>
       // Keyset pages: each page resumes after the last row of the previous one.

@@ -169,6 +169,26 @@ WITH page AS (
       decode: (rows: ReadonlyArray<TupleRow>) => toStoredPage(rows)
     })
 
+  /**
+   * A checkpoint, or (`latest`) the namespace's latest. `known`: the hashes
+   * of the pieces the caller has, back to back.
+   */
+  const tuple = (latest: boolean) =>
+    statement({
+      params: (input: Location & { readonly known: Uint8Array }) => ({
+        ...input,
+        checkpoint_id: input.checkpoint_id ?? null
+      }),
+      text: (param) => `
+WITH page AS (
+  SELECT ${columns} FROM ${t.checkpoints}
+  WHERE thread_id = ${param.thread_id} AND checkpoint_ns = ${param.checkpoint_ns}${
+        latest ? "\n  ORDER BY checkpoint_id DESC LIMIT 1" : `\n    AND checkpoint_id = ${param.checkpoint_id}`
+      }
+)${tupleProjection(t, newestFirst, { known: `${param.known}::bytea` })}`,
+      decode: (rows: ReadonlyArray<TupleRow>) => Option.fromUndefinedOr(toStoredPage(rows)[0])
+    })
+
   // The parent chain of the target, nearest first. `remaining` holds the
   // channels not yet seeded above a row; the walk stops once it is empty.
   const ancestors = (latest: boolean) =>
@@ -381,28 +401,8 @@ DO UPDATE SET task_path = EXCLUDED.task_path, channel = EXCLUDED.channel, type =
 WHERE EXCLUDED.idx < 0`
     }),
 
-    // `known`: the hashes of the pieces the caller has, back to back.
-    getTuple: statement({
-      params: (input: CheckpointAddress & { readonly known: Uint8Array }) => input,
-      text: (param) => `
-WITH page AS (
-  SELECT ${columns} FROM ${t.checkpoints}
-  WHERE thread_id = ${param.thread_id} AND checkpoint_ns = ${param.checkpoint_ns}
-    AND checkpoint_id = ${param.checkpoint_id}
-)${tupleProjection(t, newestFirst, { known: `${param.known}::bytea` })}`,
-      decode: (rows: ReadonlyArray<TupleRow>) => Option.fromUndefinedOr(toStoredPage(rows)[0])
-    }),
-
-    getLatest: statement({
-      params: (input: Location & { readonly known: Uint8Array }) => input,
-      text: (param) => `
-WITH page AS (
-  SELECT ${columns} FROM ${t.checkpoints}
-  WHERE thread_id = ${param.thread_id} AND checkpoint_ns = ${param.checkpoint_ns}
-  ORDER BY checkpoint_id DESC LIMIT 1
-)${tupleProjection(t, newestFirst, { known: `${param.known}::bytea` })}`,
-      decode: (rows: ReadonlyArray<TupleRow>) => Option.fromUndefinedOr(toStoredPage(rows)[0])
-    }),
+    getTuple: tuple(false),
+    getLatest: tuple(true),
 
     listAll: list(true),
     listThread: list(false),

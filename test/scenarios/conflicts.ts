@@ -15,6 +15,15 @@ import { checkpoint, metadata } from "../support/fixtures.ts"
 export const retryCount = (operation: string, sqlstate: string) =>
   Metric.value(Metric.withAttributes(Retry.retries, { operation, sqlstate })).pipe(Effect.map((state) => state.count))
 
+/** Retries counted so far of `operations` that met a lost connection (a terminated backend, a dead socket). */
+export const lostConnectionRetries = (operations: ReadonlyArray<string>) =>
+  Effect.forEach(
+    operations.flatMap((operation) =>
+      ["57P01", "08006", "08003", "08000", "ConnectionError"].map((state) => retryCount(operation, state))
+    ),
+    (count) => count
+  ).pipe(Effect.map((counts) => counts.reduce((a, b) => a + b, 0)))
+
 export const conflictingWriters = <E>(layer: Layer.Layer<CheckpointStorage.CheckpointStorage, E>) =>
   Effect.gen(function*() {
     const before = (yield* retryCount("put", "40001")) + (yield* retryCount("putWrites", "40001"))
