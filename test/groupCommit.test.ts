@@ -5,7 +5,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { describe, expect, it } from "@effect/vitest"
 import { uuid6 } from "@langchain/langgraph-checkpoint"
-import { Effect, Fiber, Layer, Metric, Option, Redacted, Tracer } from "effect"
+import { Effect, Fiber, Layer, Metric, Option, Redacted, Stream, Tracer } from "effect"
 import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll } from "vitest"
 import { CheckpointStorage } from "../src/index.ts"
@@ -99,22 +99,37 @@ const scenarios = (name: string, layer: () => Layer.Layer<CheckpointStorage.Chec
         }
       }).pipe(Effect.provide(layer())))
 
-    it.live("two puts of one thread sent at once keep their order: the second's parent is the first", () =>
+    it.live("a thread's puts sent at once keep their order: each one's parent is the one before", () =>
       Effect.gen(function*() {
         const storage = yield* Storage
-        const first = stepOf(0)
-        const second = stepOf(1)
-        const ref = { thread_id: "ordered", checkpoint_ns: "" }
-        yield* Effect.all([
-          storage.put(ref, first, metadata(), { note: 1 }),
-          storage.put({ ...ref, checkpoint_id: first.id }, second, metadata({ step: 1 }), { note: 2 }),
-          storage.putWrites({ ...ref, checkpoint_id: second.id }, [["note", "pending"]], { task_id: "t" })
-        ], { concurrency: "unbounded" })
-        const latest = Option.getOrThrow(yield* storage.getTuple(ref))
-        expect(latest.checkpoint.id).toBe(second.id)
-        expect(latest.parentConfig?.configurable?.checkpoint_id).toBe(first.id)
-        expect(latest.checkpoint.channel_values).toEqual({ note: "step 1" })
-        expect(latest.pendingWrites).toEqual([["t", "note", "pending"]])
+        const steps = [0, 1, 2, 3].map(stepOf)
+        const threads = Array.from({ length: 8 }, (_, i) => `ordered-${i}`)
+        // Every thread's chain of puts, and writes on its last checkpoint, all at once.
+        yield* Effect.all(
+          threads.flatMap((thread_id) => [
+            ...steps.map((step, i) =>
+              storage.put(
+                { thread_id, checkpoint_ns: "", ...(i > 0 ? { checkpoint_id: steps[i - 1]!.id } : {}) },
+                step,
+                metadata({ step: i }),
+                { note: i + 1 }
+              )
+            ),
+            storage.putWrites({ thread_id, checkpoint_ns: "", checkpoint_id: steps[3]!.id }, [["note", "pending"]], {
+              task_id: "t"
+            })
+          ]),
+          { concurrency: "unbounded" }
+        )
+        for (const thread_id of threads) {
+          const latest = Option.getOrThrow(yield* storage.getTuple({ thread_id }))
+          expect(latest.checkpoint.id).toBe(steps[3]!.id)
+          expect(latest.parentConfig?.configurable?.checkpoint_id).toBe(steps[2]!.id)
+          expect(latest.checkpoint.channel_values).toEqual({ note: "step 3" })
+          expect(latest.pendingWrites).toEqual([["t", "note", "pending"]])
+          const chain = yield* storage.list({ thread_id }).pipe(Stream.runCollect)
+          expect(chain.map((tuple) => tuple.checkpoint.id)).toEqual(steps.map((step) => step.id).reverse())
+        }
       }).pipe(Effect.provide(layer())))
   })
 

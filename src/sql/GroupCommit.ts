@@ -9,6 +9,11 @@
  * expresses this directly: its `delay` is an effect, here "wait for a free
  * slot", during which the batch collects.)
  *
+ * A thread's puts leave in the order they were made: a put waits for the
+ * thread's previous put (its parent, usually) to be stored, so two slots
+ * never race one thread's chain. (LangGraph already awaits each put before
+ * the next, so in a graph nothing waits here.)
+ *
  * A batch runs as rounds: a thread's calls keep their order, one per round
  * (a later put of a thread may need the earlier one as its parent); each
  * round is one statement for the writes and one for the puts. Every call
@@ -18,7 +23,7 @@
  *
  * @since 0.1.0
  */
-import { Duration, Effect, Exit, Metric, Request, RequestResolver, Semaphore } from "effect"
+import { Deferred, Duration, Effect, Exit, Metric, Request, RequestResolver, Semaphore } from "effect"
 import type { Request as Call } from "effect/Request"
 import type { Location } from "../Checkpoint.ts"
 import type { StorageFailure } from "../CheckpointError.ts"
@@ -205,8 +210,24 @@ export const make = (statements: Statements, options: GroupCommitOptions = {}) =
       Effect.flatMap(({ batch, value }) => Effect.as(Effect.annotateCurrentSpan("checkpoint.batch_size", batch), value))
     )
 
+  /** Each thread's latest put still on its way: the next put of the thread waits for it. */
+  const lastPut = new Map<string, Deferred.Deferred<void>>()
+  const afterPrevious = <A, E>(thread_id: string, put: Effect.Effect<A, E>) =>
+    Effect.suspend(() => {
+      const previous = lastPut.get(thread_id)
+      const done = Deferred.makeUnsafe<void>()
+      lastPut.set(thread_id, done)
+      return (previous === undefined ? put : Effect.andThen(Deferred.await(previous), put)).pipe(
+        Effect.ensuring(Effect.sync(() => {
+          Deferred.doneUnsafe(done, Exit.void)
+          if (lastPut.get(thread_id) === done) lastPut.delete(thread_id)
+        }))
+      )
+    })
+
   return {
-    put: (call: PutCall) => send(single.put(call), Effect.request(PutRequest({ call }), resolver)),
+    put: (call: PutCall) =>
+      afterPrevious(call.row.thread_id, send(single.put(call), Effect.request(PutRequest({ call }), resolver))),
     putWrites: (call: WritesCall) => send(single.putWrites(call), Effect.request(WritesRequest({ call }), resolver))
   }
 }
