@@ -15,10 +15,11 @@
 import { PgClient } from "@effect/sql-pg"
 import { PGlite } from "@electric-sql/pglite"
 import { Effect, Layer, type Scope } from "effect"
-import { mkdir } from "node:fs/promises"
-import { dirname, resolve } from "node:path"
+import type { SqlClient } from "effect/sql"
+import { access, mkdir } from "node:fs/promises"
+import { dirname, join, resolve } from "node:path"
 import { Duplex } from "node:stream"
-import { type IncompatibleSchema, StorageFailure } from "./CheckpointError.ts"
+import { type IncompatibleSchema, InvalidConfig, StorageFailure } from "./CheckpointError.ts"
 import type { CheckpointStorage } from "./CheckpointStorage.ts"
 import * as SqlStorage from "./sql/SqlStorage.ts"
 
@@ -27,13 +28,15 @@ import * as SqlStorage from "./sql/SqlStorage.ts"
  */
 export interface PgliteOptions extends Omit<SqlStorage.SqlStorageOptions, "dialect"> {
   /**
-   * A directory to persist the database in (created if missing). Without
-   * one, the database lives in memory and goes with the layer.
+   * A directory to persist the database in (created if missing, unless
+   * `readOnly`). Without one, the database lives in memory and goes with
+   * the layer.
    */
   readonly dataDir?: string | undefined
   /**
    * A PGlite instance to use instead of opening one (e.g. one the
-   * application also queries). The layer does not close it.
+   * application also queries). The layer does not close it, nor changes its
+   * session: with `readOnly`, only the storage refuses writes.
    */
   readonly pglite?: PgliteSession | undefined
 }
@@ -79,17 +82,70 @@ const connect = (pglite: PgliteSession): Duplex => {
   return duplex
 }
 
-const open = (dataDir: string | undefined): Effect.Effect<PgliteSession, StorageFailure, Scope.Scope> =>
-  Effect.acquireRelease(
-    Effect.tryPromise({
-      try: async () => {
-        // PGlite creates the directory itself, but not its parents.
-        if (dataDir !== undefined) await mkdir(dirname(resolve(dataDir)), { recursive: true })
-        return PGlite.create(dataDir) as Promise<PGlite>
-      },
-      catch: (cause) => new StorageFailure({ operation: "connect", retryable: false, cause })
-    }),
-    (pglite) => Effect.promise(() => pglite.close())
+const connectFailure = (cause: unknown) =>
+  cause instanceof StorageFailure ? cause : new StorageFailure({ operation: "connect", retryable: false, cause })
+
+/**
+ * A read-only open never creates a database: `dataDir` must hold one
+ * already (PostgreSQL writes `PG_VERSION` first into a data directory).
+ * Not a storage failure: the configuration names no database.
+ */
+const existing = (dataDir: string) =>
+  Effect.tryPromise({
+    try: () => access(join(dataDir, "PG_VERSION")),
+    catch: () =>
+      new InvalidConfig({
+        operation: "connect",
+        detail: `there is no database at ${resolve(dataDir)} (a read-only open never creates one)`
+      })
+  })
+
+const open = (
+  dataDir: string | undefined,
+  readOnly: boolean
+): Effect.Effect<PgliteSession, StorageFailure | InvalidConfig, Scope.Scope> =>
+  Effect.andThen(
+    readOnly && dataDir !== undefined ? existing(dataDir) : Effect.void,
+    Effect.acquireRelease(
+      Effect.tryPromise({
+        try: async () => {
+          // PGlite creates the directory itself, but not its parents.
+          if (dataDir !== undefined && !readOnly) await mkdir(dirname(resolve(dataDir)), { recursive: true })
+          const pglite = await PGlite.create(dataDir)
+          // PGlite is one session: this makes it refuse every write.
+          if (readOnly) await pglite.exec("SET default_transaction_read_only = on")
+          return pglite
+        },
+        catch: connectFailure
+      }),
+      (pglite) => Effect.promise(() => pglite.close())
+    )
+  )
+
+/**
+ * The client alone: one connection to the PGlite database `options` names
+ * (opened with the layer and closed with it, unless `options.pglite` is
+ * given), as a `SqlClient`. With `readOnly`, a database the layer opens
+ * refuses writes and a `dataDir` holding none is an `InvalidConfig`.
+ *
+ * @since 0.1.0
+ */
+export const layerSqlClient = (
+  options: Pick<PgliteOptions, "dataDir" | "pglite" | "readOnly"> = {}
+): Layer.Layer<SqlClient.SqlClient, StorageFailure | InvalidConfig> =>
+  PgClient.layerFrom(
+    (options.pglite === undefined ? open(options.dataDir, options.readOnly === true) : Effect.succeed(options.pglite))
+      .pipe(
+        Effect.flatMap((pglite) =>
+          PgClient.makeClient({
+            stream: () => connect(pglite),
+            username: "postgres",
+            database: "postgres",
+            applicationName: "langgraph-checkpoint-effect",
+            maxMessageSize: 1024 * 1024 * 1024
+          }).pipe(Effect.mapError(connectFailure))
+        )
+      )
   )
 
 /**
@@ -100,25 +156,8 @@ const open = (dataDir: string | undefined): Effect.Effect<PgliteSession, Storage
  */
 export const layer = (
   options: PgliteOptions = {}
-): Layer.Layer<CheckpointStorage, StorageFailure | IncompatibleSchema> =>
+): Layer.Layer<CheckpointStorage, StorageFailure | IncompatibleSchema | InvalidConfig> =>
   // One session: one batch at a time, the others gathering behind it.
   SqlStorage.layer({ groupCommit: { concurrency: 1 }, ...options, dialect: "postgres" }).pipe(
-    Layer.provide(PgClient.layerFrom(
-      (options.pglite === undefined ? open(options.dataDir) : Effect.succeed(options.pglite)).pipe(
-        Effect.flatMap((pglite) =>
-          PgClient.makeClient({
-            stream: () => connect(pglite),
-            username: "postgres",
-            database: "postgres",
-            applicationName: "langgraph-checkpoint-effect",
-            maxMessageSize: 1024 * 1024 * 1024
-          })
-        ),
-        Effect.mapError((cause) =>
-          cause instanceof StorageFailure
-            ? cause
-            : new StorageFailure({ operation: "connect", retryable: false, cause })
-        )
-      )
-    ))
+    Layer.provide(layerSqlClient(options))
   )

@@ -11,7 +11,7 @@
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { IncompatibleSchema } from "../CheckpointError.ts"
+import { IncompatibleSchema, type StorageFailure } from "../CheckpointError.ts"
 import * as Retry from "../Retry.ts"
 import { type Dialect, migrationLock } from "./Dialect.ts"
 import type { Tables } from "./Tables.ts"
@@ -170,22 +170,47 @@ export const run = Effect.fn("CheckpointStorage.migrate")(function*(tables: Tabl
 })
 
 /**
+ * What the applied steps say of a database: all of them (`current`), or
+ * only LangGraph's own (`langgraph`, with the last of them, -1 for none:
+ * what LangGraph's savers leave, or an empty database).
+ *
+ * @since 0.1.0
+ */
+export type Applied =
+  | { readonly layout: "current" }
+  | { readonly layout: "langgraph"; readonly version: number }
+
+/**
+ * Reads, without changing anything, which steps are applied (see
+ * {@link Applied}). Fails with `IncompatibleSchema` when a version is one
+ * this library does not know, or when only some of its own are applied.
+ *
+ * @since 0.1.0
+ */
+export const check = (
+  tables: Tables
+): Effect.Effect<Applied, IncompatibleSchema | StorageFailure, SqlClient.SqlClient> =>
+  appliedVersions(tables).pipe(
+    Effect.mapError((cause) => Retry.failure("verify schema", cause)),
+    Effect.flatMap((applied): Effect.Effect<Applied, IncompatibleSchema> => {
+      const known = new Set(steps(tables).map(([version]) => version))
+      const unknown = unknownVersion(applied, known)
+      if (unknown !== undefined) return Effect.fail(unknown)
+      const last = applied.size === 0 ? -1 : Math.max(...applied)
+      if ([...known].every((version) => applied.has(version))) return Effect.succeed({ layout: "current" })
+      return last <= langGraphLatest
+        ? Effect.succeed({ layout: "langgraph", version: last })
+        : Effect.fail(new IncompatibleSchema({ found: last, supported: latest }))
+    })
+  )
+
+/**
  * Checks, without changing anything, that every step is applied and none is unknown.
  *
  * @since 0.1.0
  */
-export const verify = (tables: Tables) =>
-  appliedVersions(tables).pipe(
-    Effect.mapError((cause) => Retry.failure("verify schema", cause)),
-    Effect.flatMap((applied) => {
-      const known = new Set(steps(tables).map(([version]) => version))
-      const missing = [...known].some((version) => !applied.has(version))
-      const unknown = unknownVersion(applied, known)
-      if (unknown !== undefined) return Effect.fail(unknown)
-      return missing
-        ? Effect.fail(
-          new IncompatibleSchema({ found: applied.size === 0 ? -1 : Math.max(...applied), supported: latest })
-        )
-        : Effect.void
-    })
-  )
+export const verify = (tables: Tables): Effect.Effect<void, IncompatibleSchema | StorageFailure, SqlClient.SqlClient> =>
+  Effect.flatMap(check(tables), (applied) =>
+    applied.layout === "current"
+      ? Effect.void
+      : Effect.fail(new IncompatibleSchema({ found: applied.version, supported: latest })))

@@ -70,7 +70,11 @@ const poolConfig = (options: PoolOptions, ssl: boolean | Tls.TlsOptions | undefi
   prepare: options.prepare ?? true,
   applicationName: options.applicationName ?? "langgraph-checkpoint-effect",
   maxMessageSize: options.maxMessageSize ?? 1024 * 1024 * 1024,
-  startupParameters: options.isolation === undefined ? undefined : { default_transaction_isolation: options.isolation }
+  startupParameters: {
+    ...(options.isolation === undefined ? {} : { default_transaction_isolation: options.isolation }),
+    // The server refuses every write on the pool's connections (see `SqlStorageOptions.readOnly`).
+    ...(options.readOnly === true ? { default_transaction_read_only: "on" } : {})
+  }
 })
 
 /** @since 0.1.0 */
@@ -90,8 +94,8 @@ export const layer = (
 
 /**
  * The pool alone, as the application's `SqlClient`, with the same URL
- * handling (TLS parameters, pool size, isolation): for deploy steps such as
- * `migrate` and `enableTtl`.
+ * handling (TLS parameters, pool size, isolation, `readOnly` sessions): for
+ * deploy steps such as `migrate` and `enableTtl`.
  *
  * @since 0.1.0
  */

@@ -6,10 +6,12 @@
  */
 import { Effect, Layer } from "effect"
 import type { SqlClient } from "effect/sql"
-import type { IncompatibleSchema, StorageFailure } from "../CheckpointError.ts"
+import { type IncompatibleSchema, StorageFailure } from "../CheckpointError.ts"
 import { type CheckpointStorage, layerDriver } from "../CheckpointStorage.ts"
 import * as Retry from "../Retry.ts"
+import type { StorageDriver } from "../StorageDriver.ts"
 import type { Dialect } from "./Dialect.ts"
+import * as Layout from "./Layout.ts"
 import * as Migrations from "./Migrations.ts"
 import * as SqlDriver from "./SqlDriver.ts"
 import * as Tables from "./Tables.ts"
@@ -30,6 +32,29 @@ export interface SqlStorageOptions extends SqlDriver.SqlDriverOptions {
    * run as a separate deploy step with a schema-owner role.
    */
   readonly migrate?: boolean | undefined
+  /**
+   * Open the database for reading only (default `false`).
+   *
+   * **When to use**: to look into a database that must not change — a
+   * production database from a support shell, a restored backup, or one
+   * LangGraph's own PostgreSQL savers wrote (JavaScript or Python), which is
+   * then read as it is instead of being migrated.
+   *
+   * **Details**: no migration runs and nothing is created; the schema is
+   * checked instead, and may be this library's, fully migrated, or
+   * LangGraph's (see `Layout.resolve`). Reads (`getTuple`, `list`,
+   * `getDeltaChannelHistory`) work on both. Every write (`put`,
+   * `putWrites`, `deleteThread` and the thread lifecycle) fails with a
+   * `StorageFailure` before it reaches a connection. The layers that open
+   * their own connections (PostgreSQL, CockroachDB, PGlite) also make the
+   * session itself refuse writes (`default_transaction_read_only`).
+   *
+   * **Gotchas**: `migrate` is ignored. A database without checkpoint tables,
+   * part-way through this library's migrations, or newer than this library
+   * fails with `IncompatibleSchema`. PGlite does not create a `dataDir`
+   * that holds no database: that is an `InvalidConfig`.
+   */
+  readonly readOnly?: boolean | undefined
 }
 
 /**
@@ -57,15 +82,37 @@ export const layerMigrations = (
  */
 export const layer = (
   options: SqlStorageOptions = {}
-): Layer.Layer<CheckpointStorage, StorageFailure | IncompatibleSchema, SqlClient.SqlClient> => {
-  const tables = Tables.make(options.schema)
-  return layerDriver(withPolicy(
-    (options.migrate === false ? Migrations.verify(tables) : Migrations.run(tables, options.dialect)).pipe(
-      Effect.andThen(Retry.registerRetries),
-      Effect.andThen(SqlDriver.make(tables, options))
+): Layer.Layer<CheckpointStorage, StorageFailure | IncompatibleSchema, SqlClient.SqlClient> =>
+  layerDriver(withPolicy(
+    Layout.resolve(options).pipe(
+      Effect.tap(() => Retry.registerRetries),
+      Effect.flatMap((tables) => SqlDriver.make(tables, options)),
+      Effect.map((driver) => options.readOnly === true ? refusingWrites(driver) : driver)
     ),
     options.retry
   ))
+
+/**
+ * The driver with every write refused before it reaches a connection: the
+ * application's own client may accept writes, and LangGraph's tables, read
+ * through derived relations, could not take them anyway.
+ */
+const refusingWrites = (driver: StorageDriver): StorageDriver => {
+  const refuse = (operation: string) =>
+    Effect.fail(
+      new StorageFailure({ operation, retryable: false, cause: "the storage was opened read-only (readOnly: true)" })
+    )
+  return {
+    ...driver,
+    put: () => refuse("put"),
+    putWrites: () => refuse("putWrites"),
+    deleteThread: () => refuse("deleteThread"),
+    remove: () => refuse("remove"),
+    setParents: () => refuse("setParents"),
+    writeThread: () => refuse("writeThread"),
+    // Every caller of `exclusive` writes, and it starts by locking the thread's row with a write.
+    exclusive: () => refuse("exclusive")
+  }
 }
 
 const withPolicy = <A, E, R>(effect: Effect.Effect<A, E, R>, policy: Retry.Policy | undefined) =>

@@ -56,7 +56,7 @@ export interface Statement<Input, Row extends object, Output> {
  * `text` refers to each as `${param.name}`, which gives a name its `$n` the
  * first time the text uses it. Without `decode`, the rows are ignored.
  */
-const statement = <Input, Params extends object, Row extends object = never, Output = void>(parts: {
+export const statement = <Input, Params extends object, Row extends object = never, Output = void>(parts: {
   readonly params: (input: Input) => Params
   readonly text: (param: { readonly [K in keyof Params]: string }) => string
   readonly decode?: (rows: ReadonlyArray<Row>, input: Input) => Output

@@ -1,6 +1,7 @@
 /**
  * Where the tables live: the LangGraph PostgreSQL layout, optionally in a
- * schema of its own.
+ * schema of its own — or, read-only, LangGraph's own tables presented as
+ * this library's (see `Layout`).
  *
  * @since 0.1.0
  */
@@ -9,6 +10,13 @@
  * @since 0.1.0
  */
 export interface Tables {
+  /**
+   * `current`: this library's tables, every migration applied. `langgraph`:
+   * a database only LangGraph's own savers wrote, read as it is — `blobs`,
+   * `writes`, `pieces` and `threads` are then relations derived from its
+   * tables that reads use as tables, and nothing can be written through them.
+   */
+  readonly layout: "current" | "langgraph"
   /** The schema's name, unquoted. */
   readonly schemaName: string
   /** The schema, quoted for SQL text. */
@@ -33,6 +41,7 @@ const quote = (identifier: string) => `"${identifier.replaceAll("\"", "\"\"")}"`
  * @since 0.1.0
  */
 export const make = (schema = "public"): Tables => ({
+  layout: "current",
   schemaName: schema,
   schema: quote(schema),
   checkpoints: `${quote(schema)}.checkpoints`,
@@ -43,3 +52,47 @@ export const make = (schema = "public"): Tables => ({
   threads: `${quote(schema)}.checkpoint_threads`,
   migrationLock: `${quote(schema)}.checkpoint_migration_lock`
 })
+
+/**
+ * A relation that stands where a table name does: after `FROM`, with an
+ * alias (`FROM ${t.blobs} bl`) or without. A parenthesised join is one:
+ * PostgreSQL before 16 rejects a subquery without an alias, and a subquery
+ * already aliased takes no second one. Its columns are those of both sides;
+ * the sides' aliases are unique, as a statement without an outer alias sees them.
+ */
+const joined = (left: string, right: string, on = "true") => `(${left} JOIN ${right} ON ${on})`
+
+/**
+ * LangGraph's tables in `schema` (default `public`), read as this
+ * library's: blobs have no shared-list base (`base`, `keep` null), writes
+ * without a `task_path` column (the JavaScript saver's) have `''`, there
+ * are no pieces, and a thread's last activity is the latest `ts` of its
+ * checkpoints (an ISO 8601 timestamp in both LangGraph savers).
+ *
+ * @since 0.1.0
+ */
+export const langGraph = (
+  options: { readonly schema?: string | undefined; readonly taskPath: boolean }
+): Tables => {
+  const tables = make(options.schema)
+  return {
+    ...tables,
+    layout: "langgraph",
+    blobs: joined(tables.blobs, "(SELECT NULL::text AS base, NULL::int4 AS keep) AS lce_unshared"),
+    writes: options.taskPath
+      ? tables.writes
+      : joined(tables.writes, "(SELECT ''::text AS task_path) AS lce_no_task_path"),
+    pieces: joined(
+      "(SELECT NULL::text AS thread_id, NULL::bytea AS hash) AS lce_no_piece",
+      "(SELECT NULL::bytea AS blob) AS lce_no_piece_blob",
+      "false"
+    ),
+    threads: joined(
+      `(SELECT DISTINCT thread_id FROM ${tables.checkpoints}) AS lce_thread`,
+      `LATERAL (
+        SELECT max((lce_cp.checkpoint ->> 'ts')::timestamptz) AS last_activity FROM ${tables.checkpoints} lce_cp
+        WHERE lce_cp.thread_id = lce_thread.thread_id
+      ) AS lce_activity`
+    )
+  }
+}
