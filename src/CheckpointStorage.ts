@@ -35,7 +35,7 @@ import {
 import * as Codec from "./Codec.ts"
 import { decodeIdRef, decodeRef, decodeThreadId, invalidInput } from "./Input.ts"
 import * as MemoryDriver from "./memory/MemoryDriver.ts"
-import type { CheckpointRow, StorageDriver, StoredCheckpoint } from "./StorageDriver.ts"
+import type { CheckpointRow, StorageDriver, StoredCheckpoint, ThreadRows } from "./StorageDriver.ts"
 import * as ThreadLifecycle from "./ThreadLifecycle.ts"
 import type { ReencryptProgress, RetentionPolicy, RetentionReport } from "./ThreadLifecycle.ts"
 
@@ -96,6 +96,50 @@ export class CheckpointStorage extends Context.Service<CheckpointStorage, {
     void,
     InvalidConfig | InvalidInput | CorruptedCheckpoint | ThreadNotFound | ThreadExists | StorageFailure
   >
+  /**
+   * A whole thread's stored rows (every namespace, the whole chain, values,
+   * pending writes and shared pieces), as one consistent read: what
+   * `importThread` writes back, and `ExportFormat` writes to a file.
+   *
+   * **When to use**
+   *
+   * To back a thread up, or move it to another storage (another database,
+   * another backend): the rows are the stored bytes, nothing decoded or
+   * encoded again, so the thread reads back exactly as here wherever it is
+   * imported. A thread without checkpoints is `ThreadNotFound`.
+   */
+  readonly exportThread: (
+    thread_id: string
+  ) => Effect.Effect<ThreadRows, InvalidInput | ThreadNotFound | StorageFailure>
+  /**
+   * Writes a thread's rows (from `exportThread`, here or on another
+   * storage) back as thread `rows.thread_id`, in one transaction holding the
+   * thread, keeping its `last_activity`. An existing thread is `ThreadExists`
+   * unless `replace` is set; then it is replaced whole.
+   *
+   * **When to use**
+   *
+   * To restore an export, or finish moving a thread between storages (any
+   * driver to any other): every checkpoint then reads back (`getTuple`,
+   * `list`, `getDeltaChannelHistory`) as it did where it was exported, and
+   * a graph continues on it.
+   *
+   * **Details**
+   *
+   * The rows are checked before anything is written: `InvalidInput` names
+   * what is wrong (no checkpoint, a row of another thread, a blob or write in
+   * a namespace without checkpoints, a row given twice, a checkpoint header
+   * or metadata that does not decode). Values are written as they are:
+   * encrypted rows stay sealed, and since a seal binds a row to its thread
+   * id, they read back when imported under the same thread id into a storage
+   * with the same keys (to move a thread to another id, import it, then
+   * `copyThread`). Plain rows imported where encryption is on read only with
+   * `allowPlaintext`, until `reencrypt` seals them.
+   */
+  readonly importThread: (
+    rows: ThreadRows,
+    options?: { readonly replace?: boolean | undefined }
+  ) => Effect.Effect<void, InvalidInput | ThreadExists | StorageFailure>
   /**
    * Shrinks threads. `keep_latest` keeps the latest checkpoint of each
    * namespace and everything it needs (see `Prune`): every checkpoint that

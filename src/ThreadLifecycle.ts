@@ -1,17 +1,19 @@
 /**
- * Operations on whole threads: copy, prune, delete runs, retention,
- * re-encryption. Each plans from the driver's index or rows of the thread
- * (see `Prune`) and runs in one transaction that holds the thread, so its
- * writers wait.
+ * Operations on whole threads: copy, export and import, prune, delete runs,
+ * retention, re-encryption. Export is one consistent read of the thread's
+ * rows; the others plan from the driver's index or rows of the thread (see
+ * `Prune`) and run in one transaction that holds the thread, so its writers
+ * wait.
  *
  * @since 0.1.0
  */
 import { Clock, Duration, Effect, Schema, Stream } from "effect"
+import { CheckpointHeader, CheckpointRef } from "./Checkpoint.ts"
 import { InvalidConfig, InvalidInput, ThreadExists, ThreadNotFound } from "./CheckpointError.ts"
 import type { Codec } from "./Codec.ts"
 import { decodeThreadId, invalidInput } from "./Input.ts"
 import * as Prune from "./Prune.ts"
-import type { StorageDriver } from "./StorageDriver.ts"
+import type { StorageDriver, ThreadRows } from "./StorageDriver.ts"
 
 /**
  * @since 0.1.0
@@ -70,6 +72,14 @@ export const make = (driver: StorageDriver, codec: Codec) => {
       (exists) => exists ? Effect.void : Effect.fail(new ThreadNotFound({ operation, thread_id }))
     )
 
+  /** Writes a whole thread, held by `exclusive`; an existing thread is refused unless `replace`. */
+  const writeWhole = Effect.fnUntraced(function*(operation: string, rows: ThreadRows, replace: boolean | undefined) {
+    if (replace !== true && (yield* driver.threadExists(rows.thread_id))) {
+      return yield* new ThreadExists({ operation, thread_id: rows.thread_id })
+    }
+    yield* driver.writeThread(rows)
+  })
+
   const copyThread = Effect.fn("CheckpointStorage.copyThread")(function*(
     source: string,
     target: string,
@@ -89,15 +99,39 @@ export const make = (driver: StorageDriver, codec: Codec) => {
       to,
       Effect.gen(function*() {
         yield* ensureThread("copyThread", from)
-        if (options.replace !== true && (yield* driver.threadExists(to))) {
-          return yield* new ThreadExists({ operation: "copyThread", thread_id: to })
-        }
         const rows = yield* driver.threadRows(from)
         const now = new Date(yield* Clock.currentTimeMillis)
         // Encrypted rows are bound to their thread: the copy is sealed anew for its own.
-        yield* driver.writeThread(yield* codec.reseal("copyThread", { ...rows, last_activity: now }, to))
+        const copy = yield* codec.reseal("copyThread", { ...rows, last_activity: now }, to)
+        yield* writeWhole("copyThread", copy, options.replace)
       })
     )
+  })
+
+  const exportThread = Effect.fn("CheckpointStorage.exportThread")(function*(thread_id: string) {
+    const id = yield* decodeThreadIdInput("exportThread", thread_id)
+    yield* Effect.annotateCurrentSpan({ thread_id: id })
+    const rows = yield* driver.threadRows(id)
+    if (rows.checkpoints.length === 0) return yield* new ThreadNotFound({ operation: "exportThread", thread_id: id })
+    yield* Effect.annotateCurrentSpan(sizes(rows))
+    return rows
+  })
+
+  const importThread = Effect.fn("CheckpointStorage.importThread")(function*(
+    rows: ThreadRows,
+    options: { readonly replace?: boolean | undefined } = {}
+  ) {
+    const id = yield* decodeThreadIdInput("importThread", rows.thread_id)
+    yield* Effect.annotateCurrentSpan({ thread_id: id, ...sizes(rows) })
+    const wrong = misplaced(rows)
+    if (wrong !== undefined) {
+      return yield* new InvalidInput({ operation: "importThread", argument: "rows", detail: wrong })
+    }
+    yield* Effect.forEach(rows.checkpoints, (row) =>
+      Schema.decodeUnknownEffect(CheckpointContent)(row).pipe(
+        Effect.mapError(invalidInput("importThread", `checkpoint ${row.checkpoint_id}`))
+      ), { discard: true })
+    yield* driver.exclusive(id, writeWhole("importThread", rows, options.replace))
   })
 
   const prune = Effect.fn("CheckpointStorage.prune")(function*(
@@ -212,5 +246,62 @@ export const make = (driver: StorageDriver, codec: Codec) => {
       )
     })).pipe(Stream.withSpan("CheckpointStorage.reencrypt"))
 
-  return { copyThread, prune, deleteForRuns, applyRetention, reencrypt }
+  return { copyThread, exportThread, importThread, prune, deleteForRuns, applyRetention, reencrypt }
+}
+
+/** A thread id given as an argument (not a config), decoded. */
+const decodeThreadIdInput = (operation: string, thread_id: string) =>
+  Schema.decodeUnknownEffect(CheckpointRef.fields.thread_id)(thread_id).pipe(
+    Effect.mapError(invalidInput(operation, "thread_id"))
+  )
+
+/** What reading a checkpoint row decodes: its header, and its metadata's JSON text. */
+const CheckpointContent = Schema.Struct({
+  checkpoint: CheckpointHeader,
+  metadata: Schema.fromJsonString(Schema.Record(Schema.String, Schema.Unknown))
+})
+
+const sizes = (rows: ThreadRows) => ({
+  checkpoints: rows.checkpoints.length,
+  blobs: rows.blobs.length,
+  writes: rows.writes.length,
+  pieces: rows.pieces.length
+})
+
+/**
+ * What makes rows not a thread, if anything: no checkpoint, a checkpoint of
+ * another thread, a blob or write in a namespace without checkpoints, or a
+ * row twice.
+ */
+const misplaced = (rows: ThreadRows): string | undefined => {
+  if (rows.checkpoints.length === 0) return "a thread has at least one checkpoint, these rows have none"
+  const stranger = rows.checkpoints.find((row) => row.thread_id !== rows.thread_id)
+  if (stranger !== undefined) {
+    return `checkpoint ${stranger.checkpoint_id} is of thread "${stranger.thread_id}", not "${rows.thread_id}"`
+  }
+  const namespaces = new Set(rows.checkpoints.map((row) => row.checkpoint_ns))
+  const stray = [...rows.blobs, ...rows.writes].find((row) => !namespaces.has(row.checkpoint_ns))
+  if (stray !== undefined) {
+    return `a ${"task_id" in stray ? "write" : "blob"} of channel "${stray.channel}" is in namespace ` +
+      `"${stray.checkpoint_ns}", which has no checkpoint`
+  }
+  return twice("checkpoint", rows.checkpoints, (row) => [row.checkpoint_ns, row.checkpoint_id]) ??
+    twice("blob", rows.blobs, (blob) => [blob.checkpoint_ns, blob.channel, blob.version]) ??
+    twice("write", rows.writes, (write) => [write.checkpoint_ns, write.checkpoint_id, write.task_id, write.idx]) ??
+    twice("piece", rows.pieces, (piece) => [Buffer.from(piece.hash).toString("hex")])
+}
+
+/** Names the first row whose key an earlier row has. */
+const twice = <A>(
+  kind: string,
+  rows: ReadonlyArray<A>,
+  key: (row: A) => ReadonlyArray<string | number>
+): string | undefined => {
+  const seen = new Set<string>()
+  for (const row of rows) {
+    const text = JSON.stringify(key(row))
+    if (seen.has(text)) return `the ${kind} ${text} is given twice`
+    seen.add(text)
+  }
+  return undefined
 }

@@ -26,7 +26,7 @@ import { canonical } from "../../src/testing/index.ts"
 
 const Inner = Annotation.Root({ answer: Annotation<string> })
 
-const build = (saver: EffectCheckpointSaver) => {
+export const build = (saver: EffectCheckpointSaver) => {
   const inner = new StateGraph(Inner)
     .addNode("ask", () => ({ answer: interrupt<string, string>("approve?") }))
     .addEdge(START, "ask")
@@ -54,7 +54,7 @@ const build = (saver: EffectCheckpointSaver) => {
 }
 
 /** Runs turns, resuming any interrupt, and forks once from an earlier checkpoint. */
-const populate = async (saver: EffectCheckpointSaver, thread_id: string) => {
+export const populate = async (saver: EffectCheckpointSaver, thread_id: string) => {
   const graph = build(saver)
   const config = { configurable: { thread_id } }
   for (let turn = 0; turn < 7; turn++) {
@@ -76,7 +76,7 @@ const populate = async (saver: EffectCheckpointSaver, thread_id: string) => {
  * Every checkpoint of a thread (all namespaces), without thread ids: its
  * tuple and, with `histories`, its delta history too.
  */
-const snapshot = async (saver: EffectCheckpointSaver, thread_id: string, histories = true) => {
+export const snapshot = async (saver: EffectCheckpointSaver, thread_id: string, histories = true) => {
   const entries = new Map<string, string>()
   for await (const tuple of saver.list({ configurable: { thread_id } })) {
     const config: RunnableConfig = tuple.config
