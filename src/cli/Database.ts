@@ -1,0 +1,139 @@
+/**
+ * The database a command names, opened for what the command does.
+ *
+ * Reading commands open it read-only: nothing is created or migrated (the
+ * session itself refuses writes), and a database LangGraph's own savers
+ * wrote is read as it is. Writing commands open it as the library does —
+ * except that a database LangGraph's savers wrote is migrated only when the
+ * user says `--migrate`. Encryption keys come from the environment as the
+ * library reads them (`CHECKPOINT_ENCRYPTION_KEYS`, `LANGGRAPH_AES_KEY`).
+ *
+ * @since 0.1.0
+ */
+import { Config, Effect, Layer } from "effect"
+import type { SqlClient } from "effect/sql"
+import { InvalidConfig } from "../CheckpointError.ts"
+import type { CheckpointStorage } from "../CheckpointStorage.ts"
+import * as Encryption from "../Encryption.ts"
+import * as Inspector from "../inspector/Inspector.ts"
+import * as Values from "../inspector/Values.ts"
+import * as Serializer from "../Serializer.ts"
+import type { Dialect } from "../sql/Dialect.ts"
+import * as Layout from "../sql/Layout.ts"
+import * as SqlStorage from "../sql/SqlStorage.ts"
+
+/**
+ * What a command does to the database.
+ *
+ * @since 0.1.0
+ */
+export type Access = "read" | "write" | "migrate"
+
+/** The connection a URL names, as a client layer and its dialect. */
+const clientOf = (url: string, readOnly: boolean): Effect.Effect<
+  { readonly client: Layer.Layer<SqlClient.SqlClient, unknown>; readonly dialect: Dialect },
+  InvalidConfig
+> => {
+  const scheme = url.slice(0, url.indexOf(":") + 1).toLowerCase()
+  switch (scheme) {
+    case "postgres:":
+    case "postgresql:":
+      return Effect.promise(() => import("../postgres.ts")).pipe(
+        Effect.map((Postgres) => ({
+          client: Postgres.layerSqlClient({ url, readOnly, poolSize: 4 }),
+          dialect: "postgres"
+        }))
+      )
+    case "cockroachdb:":
+    case "cockroach:":
+      return Effect.promise(() => import("../cockroach.ts")).pipe(
+        Effect.map((Cockroach) => ({
+          client: Cockroach.layerSqlClient({ url, readOnly, poolSize: 4 }),
+          dialect: "cockroach"
+        }))
+      )
+    case "pglite:": {
+      const dataDir = url.slice("pglite:".length).replace(/^\/\//, "")
+      if (dataDir === "") {
+        return Effect.fail(
+          new InvalidConfig({ operation: "connect", detail: `"pglite:" needs a directory: pglite:<directory>` })
+        )
+      }
+      return Effect.promise(() => import("../pglite.ts")).pipe(
+        Effect.map((Pglite) => ({ client: Pglite.layerSqlClient({ dataDir, readOnly }), dialect: "postgres" }))
+      )
+    }
+  }
+  return Effect.fail(
+    new InvalidConfig({
+      operation: "connect",
+      detail: `unsupported connection string "${url.replace(/\/\/[^@/]*@/, "//***@")}": ` +
+        `expected "pglite:<directory>", "postgres://…" or "cockroachdb://…"`
+    })
+  )
+}
+
+/** The encryption keys the environment holds, if any. */
+const encryption = Layer.unwrap(Effect.gen(function*() {
+  const keys = yield* Config.option(Encryption.defaultConfig)
+  return keys._tag === "Some" ? Encryption.layer(keys.value) : Layer.empty
+}))
+
+/** The serializer, lenient: a value it cannot read is shown as such, not an error. */
+const lenient = Layer.effect(
+  Serializer.Serializer,
+  Effect.gen(function*() {
+    return Values.lenient(yield* Serializer.Serializer)
+  })
+)
+
+/**
+ * The storage and the inspector over the database `url` names.
+ *
+ * @since 0.1.0
+ */
+export const layer = (
+  url: string,
+  access: Access
+): Layer.Layer<CheckpointStorage | Inspector.Inspector, unknown> =>
+  Layer.unwrap(
+    clientOf(url, access === "read").pipe(Effect.map(({ client, dialect }) => {
+      const readOnly = access === "read"
+      const storage = SqlStorage.layer({ dialect, readOnly, migrate: !readOnly })
+      const inspector = Layer.unwrap(
+        Layout.resolve({ dialect, readOnly: true }).pipe(Effect.map((tables) => Inspector.layer(tables, dialect)))
+      )
+      const guarded = access === "write" ? Layer.provideMerge(storage, unmigrated(dialect)) : storage
+      return inspector.pipe(
+        Layer.provideMerge(guarded),
+        Layer.provide(Layer.mergeAll(encryption, readOnly ? lenient : Layer.empty)),
+        Layer.provide(client)
+      )
+    }))
+  )
+
+/**
+ * Refuses to write to a database LangGraph's own savers wrote: writing
+ * would migrate it, which the user must ask for.
+ */
+const unmigrated = (dialect: Dialect) =>
+  Layer.effectDiscard(
+    Layout.resolve({ dialect, readOnly: true }).pipe(
+      Effect.catchTag(
+        "IncompatibleSchema",
+        (error) => error.found < 0 ? Effect.succeed(undefined) : Effect.fail(error)
+      ),
+      Effect.flatMap((tables) =>
+        tables?.layout === "langgraph"
+          ? Effect.fail(
+            new InvalidConfig({
+              operation: "connect",
+              detail: "this database was written by LangGraph's own saver: writing to it migrates it to this " +
+                "library's schema (new tables and columns; LangGraph's savers keep working on it). " +
+                "Pass --migrate to do that"
+            })
+          )
+          : Effect.void
+      )
+    )
+  )

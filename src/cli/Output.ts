@@ -1,0 +1,119 @@
+/**
+ * How the command writes: aligned tables (`cli-table3`) and colour
+ * (`picocolors`) on a terminal, plain text when piped, JSON on request, a
+ * progress bar (`cli-progress`) for long work on a terminal.
+ *
+ * Stored text comes from users and tools: before it reaches a terminal,
+ * every control character (an escape sequence could rewrite the screen or
+ * the clipboard) and bidirectional override is shown as a visible escape.
+ *
+ * @since 0.1.0
+ */
+import { SingleBar } from "cli-progress"
+import Table from "cli-table3"
+import { Effect } from "effect"
+import pc from "picocolors"
+
+const isTerminal = process.stdout.isTTY === true
+
+/**
+ * Colours when writing to a terminal that wants them (`NO_COLOR` unset);
+ * none when piped.
+ *
+ * @since 0.1.0
+ */
+export const colors = pc.createColors(isTerminal && process.env.NO_COLOR === undefined)
+
+/**
+ * Text from the database, safe to print: control characters, line breaks
+ * and bidirectional controls become visible escapes.
+ *
+ * @since 0.1.0
+ */
+export const clean = (text: string): string =>
+  // eslint-disable-next-line no-control-regex
+  text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (char) => {
+    if (char === "\n") return "\\n"
+    if (char === "\t") return "\\t"
+    if (char === "\r") return "\\r"
+    return `\\u{${char.codePointAt(0)!.toString(16)}}`
+  })
+
+/**
+ * At most `max` characters of `text` (cleaned), with how much was cut.
+ *
+ * @since 0.1.0
+ */
+export const cut = (text: string, max: number | undefined): string => {
+  const safe = clean(text)
+  return max === undefined || safe.length <= max ? safe : `${safe.slice(0, max)}… (${safe.length - max} more)`
+}
+
+/**
+ * Writes a line to standard output.
+ *
+ * @since 0.1.0
+ */
+export const line = (text = "") => Effect.sync(() => void process.stdout.write(`${text}\n`))
+
+/**
+ * Writes a value as JSON.
+ *
+ * @since 0.1.0
+ */
+export const json = (value: unknown) => line(JSON.stringify(value, null, 2))
+
+/**
+ * A table: bordered and aligned on a terminal; tab-separated when piped, one
+ * row a line (so `cut` and `awk` work on it).
+ *
+ * @since 0.1.0
+ */
+export const table = (head: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>) =>
+  Effect.sync(() => {
+    if (!isTerminal) {
+      process.stdout.write([head, ...rows].map((row) => row.join("\t")).join("\n") + "\n")
+      return
+    }
+    const out = new Table({ head: head.map((cell) => colors.bold(cell)), style: { head: [], border: [] } })
+    out.push(...rows.map((row) => [...row]))
+    process.stdout.write(out.toString() + "\n")
+  })
+
+/**
+ * A progress bar over `total` items on standard error, when it is a
+ * terminal; `tick` advances it. Removed when the scope closes.
+ *
+ * @since 0.1.0
+ */
+export const progress = (label: string, total: number) =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      if (process.stderr.isTTY !== true || total < 2) return { tick: () => {} }
+      const bar = new SingleBar({
+        format: `${label} {bar} {value}/{total} threads`,
+        stream: process.stderr,
+        clearOnComplete: true,
+        hideCursor: true
+      })
+      bar.start(total, 0)
+      return { tick: () => bar.increment(), bar }
+    }),
+    (handle) => Effect.sync(() => "bar" in handle && handle.bar?.stop())
+  )
+
+/**
+ * A byte count for people.
+ *
+ * @since 0.1.0
+ */
+export const bytes = (n: number): string => {
+  const units = ["B", "kB", "MB", "GB", "TB"]
+  let value = n
+  let unit = 0
+  while (value >= 1000 && unit < units.length - 1) {
+    value /= 1000
+    unit++
+  }
+  return unit === 0 ? `${n} B` : `${value.toFixed(value < 10 ? 2 : 1)} ${units[unit]}`
+}

@@ -1,0 +1,324 @@
+/**
+ * The inspector: what is stored, seen from outside a graph — threads a page
+ * at a time, a thread's history as a tree, a checkpoint made readable, the
+ * difference between two checkpoints, what a lifecycle command would remove,
+ * and the database's sizes. The `langgraph-checkpoints` command and its web
+ * page are its faces; an Effect application can use it directly.
+ *
+ * It reads through the `CheckpointStorage` in context (so decoding, safe
+ * revival and decryption are the storage's own) plus a few queries of its
+ * own over the same tables (`Queries`). Values the serializer cannot read
+ * become `Values.Unreadable` (see `layer`).
+ *
+ * @since 0.1.0
+ */
+import type { CheckpointTuple } from "@langchain/langgraph-checkpoint"
+import { Context, Duration, Effect, Layer, Option, Stream } from "effect"
+import { SqlClient } from "effect/sql"
+import { InvalidInput, type StorageFailure, ThreadNotFound } from "../CheckpointError.ts"
+import { CheckpointStorage, type ReadError } from "../CheckpointStorage.ts"
+import * as Retry from "../Retry.ts"
+import type { Dialect } from "../sql/Dialect.ts"
+import type { Statement } from "../sql/Statements.ts"
+import type { Tables } from "../sql/Tables.ts"
+import { queries, type Stats, type ThreadCursor, type ThreadSummary, toStats } from "./Queries.ts"
+import * as Values from "./Values.ts"
+
+export type { Stats, ThreadCursor, ThreadSummary } from "./Queries.ts"
+
+/**
+ * A checkpoint in a thread's history.
+ *
+ * @since 0.1.0
+ */
+export interface HistoryEntry {
+  readonly checkpoint_ns: string
+  readonly checkpoint_id: string
+  readonly parent_checkpoint_id: string | undefined
+  readonly step: number | undefined
+  readonly source: string | undefined
+  /** When it was written (the checkpoint's `ts`). */
+  readonly ts: string
+  readonly next: ReadonlyArray<string>
+  /** The values of the interrupts waiting on it. */
+  readonly interrupts: ReadonlyArray<unknown>
+  readonly changed: ReadonlyArray<string>
+}
+
+/**
+ * A checkpoint, with what the inspector reads out of it.
+ *
+ * @since 0.1.0
+ */
+export interface Shown {
+  readonly tuple: CheckpointTuple
+  readonly next: ReadonlyArray<string>
+  readonly interrupts: ReadonlyArray<unknown>
+}
+
+/**
+ * What a lifecycle command would remove from a thread.
+ *
+ * @since 0.1.0
+ */
+export interface Removal {
+  readonly thread_id: string
+  /** Checkpoints that would go. */
+  readonly checkpoints: number
+  /** The whole thread goes (else only some checkpoints). */
+  readonly whole: boolean
+}
+
+/**
+ * @since 0.1.0
+ */
+export type InspectError = ReadError | ThreadNotFound
+
+/**
+ * @since 0.1.0
+ */
+export class Inspector extends Context.Service<Inspector, {
+  /** This library's tables, or a database LangGraph's own savers wrote (read as it is). */
+  readonly layout: Tables["layout"]
+  /** Threads, newest activity first, fetched a page at a time. */
+  readonly threads: (
+    query?: {
+      readonly limit?: number | undefined
+      readonly prefix?: string | undefined
+      readonly after?: ThreadCursor | undefined
+    }
+  ) => Stream.Stream<ThreadSummary, StorageFailure>
+  /** A thread's checkpoints, newest first, every namespace or one. */
+  readonly history: (
+    thread_id: string,
+    options?: { readonly checkpoint_ns?: string | undefined }
+  ) => Stream.Stream<HistoryEntry, InspectError>
+  /**
+   * A checkpoint by its id, or a prefix or suffix of it (the latest of the
+   * namespace without one).
+   */
+  readonly checkpoint: (
+    thread_id: string,
+    ref?: string | undefined,
+    options?: { readonly checkpoint_ns?: string | undefined }
+  ) => Effect.Effect<Shown, InspectError>
+  /** Two checkpoints and, channel by channel, what changed from the first to the second. */
+  readonly diff: (
+    thread_id: string,
+    a: string,
+    b: string
+  ) => Effect.Effect<
+    { readonly a: Shown; readonly b: Shown; readonly channels: ReadonlyArray<Values.ChannelDiff> },
+    InspectError
+  >
+  /** Each thread's checkpoints and the bytes its rows hold. */
+  readonly sizes: (
+    thread_ids: ReadonlyArray<string>
+  ) => Effect.Effect<ReadonlyMap<string, { readonly checkpoints: number; readonly bytes: number }>, StorageFailure>
+  /** What a lifecycle command would remove; nothing is changed. */
+  readonly plan: {
+    readonly delete: (thread_ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Removal>, InspectError>
+    readonly keepLatest: (
+      thread_ids: ReadonlyArray<string>,
+      keep: number
+    ) => Effect.Effect<ReadonlyArray<Removal>, InspectError>
+    readonly deleteRuns: (run_ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Removal>, StorageFailure>
+    readonly retention: (
+      policy: { readonly inactiveFor?: Duration.Input | undefined; readonly keepLast?: number | undefined }
+    ) => Effect.Effect<ReadonlyArray<Removal>, StorageFailure>
+  }
+  readonly stats: Effect.Effect<Stats, StorageFailure>
+}>()("langgraph-checkpoint-effect/Inspector") {}
+
+/** Threads fetched per query. */
+const PAGE = 200
+
+/**
+ * The inspector over the storage and `SqlClient` in context, reading `tables`.
+ *
+ * @since 0.1.0
+ */
+export const make = Effect.fnUntraced(function*(tables: Tables, dialect: Dialect) {
+  const sql = yield* SqlClient.SqlClient
+  const storage = yield* CheckpointStorage
+  const policy = yield* Retry.RetryPolicy
+  const q = queries(tables)
+
+  const run = <Input, Row extends object, Output>(
+    operation: string,
+    { decode, params, text }: Statement<Input, Row, Output>,
+    input: Input
+  ) =>
+    sql.unsafe<Row>(text, params(input)).pipe(
+      Effect.map((rows) => decode(rows, input)),
+      Retry.retrying(`Inspector.${operation}`, policy)
+    )
+
+  const threads = (query: Parameters<Inspector["Service"]["threads"]>[0] = {}) => {
+    const limit = query.limit ?? Number.POSITIVE_INFINITY
+    return Stream.paginate(
+      { after: query.after, left: limit },
+      (
+        { after, left }
+      ): Effect.Effect<
+        readonly [ReadonlyArray<ThreadSummary>, Option.Option<{ after: ThreadCursor; left: number }>],
+        StorageFailure
+      > =>
+        run("threads", q.threads, { limit: Math.min(PAGE, left), prefix: query.prefix ?? "", after }).pipe(
+          Effect.map((page) => {
+            const last = page.at(-1)
+            const rest = left - page.length
+            return [
+              page,
+              last === undefined || page.length < Math.min(PAGE, left) || rest <= 0
+                ? Option.none()
+                : Option.some({ after: last, left: rest })
+            ] as const
+          })
+        )
+    )
+  }
+
+  /** The thread's checkpoints whose id is, starts or ends with `ref` ("" : any). */
+  const matching = (operation: string, thread_id: string, ref: string, checkpoint_ns: string | undefined) =>
+    run(operation, q.checkpointIds, { thread_id, ref, checkpoint_ns }).pipe(
+      Effect.flatMap((rows) =>
+        rows.length > 0 || ref !== "" ?
+          Effect.succeed(rows) :
+          Effect.fail(new ThreadNotFound({ operation, thread_id }))
+      )
+    )
+
+  const shown = (tuple: CheckpointTuple): Shown => ({
+    tuple,
+    next: Values.nextNodes(tuple.checkpoint),
+    interrupts: Values.interrupts(tuple)
+  })
+
+  const checkpoint = Effect.fn("Inspector.checkpoint")(function*(
+    thread_id: string,
+    ref?: string | undefined,
+    options: { readonly checkpoint_ns?: string | undefined } = {}
+  ) {
+    yield* matching("show", thread_id, "", undefined)
+    let at = { checkpoint_ns: options.checkpoint_ns ?? "", checkpoint_id: undefined as string | undefined }
+    if (ref !== undefined) {
+      const found = yield* matching("show", thread_id, ref, options.checkpoint_ns)
+      if (found.length !== 1) {
+        return yield* new InvalidInput({
+          operation: "show",
+          argument: "checkpoint",
+          detail: found.length === 0
+            ? `no checkpoint of thread "${thread_id}" is or starts or ends with "${ref}"`
+            : `"${ref}" is ambiguous: ${found.map((row) => row.checkpoint_id).join(", ")}`
+        })
+      }
+      at = found[0]!
+    }
+    const tuple = yield* storage.getTuple({ thread_id, ...at })
+    if (Option.isNone(tuple)) {
+      return yield* new InvalidInput({
+        operation: "show",
+        argument: "checkpoint_ns",
+        detail: `thread "${thread_id}" has no checkpoint in namespace "${at.checkpoint_ns}"`
+      })
+    }
+    return shown(tuple.value)
+  })
+
+  const history = (thread_id: string, options: { readonly checkpoint_ns?: string | undefined } = {}) =>
+    Stream.unwrap(
+      matching("history", thread_id, "", options.checkpoint_ns).pipe(
+        Effect.as(
+          storage.list({
+            thread_id,
+            ...(options.checkpoint_ns === undefined ? {} : { checkpoint_ns: options.checkpoint_ns })
+          }).pipe(Stream.map((tuple): HistoryEntry => {
+            const metadata: Record<string, unknown> = tuple.metadata ?? {}
+            return {
+              checkpoint_ns: tuple.config.configurable?.checkpoint_ns ?? "",
+              checkpoint_id: tuple.checkpoint.id,
+              parent_checkpoint_id: tuple.parentConfig?.configurable?.checkpoint_id,
+              step: typeof metadata.step === "number" ? metadata.step : undefined,
+              source: typeof metadata.source === "string" ? metadata.source : undefined,
+              ts: tuple.checkpoint.ts,
+              next: Values.nextNodes(tuple.checkpoint),
+              interrupts: Values.interrupts(tuple).map((value) => Values.toPlain(value)),
+              changed: Values.changedChannels(tuple.checkpoint)
+            }
+          }))
+        )
+      )
+    )
+
+  const diff = Effect.fn("Inspector.diff")(function*(thread_id: string, a: string, b: string) {
+    const [first, second] = yield* Effect.all([checkpoint(thread_id, a), checkpoint(thread_id, b)])
+    return { a: first, b: second, channels: Values.diff(first.tuple.checkpoint, second.tuple.checkpoint) }
+  })
+
+  const sizes = (thread_ids: ReadonlyArray<string>) => run("sizes", q.threadSizes, { thread_ids })
+
+  /** Every thread exists, or the first that does not is `ThreadNotFound`. */
+  const existing = (operation: string, thread_ids: ReadonlyArray<string>) =>
+    Effect.forEach(thread_ids, (thread_id) => matching(operation, thread_id, "", undefined), { discard: true })
+
+  const removals = (
+    counts: ReadonlyMap<string, number>,
+    whole: (thread_id: string) => boolean
+  ): ReadonlyArray<Removal> =>
+    [...counts].filter(([, checkpoints]) => checkpoints > 0).map(([thread_id, checkpoints]) => ({
+      thread_id,
+      checkpoints,
+      whole: whole(thread_id)
+    }))
+
+  const keepNewest = (thread_ids: ReadonlyArray<string>, keep: number) =>
+    run("plan", q.beyondNewest, { thread_ids, keep }).pipe(Effect.map((counts) => removals(counts, () => false)))
+
+  const wholeThreads = (thread_ids: ReadonlyArray<string>) =>
+    sizes(thread_ids).pipe(
+      Effect.map((found) => removals(new Map([...found].map(([id, size]) => [id, size.checkpoints])), () => true))
+    )
+
+  /** Every thread, oldest activity last (a maintenance scan, a page at a time). */
+  const everyThread = threads().pipe(Stream.runCollect)
+
+  const plan: Inspector["Service"]["plan"] = {
+    delete: (thread_ids) => existing("delete", thread_ids).pipe(Effect.andThen(wholeThreads(thread_ids))),
+    keepLatest: (thread_ids, keep) => existing("prune", thread_ids).pipe(Effect.andThen(keepNewest(thread_ids, keep))),
+    deleteRuns: (run_ids) =>
+      run("plan", q.runCheckpoints, { run_ids }).pipe(
+        Effect.map((rows) => rows.map((row) => ({ ...row, whole: false })))
+      ),
+    retention: (policy) =>
+      Effect.gen(function*() {
+        const all = yield* everyThread
+        const cutoff = policy.inactiveFor === undefined
+          ? undefined
+          : Date.now() - Duration.toMillis(Duration.fromInputUnsafe(policy.inactiveFor))
+        const inactive = all.filter((thread) => cutoff !== undefined && thread.last_activity.getTime() < cutoff)
+        const gone = new Set(inactive.map((thread) => thread.thread_id))
+        const trimmed = policy.keepLast === undefined ? [] : yield* keepNewest(
+          all.filter((thread) => !gone.has(thread.thread_id)).map((thread) => thread.thread_id),
+          policy.keepLast
+        )
+        return [...yield* wholeThreads([...gone]), ...trimmed]
+      })
+  }
+
+  const stats = Effect.gen(function*() {
+    const row = yield* run("stats", q.stats, undefined)
+    // CockroachDB does not say how big a table is on disk.
+    const onDisk = dialect === "cockroach" ? undefined : yield* run("stats", q.tableSizes, undefined)
+    return toStats(row, onDisk)
+  }).pipe(Effect.withSpan("Inspector.stats"))
+
+  return Inspector.of({ layout: tables.layout, threads, history, checkpoint, diff, sizes, plan, stats })
+})
+
+/**
+ * The inspector over the storage and `SqlClient` in context.
+ *
+ * @since 0.1.0
+ */
+export const layer = (tables: Tables, dialect: Dialect) => Layer.effect(Inspector, make(tables, dialect))

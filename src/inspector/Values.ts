@@ -1,0 +1,278 @@
+/**
+ * What the inspector reads out of a checkpoint, as plain data: values made
+ * printable (messages as role and text, values the serializer cannot read as
+ * a placeholder), the nodes that run next, the interrupts waiting, the
+ * channels a checkpoint changed, and the difference between two checkpoints.
+ *
+ * Everything here is pure and works on values already decoded under safe
+ * revival: nothing builds an object or runs code.
+ *
+ * @since 0.1.0
+ */
+import type { CheckpointTuple } from "@langchain/langgraph-checkpoint"
+import { Effect } from "effect"
+import type * as Serializer from "../Serializer.ts"
+
+/**
+ * A stored value the serializer cannot read (Python's `msgpack`, a custom
+ * serializer's type): shown as `<type, N bytes>`, never a crash.
+ *
+ * @since 0.1.0
+ */
+export class Unreadable {
+  readonly type: string
+  readonly bytes: number
+  constructor(type: string, bytes: number) {
+    this.type = type
+    this.bytes = bytes
+  }
+  toString(): string {
+    return `<${this.type}, ${this.bytes} bytes>`
+  }
+  toJSON(): { readonly $unreadable: string; readonly bytes: number } {
+    return { $unreadable: this.type, bytes: this.bytes }
+  }
+}
+
+/**
+ * The serializer in context, made lenient for reading: a value it cannot
+ * load becomes an {@link Unreadable} instead of failing the checkpoint.
+ *
+ * @since 0.1.0
+ */
+export const lenient = (serializer: Serializer.SerializerService): Serializer.SerializerService => ({
+  ...serializer,
+  load: (value) =>
+    serializer.load(value).pipe(
+      Effect.catch(() => Effect.succeed(new Unreadable(value.type, value.bytes.length)))
+    )
+})
+
+/**
+ * A message, as LangChain revives it (a `BaseMessage`) or as it stays when
+ * not revived (its serialized `constructor` form).
+ *
+ * @since 0.1.0
+ */
+export interface Message {
+  readonly id: string | undefined
+  readonly role: string
+  readonly text: string
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null
+
+const roles: Record<string, string> = {
+  HumanMessage: "human",
+  AIMessage: "ai",
+  ToolMessage: "tool",
+  SystemMessage: "system",
+  FunctionMessage: "function",
+  ChatMessage: "chat",
+  RemoveMessage: "remove"
+}
+
+/** A message's content as text: strings as they are, parts by their text. */
+const textOf = (content: unknown): string => {
+  if (typeof content === "string") return content
+  if (Array.isArray(content)) {
+    return content.map((part) =>
+      typeof part === "string" ?
+        part :
+        isRecord(part) && typeof part.text === "string" ?
+        part.text :
+        `[${isRecord(part) && typeof part.type === "string" ? part.type : "part"}]`
+    ).join("")
+  }
+  return content === undefined ? "" : JSON.stringify(content)
+}
+
+/**
+ * The value as a message, or `undefined` when it is not one.
+ *
+ * @since 0.1.0
+ */
+export const asMessage = (value: unknown): Message | undefined => {
+  if (!isRecord(value)) return undefined
+  // Serialized (inert) form: { lc: 1, type: "constructor", id: [..., "HumanMessage"], kwargs }
+  if (value.lc === 1 && value.type === "constructor" && Array.isArray(value.id) && isRecord(value.kwargs)) {
+    const role = roles[String(value.id[value.id.length - 1])]
+    if (role === undefined) return undefined
+    const id = value.kwargs.id
+    return { id: typeof id === "string" ? id : undefined, role, text: textOf(value.kwargs.content) }
+  }
+  // A revived message: `getType()` names its role.
+  if ("content" in value && typeof value.getType === "function" && "lc_kwargs" in value) {
+    const role = (value.getType as () => unknown).call(value)
+    const id = value.id
+    return {
+      id: typeof id === "string" ? id : undefined,
+      role: typeof role === "string" ? role : "message",
+      text: textOf(value.content)
+    }
+  }
+  return undefined
+}
+
+/**
+ * The messages of a value that is a list of them, else `undefined`.
+ *
+ * @since 0.1.0
+ */
+export const asMessages = (value: unknown): ReadonlyArray<Message> | undefined => {
+  if (!Array.isArray(value) || value.length === 0) return undefined
+  const messages = value.map(asMessage)
+  return messages.every((message) => message !== undefined) ? messages as ReadonlyArray<Message> : undefined
+}
+
+/**
+ * A value as plain JSON data: messages as `{ role, text, id }`, unreadable
+ * values as `{ $unreadable, bytes }`, bytes as `{ $bytes: length }`, maps and
+ * sets as arrays; cycles and depth cut.
+ *
+ * @since 0.1.0
+ */
+export const toPlain = (value: unknown, depth = 0): unknown => {
+  if (value === null || typeof value !== "object") {
+    return typeof value === "bigint" ? value.toString() : typeof value === "function" ? "[function]" : value
+  }
+  if (depth > 64) return "[too deep]"
+  if (value instanceof Unreadable) return value.toJSON()
+  if (value instanceof Uint8Array) return { $bytes: value.length }
+  if (value instanceof Date) return value.toISOString()
+  const message = asMessage(value)
+  if (message !== undefined) return message
+  if (Array.isArray(value)) return value.map((item) => toPlain(item, depth + 1))
+  if (value instanceof Map) return [...value].map(([k, v]) => [toPlain(k, depth + 1), toPlain(v, depth + 1)])
+  if (value instanceof Set) return [...value].map((item) => toPlain(item, depth + 1))
+  return Object.fromEntries(
+    Object.entries(value).map(([key, item]) => [key, toPlain(item, depth + 1)])
+  )
+}
+
+const INTERRUPT = "__interrupt__"
+const START = "__start__"
+
+/**
+ * The nodes a checkpoint runs next: those whose trigger channel holds a
+ * value newer than they last saw. LangGraph's graphs trigger a node through
+ * its `branch:to:<node>` channel (the entry through `__start__`), emptied
+ * once the node has read it, so this reads the checkpoint alone, without the
+ * graph.
+ *
+ * @since 0.1.0
+ */
+export const nextNodes = (checkpoint: CheckpointTuple["checkpoint"]): ReadonlyArray<string> => {
+  const next: Array<string> = []
+  for (const [channel, version] of Object.entries(checkpoint.channel_versions)) {
+    const node = channel === START ? START : channel.startsWith("branch:to:") ? channel.slice(10) : undefined
+    if (node === undefined || !Object.hasOwn(checkpoint.channel_values, channel)) continue
+    const seen = checkpoint.versions_seen[node]?.[channel]
+    if (seen === undefined || compareVersions(seen, version) < 0) next.push(node)
+  }
+  return next.sort()
+}
+
+/** Versions are integers, or strings whose leading number orders them (`"00000002.0123"`). */
+const compareVersions = (a: number | string, b: number | string) => {
+  const x = typeof a === "number" ? a : Number.parseFloat(a)
+  const y = typeof b === "number" ? b : Number.parseFloat(b)
+  return Number.isNaN(x) || Number.isNaN(y) ? String(a).localeCompare(String(b)) : x - y
+}
+
+/**
+ * The interrupts waiting at a checkpoint: the values its pending writes put
+ * on `__interrupt__` (an `Interrupt`'s `value`, when it has one).
+ *
+ * @since 0.1.0
+ */
+export const interrupts = (tuple: CheckpointTuple): ReadonlyArray<unknown> =>
+  (tuple.pendingWrites ?? []).filter(([, channel]) => channel === INTERRUPT).flatMap(([, , value]) =>
+    (Array.isArray(value) ? value : [value]).map((interrupt) =>
+      isRecord(interrupt) && "value" in interrupt ? interrupt.value : interrupt
+    )
+  )
+
+/**
+ * The channels a checkpoint's step wrote: LangGraph gives every channel a
+ * step updates the same next version (its integer part, here), so they are
+ * those at the checkpoint's highest version. Read from the checkpoint alone.
+ *
+ * @since 0.1.0
+ */
+export const changedChannels = (checkpoint: CheckpointTuple["checkpoint"]): ReadonlyArray<string> => {
+  const versions = Object.entries(checkpoint.channel_versions).filter(([channel]) =>
+    !channel.startsWith("branch:to:") && channel !== START
+  ).map(([channel, version]) => [channel, Math.floor(Number.parseFloat(String(version)))] as const)
+  const top = Math.max(...versions.map(([, version]) => version))
+  return versions.filter(([, version]) => version === top).map(([channel]) => channel).sort()
+}
+
+/**
+ * How one channel differs between two checkpoints.
+ *
+ * @since 0.1.0
+ */
+export type ChannelDiff =
+  | { readonly channel: string; readonly change: "added"; readonly after: unknown }
+  | { readonly channel: string; readonly change: "removed"; readonly before: unknown }
+  | { readonly channel: string; readonly change: "changed"; readonly before: unknown; readonly after: unknown }
+  | {
+    readonly channel: string
+    readonly change: "messages"
+    readonly appended: ReadonlyArray<Message>
+    readonly removed: ReadonlyArray<Message>
+    readonly edited: ReadonlyArray<{ readonly before: Message; readonly after: Message }>
+  }
+
+/**
+ * Channel by channel, what changed from `a` to `b`: channels added, removed or
+ * changed (as plain values); lists of messages as messages appended, removed
+ * and edited (matched by id, else by position). Unchanged channels are left out.
+ *
+ * @since 0.1.0
+ */
+export const diff = (
+  a: CheckpointTuple["checkpoint"],
+  b: CheckpointTuple["checkpoint"]
+): ReadonlyArray<ChannelDiff> => {
+  // Trigger channels (`branch:to:…`) are what `nextNodes` reads, not state.
+  const channels = [...new Set([...Object.keys(a.channel_values), ...Object.keys(b.channel_values)])].filter((
+    channel
+  ) => !channel.startsWith("branch:to:")).sort()
+  const diffs: Array<ChannelDiff> = []
+  for (const channel of channels) {
+    const had = Object.hasOwn(a.channel_values, channel)
+    const has = Object.hasOwn(b.channel_values, channel)
+    const before = toPlain(a.channel_values[channel])
+    const after = toPlain(b.channel_values[channel])
+    if (!has) diffs.push({ channel, change: "removed", before })
+    else if (!had) diffs.push({ channel, change: "added", after })
+    else if (JSON.stringify(before) !== JSON.stringify(after)) {
+      const old = asMessages(a.channel_values[channel]) ??
+        (Array.isArray(before) && before.length === 0 ? [] : undefined)
+      const now = asMessages(b.channel_values[channel]) ?? (Array.isArray(after) && after.length === 0 ? [] : undefined)
+      diffs.push(
+        old !== undefined && now !== undefined
+          ? { channel, change: "messages", ...messageDiff(old, now) }
+          : { channel, change: "changed", before, after }
+      )
+    }
+  }
+  return diffs
+}
+
+const messageDiff = (before: ReadonlyArray<Message>, after: ReadonlyArray<Message>) => {
+  const key = (message: Message, i: number) => message.id ?? `#${i}`
+  const old = new Map(before.map((message, i) => [key(message, i), message]))
+  const now = new Map(after.map((message, i) => [key(message, i), message]))
+  const same = (x: Message, y: Message) => x.role === y.role && x.text === y.text
+  return {
+    appended: after.filter((message, i) => !old.has(key(message, i))),
+    removed: before.filter((message, i) => !now.has(key(message, i))),
+    edited: after.flatMap((message, i) => {
+      const was = old.get(key(message, i))
+      return was !== undefined && !same(was, message) ? [{ before: was, after: message }] : []
+    })
+  }
+}

@@ -1,0 +1,126 @@
+/**
+ * The inspector's pure parts: the history drawn as a tree, values made
+ * readable, the diff of two checkpoints, text made safe for a terminal.
+ */
+import { AIMessage, HumanMessage } from "@langchain/core/messages"
+import { describe, expect, it } from "vitest"
+import { clean, cut } from "../src/cli/Output.ts"
+import * as Tree from "../src/inspector/Tree.ts"
+import * as Values from "../src/inspector/Values.ts"
+
+const checkpoint = (
+  channel_values: Record<string, unknown>,
+  channel_versions: Record<string, number | string> = {},
+  versions_seen: Record<string, Record<string, number | string>> = {}
+) => ({ v: 4, id: "c", ts: "2026-01-01T00:00:00.000Z", channel_values, channel_versions, versions_seen })
+
+describe("history tree", () => {
+  // c1 <- c2 <- c3 (head), and c1 <- c4 <- c5 (a fork), newest first.
+  const entries = [
+    { id: "c5", parent: "c4" },
+    { id: "c3", parent: "c2" },
+    { id: "c4", parent: "c1" },
+    { id: "c2", parent: "c1" },
+    { id: "c1", parent: undefined }
+  ]
+  const rows = Tree.layout(entries, (entry) => entry.id, (entry) => entry.parent)
+
+  it("puts each branch on its own lane and joins them at the fork", () => {
+    expect(rows.map((row) => [row.entry.id, row.lane])).toEqual([["c5", 0], ["c3", 1], ["c4", 0], ["c2", 1], [
+      "c1",
+      0
+    ]])
+    expect(rows.filter((row) => row.head).map((row) => row.entry.id)).toEqual(["c5", "c3"])
+    expect(rows.at(-1)!.joins).toEqual([1])
+  })
+
+  it("draws like git log --graph", () => {
+    expect(Tree.text(rows).map((line) => `${line.graph} ${line.entry?.id ?? ""}`.trimEnd())).toEqual([
+      "* c5",
+      "| * c3",
+      "* | c4",
+      "| * c2",
+      "| / ",
+      "* c1"
+    ].map((line) => line.trimEnd()))
+  })
+})
+
+describe("values", () => {
+  it("reads revived and serialized messages as role and text", () => {
+    expect(Values.asMessages([new HumanMessage({ content: "hi", id: "1" }), new AIMessage("hello")])).toEqual([
+      { id: "1", role: "human", text: "hi" },
+      { id: undefined, role: "ai", text: "hello" }
+    ])
+    expect(Values.asMessage({ lc: 1, type: "constructor", id: ["x", "ToolMessage"], kwargs: { content: "42" } }))
+      .toEqual({ id: undefined, role: "tool", text: "42" })
+    expect(Values.asMessages([{ content: "not a message" }])).toBeUndefined()
+  })
+
+  it("names the nodes a channel triggered since they last ran (an emptied trigger is spent)", () => {
+    expect(
+      Values.nextNodes(checkpoint({ "branch:to:agent": null, "branch:to:tools": null }, {
+        "branch:to:agent": 3,
+        "branch:to:tools": 2,
+        "branch:to:done": 4,
+        messages: 3
+      }, {
+        agent: { "branch:to:agent": 2 },
+        tools: { "branch:to:tools": 2 }
+      }))
+    ).toEqual(["agent"])
+  })
+
+  it("finds the channels a step wrote: those at the highest version", () => {
+    expect(Values.changedChannels(checkpoint({}, { a: 3, b: "00000003.5", c: 2, "branch:to:x": 3 }))).toEqual([
+      "a",
+      "b"
+    ])
+  })
+
+  it("diffs messages as appended, removed and edited, other channels as values", () => {
+    const before = checkpoint({
+      messages: [new HumanMessage({ content: "hi", id: "1" }), new AIMessage({ content: "old", id: "2" })],
+      count: 1,
+      gone: true
+    })
+    const after = checkpoint({
+      messages: [
+        new HumanMessage({ content: "hi", id: "1" }),
+        new AIMessage({ content: "new", id: "2" }),
+        new HumanMessage({ content: "more", id: "3" })
+      ],
+      count: 2,
+      added: "x"
+    })
+    expect(Values.diff(before, after)).toEqual([
+      { channel: "added", change: "added", after: "x" },
+      { channel: "count", change: "changed", before: 1, after: 2 },
+      { channel: "gone", change: "removed", before: true },
+      {
+        channel: "messages",
+        change: "messages",
+        appended: [{ id: "3", role: "human", text: "more" }],
+        removed: [],
+        edited: [{ before: { id: "2", role: "ai", text: "old" }, after: { id: "2", role: "ai", text: "new" } }]
+      }
+    ])
+  })
+
+  it("shows a value the serializer cannot read as its type and size", async () => {
+    const unreadable = new Values.Unreadable("msgpack", 12)
+    expect(String(unreadable)).toBe("<msgpack, 12 bytes>")
+    expect(Values.toPlain({ x: unreadable })).toEqual({ x: { $unreadable: "msgpack", bytes: 12 } })
+  })
+})
+
+describe("terminal output", () => {
+  it("prints control characters, escapes and bidirectional overrides as visible escapes", () => {
+    const hostile = "a\u001b[31mred\u0007\nnext\u202eevil\u0000"
+    const safe = clean(hostile)
+    expect(safe).toBe("a\\u{1b}[31mred\\u{7}\\nnext\\u{202e}evil\\u{0}")
+    // eslint-disable-next-line no-control-regex
+    expect(/[\u0000-\u001f\u007f-\u009f\u202e]/.test(safe)).toBe(false)
+    expect(cut("x".repeat(10), 4)).toBe("xxxx… (6 more)")
+  })
+})
