@@ -31,7 +31,19 @@ export class UsageError extends Data.TaggedError("UsageError")<{ readonly comman
   }
 }
 
-const SCHEME = /^(pglite|postgres|postgresql|cockroach|cockroachdb):/i
+/**
+ * A failure the command words itself: exit code 1, one line.
+ *
+ * @since 0.1.0
+ */
+export class CommandError extends Data.TaggedError("CommandError")<{ readonly detail: string }> {
+  override get message(): string {
+    return this.detail
+  }
+}
+
+/** A connection string (`scheme://…`, or `pglite:<dir>`); a thread id such as `user:42` is not one. */
+const SCHEME = /^([a-z][a-z0-9+.-]*:\/\/|pglite:)/i
 
 /** The connection string and the remaining arguments. */
 const database = (
@@ -355,13 +367,20 @@ const importCommand = Command.make("import", {
     let threads = 0
     yield* ExportFormat.decode(fs.stream(file!).pipe(Stream.decodeText, Stream.splitLines)).pipe(
       Stream.runForEach((rows) =>
-        storage.importThread(rows, { replace: input.replace }).pipe(Effect.tap(() => Effect.sync(() => threads++)))
+        storage.importThread(rows, { replace: input.replace }).pipe(
+          Effect.catchTag("ThreadExists", ({ thread_id }) => Effect.fail(exists("import", thread_id))),
+          Effect.tap(() => Effect.sync(() => threads++))
+        )
       )
     )
     yield* Output.line(`imported ${threads} thread(s)`)
   }).pipe(inDatabase("import", input.args, input.migrate ? "migrate" : "write"))).pipe(
     Command.withDescription("Writes exported threads back (existing threads are refused unless --replace)")
   )
+
+/** A thread the command would overwrite, in the command's words. */
+const exists = (command: string, thread_id: string) =>
+  new CommandError({ detail: `${command}: thread "${thread_id}" already exists: pass --replace to overwrite it` })
 
 // --- lifecycle ---------------------------------------------------------------
 
@@ -428,7 +447,9 @@ const copy = Command.make("copy", {
 }, (input) =>
   Effect.gen(function*() {
     const { values: [source, target] } = yield* withArgs("copy", input.args, ["<source>", "<target>"])
-    yield* (yield* CheckpointStorage).copyThread(source!, target!, { replace: input.replace })
+    yield* (yield* CheckpointStorage).copyThread(source!, target!, { replace: input.replace }).pipe(
+      Effect.catchTag("ThreadExists", ({ thread_id }) => Effect.fail(exists("copy", thread_id)))
+    )
     yield* Output.line(`copied ${Output.clean(source!)} to ${Output.clean(target!)}`)
   }).pipe(inDatabase("copy", input.args, input.migrate ? "migrate" : "write"))).pipe(
     Command.withDescription("Copies a whole thread (every namespace, the whole chain) to a new thread id")

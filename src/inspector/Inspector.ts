@@ -17,9 +17,10 @@ import { Context, Duration, Effect, Layer, Option, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import { InvalidInput, type StorageFailure, ThreadNotFound } from "../CheckpointError.ts"
 import { CheckpointStorage, type ReadError } from "../CheckpointStorage.ts"
+import * as Prune from "../Prune.ts"
 import * as Retry from "../Retry.ts"
 import type { Dialect } from "../sql/Dialect.ts"
-import type { Statement } from "../sql/Statements.ts"
+import { type Statement, statements } from "../sql/Statements.ts"
 import type { Tables } from "../sql/Tables.ts"
 import { queries, type Stats, type ThreadCursor, type ThreadSummary, toStats } from "./Queries.ts"
 import * as Values from "./Values.ts"
@@ -143,6 +144,7 @@ export const make = Effect.fnUntraced(function*(tables: Tables, dialect: Dialect
   const storage = yield* CheckpointStorage
   const policy = yield* Retry.RetryPolicy
   const q = queries(tables)
+  const index = statements(tables).threadIndex
 
   const run = <Input, Row extends object, Output>(
     operation: string,
@@ -272,8 +274,12 @@ export const make = Effect.fnUntraced(function*(tables: Tables, dialect: Dialect
       whole: whole(thread_id)
     }))
 
+  /** What `prune` and retention's `keepLast` remove: planned as they plan it, from the thread's index. */
   const keepNewest = (thread_ids: ReadonlyArray<string>, keep: number) =>
-    run("plan", q.beyondNewest, { thread_ids, keep }).pipe(Effect.map((counts) => removals(counts, () => false)))
+    Effect.forEach(thread_ids, (thread_id) =>
+      run("plan", index, { thread_id }).pipe(
+        Effect.map((entries) => [thread_id, Prune.removedKeepingLast(entries, keep).length] as const)
+      )).pipe(Effect.map((counts) => removals(new Map(counts), () => false)))
 
   const wholeThreads = (thread_ids: ReadonlyArray<string>) =>
     sizes(thread_ids).pipe(

@@ -183,18 +183,6 @@ GROUP BY thread_id ORDER BY thread_id`,
       rows.map((row) => ({ thread_id: row.thread_id, checkpoints: count(row.checkpoints) }))
   }),
 
-  /** Per thread, the checkpoints past the `keep` newest of each namespace. */
-  beyondNewest: statement({
-    params: (input: { readonly thread_ids: ReadonlyArray<string>; readonly keep: number }) => input,
-    text: (param) => `
-SELECT thread_id, count(*) FILTER (WHERE rank > ${param.keep}::int8) AS checkpoints FROM (
-  SELECT thread_id, row_number() OVER (PARTITION BY thread_id, checkpoint_ns ORDER BY checkpoint_id DESC) AS rank
-  FROM ${t.checkpoints} WHERE thread_id = ANY(${param.thread_ids}::text[])
-) ranked GROUP BY thread_id`,
-    decode: (rows: ReadonlyArray<{ readonly thread_id: string; readonly checkpoints: number | string }>) =>
-      new Map(rows.map((row) => [row.thread_id, count(row.checkpoints)]))
-  }),
-
   stats: statement({
     params: () => ({}),
     text: () => `
