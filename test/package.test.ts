@@ -259,10 +259,16 @@ describe("a two-turn graph from the installed package", () => {
     expect(await conversation("pglite:", "hi", "there")).toEqual(twoTurns)
   }, 60_000)
 
-  it("pglite:<directory>, continued by a second process", async () => {
+  it("pglite:<directory>, continued by a second process, and seen by npx langgraph-checkpoints", async () => {
     const url = `pglite:${join(base!, "pglite-data")}`
     expect(await conversation(url, "hi", "there")).toEqual(twoTurns)
     expect(await conversation(url, "again")).toEqual(threeTurns)
+    // The command the package installs, run as a user runs it.
+    const threads = JSON.parse(await run("npx", ["--no-install", "langgraph-checkpoints", "threads", url, "--json"]))
+    expect(threads).toMatchObject([{ thread_id: "thread-1" }])
+    expect(threads[0].checkpoints).toBeGreaterThanOrEqual(6)
+    const shown = await run("npx", ["--no-install", "langgraph-checkpoints", "show", url, "thread-1"])
+    expect(shown).toContain("again #5")
   }, 60_000)
 
   it("postgres://, continued by a second process", async () => {
