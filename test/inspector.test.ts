@@ -2,11 +2,16 @@
  * The inspector's pure parts: the history drawn as a tree, values made
  * readable, the diff of two checkpoints, text made safe for a terminal.
  */
+import { describe, expect, it } from "@effect/vitest"
 import { AIMessage, HumanMessage } from "@langchain/core/messages"
-import { describe, expect, it } from "vitest"
+import { Effect, Layer, Stream } from "effect"
+import * as Database from "../src/cli/Database.ts"
 import { clean, cut } from "../src/cli/Output.ts"
+import * as Inspector from "../src/inspector/Inspector.ts"
 import * as Tree from "../src/inspector/Tree.ts"
 import * as Values from "../src/inspector/Values.ts"
+import * as Postgres from "../src/postgres.ts"
+import { admin, withDatabase } from "./support/databases.ts"
 
 const checkpoint = (
   channel_values: Record<string, unknown>,
@@ -123,4 +128,32 @@ describe("terminal output", () => {
     expect(/[\u0000-\u001f\u007f-\u009f\u202e]/.test(safe)).toBe(false)
     expect(cut("x".repeat(10), 4)).toBe("xxxx… (6 more)")
   })
+})
+
+describe("threads, a page at a time", () => {
+  it.live("pages through threads whose activity falls in the same millisecond, each once", () =>
+    withDatabase("inspector_pages", (url) =>
+      Effect.gen(function*() {
+        // This library's tables (a migrating open), then 450 threads touched at one instant, as a migration adopts them.
+        yield* Effect.scoped(Layer.build(Postgres.layer({ url })))
+        yield* Effect.promise(() =>
+          admin((client) =>
+            client.query(`
+              INSERT INTO checkpoint_threads (thread_id, last_activity)
+              SELECT 't' || i, '2026-01-01 00:00:00.000123+00' FROM generate_series(1, 450) AS i;
+              INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, checkpoint, metadata)
+              SELECT 't' || i, '', 'c', '{"v":4,"id":"c","ts":"2026-01-01T00:00:00Z","channel_values":{},"channel_versions":{},"versions_seen":{}}', '{}'
+              FROM generate_series(1, 450) AS i`), url)
+        )
+        yield* Effect.gen(function*() {
+          const inspector = yield* Inspector.Inspector
+          const all = yield* Stream.runCollect(inspector.threads())
+          expect(all).toHaveLength(450)
+          expect(new Set(all.map((thread) => thread.thread_id)).size).toBe(450)
+          // Newest first, then by id descending.
+          expect(all[0]!.thread_id).toBe("t99")
+          const second = yield* Stream.runCollect(inspector.threads({ limit: 10, after: all[9]!.cursor }))
+          expect(second.map((thread) => thread.thread_id)).toEqual(all.slice(10, 20).map((thread) => thread.thread_id))
+        }).pipe(Effect.provide(Database.layer(url, "read")))
+      })))
 })

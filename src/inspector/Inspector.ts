@@ -174,7 +174,7 @@ export const make = Effect.fnUntraced(function*(tables: Tables, dialect: Dialect
               page,
               last === undefined || page.length < Math.min(PAGE, left) || rest <= 0
                 ? Option.none()
-                : Option.some({ after: last, left: rest })
+                : Option.some({ after: last.cursor, left: rest })
             ] as const
           })
         )

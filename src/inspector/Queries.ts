@@ -29,22 +29,27 @@ export interface ThreadSummary {
   readonly latest_step: number | undefined
   /** Interrupts waiting on the root namespace's latest checkpoint. */
   readonly interrupts: number
+  /** Where the page after this thread starts. */
+  readonly cursor: ThreadCursor
 }
 
 /**
  * Where a page of threads starts: after this thread in the order (newest
- * activity first).
+ * activity first). `activity` is the database's exact text of its last
+ * activity: a `Date` keeps milliseconds, and threads touched within one
+ * (every thread a migration adopted) would be skipped.
  *
  * @since 0.1.0
  */
 export interface ThreadCursor {
-  readonly last_activity: Date
+  readonly activity: string
   readonly thread_id: string
 }
 
 interface ThreadSummaryRow {
   readonly thread_id: string
   readonly last_activity: Date | string
+  readonly activity: string
   readonly namespaces: ReadonlyArray<string> | null
   readonly checkpoints: number | string | bigint
   readonly latest_step: string | null
@@ -59,7 +64,8 @@ const toSummary = (row: ThreadSummaryRow): ThreadSummary => {
     namespaces: [...(row.namespaces ?? [])].sort(),
     checkpoints: Number(row.checkpoints),
     latest_step: Number.isFinite(step) ? step : undefined,
-    interrupts: Number(row.interrupts)
+    interrupts: Number(row.interrupts),
+    cursor: { activity: row.activity, thread_id: row.thread_id }
   }
 }
 
@@ -104,11 +110,11 @@ export const queries = (t: Tables) => ({
     params: (input: { readonly limit: number; readonly prefix: string; readonly after: ThreadCursor | undefined }) => ({
       limit: input.limit,
       prefix: input.prefix,
-      after_activity: input.after?.last_activity ?? null,
+      after_activity: input.after?.activity ?? null,
       after_thread: input.after?.thread_id ?? ""
     }),
     text: (param) => `
-SELECT th.thread_id, th.last_activity, s.namespaces, s.checkpoints, latest.step AS latest_step,
+SELECT th.thread_id, th.last_activity, th.last_activity::text AS activity, s.namespaces, s.checkpoints, latest.step AS latest_step,
   (SELECT count(*) FROM ${t.writes} w
    WHERE w.thread_id = th.thread_id AND w.checkpoint_ns = '' AND w.checkpoint_id = latest.checkpoint_id
      AND w.channel = '__interrupt__') AS interrupts

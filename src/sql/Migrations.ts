@@ -83,8 +83,20 @@ const steps = (t: Tables): ReadonlyArray<readonly [version: number, statements: 
     )`,
     `ALTER TABLE ${t.blobs} ADD COLUMN IF NOT EXISTS base TEXT`,
     `ALTER TABLE ${t.blobs} ADD COLUMN IF NOT EXISTS keep INTEGER`
+  ]],
+  // Threads by last activity, newest first: the inspector's pages (keyset on
+  // activity and id) and retention's scan read it instead of sorting the table.
+  [102, [
+    `CREATE INDEX IF NOT EXISTS checkpoint_threads_activity ON ${t.threads} (last_activity DESC, thread_id DESC)`
   ]]
 ]
+
+/**
+ * Steps that only add an index: everything works without them, only
+ * slower, so a database a previous version migrated stays current enough to
+ * read (read-only opens apply nothing) until the next migration adds them.
+ */
+const indexOnly: ReadonlySet<number> = new Set([102])
 
 /** unique_violation, duplicate_schema, duplicate_table, duplicate_object */
 const duplicate = new Set(["23505", "42P06", "42P07", "42710"])
@@ -97,7 +109,7 @@ const langGraphLatest = 9
  *
  * @since 0.1.0
  */
-export const latest = 101
+export const latest = 102
 
 /** The versions applied so far (none when the table does not exist). */
 const appliedVersions = (t: Tables) =>
@@ -197,7 +209,9 @@ export const check = (
       const unknown = unknownVersion(applied, known)
       if (unknown !== undefined) return Effect.fail(unknown)
       const last = applied.size === 0 ? -1 : Math.max(...applied)
-      if ([...known].every((version) => applied.has(version))) return Effect.succeed({ layout: "current" })
+      if ([...known].every((version) => applied.has(version) || indexOnly.has(version))) {
+        return Effect.succeed({ layout: "current" })
+      }
       return last <= langGraphLatest
         ? Effect.succeed({ layout: "langgraph", version: last })
         : Effect.fail(new IncompatibleSchema({ found: last, supported: latest }))
