@@ -9,74 +9,18 @@
  *
  * @since 0.1.0
  */
-import { Data, Duration, Effect, FileSystem, Option, Stream } from "effect"
-import { Argument, Command, Flag, Prompt } from "effect/cli"
+import { Duration, Effect, FileSystem, Option, Stream } from "effect"
+import { Command, Flag, Prompt } from "effect/cli"
 import type { CheckpointError } from "../CheckpointError.ts"
 import { CheckpointStorage } from "../CheckpointStorage.ts"
 import * as ExportFormat from "../ExportFormat.ts"
 import { Inspector, type Removal, type Shown } from "../inspector/Inspector.ts"
 import * as Tree from "../inspector/Tree.ts"
 import * as Values from "../inspector/Values.ts"
-import * as Database from "./Database.ts"
+import { CommandError, inDatabase, positional, UsageError, withArgs } from "./Arguments.ts"
+import type * as Database from "./Database.ts"
 import * as Output from "./Output.ts"
-
-/**
- * The command line was wrong: exit code 2, with the command's help.
- *
- * @since 0.1.0
- */
-export class UsageError extends Data.TaggedError("UsageError")<{ readonly command: string; readonly detail: string }> {
-  override get message(): string {
-    return this.detail
-  }
-}
-
-/**
- * A failure the command words itself: exit code 1, one line.
- *
- * @since 0.1.0
- */
-export class CommandError extends Data.TaggedError("CommandError")<{ readonly detail: string }> {
-  override get message(): string {
-    return this.detail
-  }
-}
-
-/** A connection string (`scheme://…`, or `pglite:<dir>`); a thread id such as `user:42` is not one. */
-const SCHEME = /^([a-z][a-z0-9+.-]*:\/\/|pglite:)/i
-
-/** The connection string and the remaining arguments. */
-const database = (
-  command: string,
-  args: ReadonlyArray<string>
-): Effect.Effect<readonly [string, ReadonlyArray<string>], UsageError> => {
-  if (args[0] !== undefined && SCHEME.test(args[0])) return Effect.succeed([args[0], args.slice(1)] as const)
-  const url = process.env.DATABASE_URL
-  return url === undefined || url === ""
-    ? Effect.fail(
-      new UsageError({ command, detail: "no database: give a connection string first, or set DATABASE_URL" })
-    )
-    : Effect.succeed([url, args] as const)
-}
-
-/** Positional arguments: `[url]` then `names`, at least `min` of them and at most `max`. */
-const positional = (metavar: string) => Argument.String("args").pipe(Argument.withMetavar(metavar), Argument.variadic())
-
-const withArgs = (command: string, args: ReadonlyArray<string>, names: ReadonlyArray<string>, rest = false) =>
-  database(command, args).pipe(Effect.flatMap(([url, values]) => {
-    const required = names.filter((name) => !name.startsWith("["))
-    if (values.length < required.length || (!rest && values.length > names.length)) {
-      return Effect.fail(
-        new UsageError({
-          command,
-          detail: values.length < required.length
-            ? `missing ${required.slice(values.length).join(" ")}`
-            : `unexpected argument "${Output.clean(values[names.length]!)}"`
-        })
-      )
-    }
-    return Effect.succeed({ url, values })
-  }))
+import { web } from "./Web.ts"
 
 const json = Flag.Boolean("json").pipe(Flag.withDefault(false), Flag.withDescription("Print JSON instead of text"))
 const ns = Flag.String("ns").pipe(Flag.withDescription("Only this checkpoint namespace"), Flag.optional)
@@ -575,14 +519,6 @@ const retention = Command.make("retention", {
     Command.withDescription("Deletes inactive threads and trims long ones")
   )
 
-/** Runs a command's work with the database its arguments name. */
-function inDatabase(command: string, args: ReadonlyArray<string>, access: Database.Access) {
-  return <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-    database(command, args).pipe(
-      Effect.flatMap(([url]) => Effect.provide(effect, Database.layer(url, access)))
-    )
-}
-
 /**
  * The command tree.
  *
@@ -604,6 +540,7 @@ export const root = Command.make("langgraph-checkpoints").pipe(
     deleteCommand,
     deleteRuns,
     retention,
-    stats
+    stats,
+    web
   ])
 )

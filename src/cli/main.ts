@@ -9,7 +9,8 @@ import { NodeRuntime, NodeServices } from "@effect/platform-node"
 import { Cause, Effect, Exit } from "effect"
 import { CliError, Command } from "effect/cli"
 import { createRequire } from "node:module"
-import { root, UsageError } from "./Cli.ts"
+import { UsageError } from "./Arguments.ts"
+import { root } from "./Cli.ts"
 
 const { version } = createRequire(import.meta.url)("../../package.json") as { readonly version: string }
 

@@ -1,0 +1,99 @@
+/**
+ * What every command takes the same way: the database (a connection string
+ * first, else `DATABASE_URL`), its positional arguments, and the errors that
+ * decide the exit code (`UsageError` 2, anything else 1).
+ *
+ * @since 0.1.0
+ */
+import { Data, Effect } from "effect"
+import { Argument } from "effect/cli"
+import * as Database from "./Database.ts"
+import * as Output from "./Output.ts"
+
+/**
+ * The command line was wrong: exit code 2, with the command's help.
+ *
+ * @since 0.1.0
+ */
+export class UsageError extends Data.TaggedError("UsageError")<{ readonly command: string; readonly detail: string }> {
+  override get message(): string {
+    return this.detail
+  }
+}
+
+/**
+ * A failure the command words itself: exit code 1, one line.
+ *
+ * @since 0.1.0
+ */
+export class CommandError extends Data.TaggedError("CommandError")<{ readonly detail: string }> {
+  override get message(): string {
+    return this.detail
+  }
+}
+
+/** A connection string (`scheme://…`, or `pglite:<dir>`); a thread id such as `user:42` is not one. */
+const SCHEME = /^([a-z][a-z0-9+.-]*:\/\/|pglite:)/i
+
+/**
+ * The connection string and the remaining arguments.
+ *
+ * @since 0.1.0
+ */
+export const database = (
+  command: string,
+  args: ReadonlyArray<string>
+): Effect.Effect<readonly [string, ReadonlyArray<string>], UsageError> => {
+  if (args[0] !== undefined && SCHEME.test(args[0])) return Effect.succeed([args[0], args.slice(1)] as const)
+  const url = process.env.DATABASE_URL
+  return url === undefined || url === ""
+    ? Effect.fail(
+      new UsageError({ command, detail: "no database: give a connection string first, or set DATABASE_URL" })
+    )
+    : Effect.succeed([url, args] as const)
+}
+
+/**
+ * A command's positional arguments: the database first when it is a
+ * connection string, then the command's own (`metavar` says which).
+ *
+ * @since 0.1.0
+ */
+export const positional = (metavar: string) =>
+  Argument.String("args").pipe(
+    Argument.withMetavar(metavar),
+    Argument.withDescription("The database first (pglite:<dir>, postgres://…, cockroachdb://…; default DATABASE_URL)"),
+    Argument.variadic()
+  )
+
+/**
+ * The database and the command's arguments, `names` of them (`[name]`:
+ * optional); with `rest`, any number past the last.
+ *
+ * @since 0.1.0
+ */
+export const withArgs = (command: string, args: ReadonlyArray<string>, names: ReadonlyArray<string>, rest = false) =>
+  database(command, args).pipe(Effect.flatMap(([url, values]) => {
+    const required = names.filter((name) => !name.startsWith("["))
+    if (values.length < required.length || (!rest && values.length > names.length)) {
+      return Effect.fail(
+        new UsageError({
+          command,
+          detail: values.length < required.length
+            ? `missing ${required.slice(values.length).join(" ")}`
+            : `unexpected argument "${Output.clean(values[names.length]!)}"`
+        })
+      )
+    }
+    return Effect.succeed({ url, values })
+  }))
+
+/**
+ * Runs a command's work with the database its arguments name.
+ *
+ * @since 0.1.0
+ */
+export const inDatabase =
+  (command: string, args: ReadonlyArray<string>, access: Database.Access) =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    database(command, args).pipe(Effect.flatMap(([url]) => Effect.provide(effect, Database.layer(url, access))))

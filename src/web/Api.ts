@@ -1,0 +1,221 @@
+/**
+ * The web inspector's JSON API: what the page asks the `Inspector` for, and
+ * (with `write`) the lifecycle actions it asks the `CheckpointStorage` to do.
+ * Each route is one entry of a table: its method, its path (`:name` segments
+ * are parameters, percent-decoded), whether it writes, and its handler. The
+ * server (`Server.ts`) checks the token, finds the route and turns what a
+ * handler fails with into a status.
+ *
+ * Values leave as plain JSON (`Values.toPlain`): the page inserts every one
+ * as text, never as markup.
+ *
+ * @since 0.1.0
+ */
+import { Effect, Schema, Stream } from "effect"
+import { HttpServerRequest, HttpServerResponse } from "effect/http"
+import { InvalidInput } from "../CheckpointError.ts"
+import { CheckpointStorage } from "../CheckpointStorage.ts"
+import { type HistoryEntry, Inspector, type Shown, type ThreadCursor } from "../inspector/Inspector.ts"
+import * as Tree from "../inspector/Tree.ts"
+import * as Values from "../inspector/Values.ts"
+
+/**
+ * A route of the API.
+ *
+ * @since 0.1.0
+ */
+export interface Route {
+  readonly method: "GET" | "POST"
+  /** Segments; `:name` captures one. */
+  readonly path: ReadonlyArray<string>
+  /** An action: exists only when the server writes, and takes its token from the header alone. */
+  readonly writes: boolean
+  readonly handle: (
+    params: Readonly<Record<string, string>>,
+    query: URLSearchParams
+  ) => Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, Inspector | CheckpointStorage | Request>
+}
+
+type Request = HttpServerRequest.HttpServerRequest
+
+const route = (
+  method: Route["method"],
+  path: string,
+  handle: Route["handle"],
+  writes = false
+): Route => ({ method, path: path.split("/").filter((segment) => segment !== ""), writes, handle })
+
+/** Threads per page unless the page asks for another number (at most `MAX_LIMIT`). */
+const PAGE = 50
+const MAX_LIMIT = 500
+
+const invalid = (argument: string, detail: string) => new InvalidInput({ operation: "web", argument, detail })
+
+/** A page cursor, opaque to the page: the last thread's activity and id. */
+const encodeCursor = (cursor: ThreadCursor) =>
+  Buffer.from(JSON.stringify([cursor.activity, cursor.thread_id])).toString("base64url")
+
+const decodeCursor = (text: string): Effect.Effect<ThreadCursor, InvalidInput> =>
+  Effect.try({
+    try: () => {
+      const [activity, thread_id] = JSON.parse(Buffer.from(text, "base64url").toString("utf8")) as [unknown, unknown]
+      if (typeof thread_id !== "string" || typeof activity !== "string") throw new Error("bad cursor")
+      return { activity, thread_id }
+    },
+    catch: () => invalid("after", "not a cursor this server gave")
+  })
+
+const limitOf = (text: string | null): Effect.Effect<number, InvalidInput> => {
+  if (text === null || text === "") return Effect.succeed(PAGE)
+  const limit = Number(text)
+  return Number.isInteger(limit) && limit >= 1 && limit <= MAX_LIMIT
+    ? Effect.succeed(limit)
+    : Effect.fail(invalid("limit", `expected a whole number from 1 to ${MAX_LIMIT}`))
+}
+
+const optional = (query: URLSearchParams, name: string) => {
+  const value = query.get(name)
+  return value === null || value === "" ? undefined : value
+}
+
+const required = (query: URLSearchParams, name: string): Effect.Effect<string, InvalidInput> => {
+  const value = optional(query, name)
+  return value === undefined ? Effect.fail(invalid(name, "missing")) : Effect.succeed(value)
+}
+
+const json = (body: unknown, status = 200) => HttpServerResponse.jsonUnsafe(body, { status })
+
+/** A namespace's parent: `a:1|b:2` is under `a:1`, `a:1` under the root. */
+const parentNamespace = (name: string) => name.includes("|") ? name.slice(0, name.lastIndexOf("|")) : ""
+
+/** The history, namespace by namespace (the root first), each laid out as lanes. */
+const lanes = (entries: ReadonlyArray<HistoryEntry>) =>
+  [...new Set(entries.map((entry) => entry.checkpoint_ns))].sort().map((name) => ({
+    name,
+    parent: name === "" ? null : parentNamespace(name),
+    rows: Tree.layout(
+      entries.filter((entry) => entry.checkpoint_ns === name),
+      (entry) => entry.checkpoint_id,
+      (entry) => entry.parent_checkpoint_id
+    ).map(({ entry, head, joins, lane, open }) => ({ ...entry, lane, open, joins, head }))
+  }))
+
+/** A checkpoint as plain data, with the messages of each channel that holds a list of them. */
+const shownJson = ({ interrupts, next, tuple }: Shown) => {
+  const messages: Record<string, ReadonlyArray<Values.Message>> = {}
+  for (const [channel, value] of Object.entries(tuple.checkpoint.channel_values)) {
+    const found = Values.asMessages(value)
+    if (found !== undefined) messages[channel] = found
+  }
+  return {
+    ...Values.toPlain(tuple) as object,
+    checkpoint_ns: tuple.config.configurable?.checkpoint_ns ?? "",
+    checkpoint_id: tuple.checkpoint.id,
+    parent_checkpoint_id: tuple.parentConfig?.configurable?.checkpoint_id ?? null,
+    next,
+    interrupts: Values.toPlain(interrupts),
+    messages
+  }
+}
+
+const CopyBody = Schema.Struct({ target: Schema.String, replace: Schema.optional(Schema.Boolean) })
+const PruneBody = Schema.Struct({ strategy: Schema.Literals(["keep-latest", "delete"]) })
+const DeleteBody = Schema.Struct({})
+
+/** What an action would remove, for the page to confirm. */
+const planOf = (thread_id: string, action: string) =>
+  Inspector.use((inspector) =>
+    action === "delete"
+      ? inspector.plan.delete([thread_id])
+      : action === "keep-latest"
+      ? inspector.plan.keepLatest([thread_id], 1)
+      : Effect.fail(invalid("action", `expected "delete" or "keep-latest", got "${action}"`))
+  )
+
+/**
+ * Every route; the server leaves out those that write unless it writes.
+ *
+ * @since 0.1.0
+ */
+export const routes = (options: { readonly write: boolean }): ReadonlyArray<Route> => [
+  route(
+    "GET",
+    "/api/info",
+    () => Inspector.use((inspector) => Effect.succeed(json({ write: options.write, layout: inspector.layout })))
+  ),
+
+  route("GET", "/api/threads", (_, query) =>
+    Effect.gen(function*() {
+      const limit = yield* limitOf(query.get("limit"))
+      const after = optional(query, "after")
+      const found = yield* (yield* Inspector).threads({
+        limit: limit + 1,
+        prefix: optional(query, "prefix"),
+        after: after === undefined ? undefined : yield* decodeCursor(after)
+      }).pipe(Stream.runCollect)
+      const page = found.slice(0, limit)
+      const last = page.at(-1)
+      return json({
+        threads: page,
+        next: found.length > limit && last !== undefined ? encodeCursor(last.cursor) : null
+      })
+    })),
+
+  route("GET", "/api/threads/:thread/history", ({ thread }) =>
+    Effect.gen(function*() {
+      const entries = yield* (yield* Inspector).history(thread!).pipe(Stream.runCollect)
+      return json({ thread_id: thread, namespaces: lanes(entries) })
+    })),
+
+  route(
+    "GET",
+    "/api/threads/:thread/checkpoints/:ref",
+    ({ ref, thread }, query) =>
+      Inspector.use((inspector) => inspector.checkpoint(thread!, ref, { checkpoint_ns: optional(query, "ns") })).pipe(
+        Effect.map((shown) => json(shownJson(shown)))
+      )
+  ),
+
+  route("GET", "/api/threads/:thread/diff", ({ thread }, query) =>
+    Effect.gen(function*() {
+      const [a, b] = [yield* required(query, "a"), yield* required(query, "b")]
+      const found = yield* (yield* Inspector).diff(thread!, a, b)
+      return json({
+        a: { checkpoint_id: found.a.tuple.checkpoint.id, metadata: Values.toPlain(found.a.tuple.metadata) },
+        b: { checkpoint_id: found.b.tuple.checkpoint.id, metadata: Values.toPlain(found.b.tuple.metadata) },
+        channels: Values.toPlain(found.channels)
+      })
+    })),
+
+  route("GET", "/api/threads/:thread/plan", ({ thread }, query) =>
+    required(query, "action").pipe(
+      Effect.flatMap((action) => planOf(thread!, action)),
+      Effect.map((removals) => json({ removals }))
+    )),
+
+  route("POST", "/api/threads/:thread/copy", ({ thread }) =>
+    Effect.gen(function*() {
+      const body = yield* HttpServerRequest.schemaBodyJson(CopyBody)
+      if (body.target === "") return yield* invalid("target", "empty")
+      yield* (yield* CheckpointStorage).copyThread(thread!, body.target, { replace: body.replace ?? false })
+      return json({ copied: thread, to: body.target })
+    }), true),
+
+  route("POST", "/api/threads/:thread/prune", ({ thread }) =>
+    Effect.gen(function*() {
+      const body = yield* HttpServerRequest.schemaBodyJson(PruneBody)
+      const removals = yield* planOf(thread!, body.strategy)
+      yield* (yield* CheckpointStorage).prune([thread!], {
+        strategy: body.strategy === "delete" ? "delete" : "keep_latest"
+      })
+      return json({ pruned: thread, removals })
+    }), true),
+
+  route("POST", "/api/threads/:thread/delete", ({ thread }) =>
+    Effect.gen(function*() {
+      yield* HttpServerRequest.schemaBodyJson(DeleteBody)
+      const removals = yield* planOf(thread!, "delete")
+      yield* (yield* CheckpointStorage).deleteThread(thread!)
+      return json({ deleted: thread, removals })
+    }), true)
+]
