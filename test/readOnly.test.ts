@@ -24,6 +24,7 @@ import * as Layout from "../src/sql/Layout.ts"
 import { type Statement, statements } from "../src/sql/Statements.ts"
 import { admin, createDatabase } from "./support/databases.ts"
 import { checkpoint, metadata } from "./support/fixtures.ts"
+import { view } from "./support/inspectedGraph.ts"
 
 const { CheckpointStorage: Storage } = CheckpointStorage
 
@@ -74,18 +75,6 @@ const collect = async (saver: BaseCheckpointSaver, config: Parameters<BaseCheckp
   for await (const tuple of saver.list(config)) tuples.push(tuple)
   return tuples
 }
-
-/** What two savers must agree on for a tuple. */
-const view = (tuple: CheckpointTuple | undefined) =>
-  tuple === undefined ? undefined : {
-    thread_id: tuple.config.configurable?.thread_id,
-    checkpoint_ns: tuple.config.configurable?.checkpoint_ns,
-    checkpoint_id: tuple.config.configurable?.checkpoint_id,
-    parent_checkpoint_id: tuple.parentConfig?.configurable?.checkpoint_id,
-    checkpoint: tuple.checkpoint,
-    metadata: tuple.metadata,
-    pendingWrites: tuple.pendingWrites
-  }
 
 const byAddress = (a: CheckpointTuple, b: CheckpointTuple) => {
   const key = (t: CheckpointTuple) =>

@@ -17,8 +17,9 @@ import * as Database from "../src/cli/Database.ts"
 import { EffectCheckpointSaver } from "../src/index.ts"
 import * as Server from "../src/web/Server.ts"
 import { launch } from "./support/browser.ts"
-import { admin, createDatabase } from "./support/databases.ts"
+import { createDatabase } from "./support/databases.ts"
 import { chatGraph, type ChatThread, writeApproval, writeChat, writeNested } from "./support/inspectedGraph.ts"
+import { insertThreads } from "./support/manyThreads.ts"
 
 const ARTIFACTS = join(import.meta.dirname, "..", "test-artifacts")
 
@@ -379,25 +380,7 @@ describe("100,000 threads", () => {
 
   beforeAll(async () => {
     big = await createDatabase("web_big")
-    // This library's tables, migrated.
-    await (await EffectCheckpointSaver.fromConnString(big.url)).close()
-    await admin(async (client) => {
-      await client.query(
-        `INSERT INTO checkpoint_threads (thread_id, last_activity)
-         SELECT 'bulk-' || lpad(i::text, 6, '0'), date_trunc('milliseconds', now()) - i * interval '1 second'
-         FROM generate_series(1, ${COUNT}) AS i`
-      )
-      await client.query(
-        `INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
-         SELECT 'bulk-' || lpad(i::text, 6, '0'), '', id, NULL,
-           jsonb_build_object('v', 4, 'id', id, 'ts', '2026-01-01T00:00:00.000Z',
-             'channel_values', '{}'::jsonb, 'channel_versions', '{}'::jsonb, 'versions_seen', '{}'::jsonb),
-           jsonb_build_object('source', 'input', 'step', -1, 'parents', '{}'::jsonb)
-         FROM (SELECT i, '1ef00000-0000-6000-8000-' || lpad(to_hex(i), 12, '0') AS id
-               FROM generate_series(1, ${COUNT}) AS i) AS g`
-      )
-      await client.query("ANALYZE")
-    }, big.url)
+    await insertThreads(big.url, COUNT, "bulk-")
     served = await serve(big.url)
   }, 120_000)
 

@@ -1,0 +1,122 @@
+/**
+ * The `langgraph-checkpoints` executable as a user runs it: the package is
+ * compiled with its own build configuration into a temporary directory next
+ * to a copy of its package.json (the binary reads its version from there)
+ * and a link to this repository's node_modules, then run in child processes
+ * with `node <dir>/dist/cli/main.js …`. A run never throws on a non-zero
+ * exit: the result carries the code and both streams.
+ */
+import { execFile } from "node:child_process"
+import { copyFile, mkdtemp, rm, symlink } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { promisify } from "node:util"
+
+const root = join(import.meta.dirname, "..", "..")
+
+export interface CliResult {
+  readonly code: number
+  readonly stdout: string
+  readonly stderr: string
+  /** How long the whole process took, in milliseconds. */
+  readonly ms: number
+}
+
+export interface RunOptions {
+  /** Added to the environment (`DATABASE_URL` is unset unless given here). */
+  readonly env?: Readonly<Record<string, string>>
+  readonly cwd?: string
+  readonly timeout?: number
+}
+
+export interface BuiltCli {
+  /** The temporary directory holding `dist`, `package.json` and the `node_modules` link. */
+  readonly dir: string
+  /** How long `tsc` took, in milliseconds. */
+  readonly buildMs: number
+  readonly run: (args: ReadonlyArray<string>, options?: RunOptions) => Promise<CliResult>
+  readonly dispose: () => Promise<void>
+}
+
+/** The environment of a run: this process's, without `DATABASE_URL`, without colour. */
+const environment = (extra: Readonly<Record<string, string>> = {}): NodeJS.ProcessEnv => {
+  const env: NodeJS.ProcessEnv = { ...process.env }
+  delete env.DATABASE_URL
+  delete env.FORCE_COLOR
+  return { ...env, NO_COLOR: "1", ...extra }
+}
+
+/** Compiles the package into a temporary directory; fails with tsc's diagnostics when the build does. */
+export const buildCli = async (): Promise<BuiltCli> => {
+  const dir = await mkdtemp(join(tmpdir(), "lce-cli-"))
+  const started = performance.now()
+  try {
+    await promisify(execFile)(
+      process.execPath,
+      [
+        join(root, "node_modules/typescript/bin/tsc"),
+        "-p",
+        join(root, "tsconfig.build.json"),
+        "--outDir",
+        join(dir, "dist")
+      ],
+      { cwd: root, encoding: "utf8", maxBuffer: 64 * 1024 * 1024, timeout: 170_000 }
+    )
+  } catch (cause) {
+    const { code, stdout, stderr } = cause as { code?: unknown; stdout?: string; stderr?: string }
+    await rm(dir, { recursive: true, force: true })
+    throw new Error(
+      `tsc -p tsconfig.build.json failed (exit ${String(code)}): the CLI does not build\n${stdout ?? ""}${
+        stderr ?? ""
+      }`,
+      { cause }
+    )
+  }
+  const buildMs = performance.now() - started
+  await copyFile(join(root, "package.json"), join(dir, "package.json"))
+  await symlink(join(root, "node_modules"), join(dir, "node_modules"), "dir")
+  const main = join(dir, "dist", "cli", "main.js")
+
+  const run = (args: ReadonlyArray<string>, options: RunOptions = {}): Promise<CliResult> =>
+    new Promise((resolve, reject) => {
+      const start = performance.now()
+      const child = execFile(
+        process.execPath,
+        [main, ...args],
+        {
+          cwd: options.cwd ?? dir,
+          env: environment(options.env),
+          encoding: "utf8",
+          maxBuffer: 256 * 1024 * 1024,
+          timeout: options.timeout ?? 120_000
+        },
+        (error, stdout, stderr) => {
+          const ms = performance.now() - start
+          if (error === null) return resolve({ code: 0, stdout, stderr, ms })
+          const { code, signal } = error as { code?: unknown; signal?: unknown }
+          // A signal (a timeout, a crash) is not an exit code the CLI chose.
+          if (typeof code !== "number") {
+            return reject(
+              new Error(
+                `langgraph-checkpoints ${args.join(" ")}: no exit code (signal ${String(signal)}, ${
+                  Math.round(ms)
+                } ms)\n--- stderr ---\n${stderr}\n--- stdout ---\n${stdout}`,
+                { cause: error }
+              )
+            )
+          }
+          resolve({ code, stdout, stderr, ms })
+        }
+      )
+      // Standard input is a pipe, never a terminal: the CLI must not wait for an answer.
+      child.stdin?.end()
+    })
+
+  return { dir, buildMs, run, dispose: () => rm(dir, { recursive: true, force: true }) }
+}
+
+/** A result, for an assertion's message: the command's code and both streams. */
+export const describeResult = (args: ReadonlyArray<string>, result: CliResult): string =>
+  `langgraph-checkpoints ${args.join(" ")} → exit ${result.code} (${
+    Math.round(result.ms)
+  } ms)\n--- stderr ---\n${result.stderr}\n--- stdout ---\n${result.stdout}`

@@ -1,0 +1,197 @@
+/**
+ * What the inspector is tested on: real LangGraph graphs persisting through
+ * a saver, writing threads with everything the inspector has to show — a
+ * conversation of several turns with a fork, a graph paused at an
+ * interrupt, a subgraph's checkpoints in a child namespace, DeltaValue
+ * channels, runs with a `run_id`, and a message made to attack a terminal
+ * (an escape sequence) and a web page (a script tag).
+ */
+import { AIMessage, HumanMessage } from "@langchain/core/messages"
+import {
+  Annotation,
+  Command,
+  DeltaValue,
+  END,
+  interrupt,
+  MessagesAnnotation,
+  MessagesDeltaValue,
+  START,
+  StateGraph,
+  StateSchema
+} from "@langchain/langgraph"
+import type { BaseCheckpointSaver, CheckpointTuple } from "@langchain/langgraph-checkpoint"
+import { z } from "zod"
+
+/** A message that must reach a terminal escaped: it would turn the text red, or run in a page. */
+export const CANARY = "canary \u001b[31mRED <script>alert(1)</script>"
+
+export const text = (message: { content: unknown }) => String(message.content)
+
+/** A scripted chat model: answers with what it was told and how long the conversation is. */
+export const chatGraph = (saver: BaseCheckpointSaver) =>
+  new StateGraph(MessagesAnnotation)
+    .addNode("model", (state) => ({
+      messages: [new AIMessage(`heard "${text(state.messages.at(-1)!)}" (${state.messages.length} messages)`)]
+    }))
+    .addEdge(START, "model")
+    .addEdge("model", END)
+    .compile({ checkpointer: saver })
+
+export const approvalGraph = (saver: BaseCheckpointSaver) => {
+  const State = Annotation.Root({ request: Annotation<string>, decision: Annotation<string> })
+  return new StateGraph(State)
+    .addNode("review", () => ({ decision: interrupt<string, string>("approve?") }))
+    .addEdge(START, "review")
+    .addEdge("review", END)
+    .compile({ checkpointer: saver })
+}
+
+export const nestedGraph = (saver: BaseCheckpointSaver) => {
+  const State = Annotation.Root({ value: Annotation<string> })
+  const inner = new StateGraph(State)
+    .addNode("ask", (state) => ({ value: `${state.value}+${interrupt<string, string>("inner question")}` }))
+    .addEdge(START, "ask")
+    .addEdge("ask", END)
+    .compile()
+  return new StateGraph(State)
+    .addNode("child", inner)
+    .addNode("after", (state) => ({ value: `${state.value}+after` }))
+    .addEdge(START, "child")
+    .addEdge("child", "after")
+    .addEdge("after", END)
+    .compile({ checkpointer: saver })
+}
+
+export const deltaGraph = (saver: BaseCheckpointSaver) => {
+  const State = new StateSchema({
+    messages: MessagesDeltaValue,
+    // A snapshot every 2 updates: reads combine a snapshot seed with replayed writes.
+    log: new DeltaValue(z.array(z.string()).default(() => []), {
+      inputSchema: z.string(),
+      reducer: (current: Array<string>, writes: Array<string>) => [...current, ...writes],
+      snapshotFrequency: 2
+    })
+  })
+  return new StateGraph(State)
+    .addNode("model", (state) => ({
+      messages: [new AIMessage(`reply ${state.messages.length}`)],
+      log: `turn ${state.log.length}`
+    }))
+    .addEdge(START, "model")
+    .addEdge("model", END)
+    .compile({ checkpointer: saver })
+}
+
+/** The channels of the DeltaValue thread, for `getDeltaChannelHistory`. */
+export const DELTA_CHANNELS = ["messages", "log"]
+
+const configOf = (thread_id: string) => ({ configurable: { thread_id } })
+
+export interface ChatThread {
+  /** The checkpoint after the first turn: the fork's parent. */
+  readonly afterFirstTurn: string
+  /** The end of the original branch (three turns), no longer the thread's latest. */
+  readonly originalHead: string
+  /** The checkpoint `updateState` made. */
+  readonly fork: string
+}
+
+/**
+ * "chat": three turns, then a fork from the checkpoint after the first
+ * turn (`updateState` adds a message there) continued with the canary as
+ * the next turn — the thread's latest checkpoint is on the fork.
+ */
+export const writeChat = async (saver: BaseCheckpointSaver, thread_id = "chat"): Promise<ChatThread> => {
+  const graph = chatGraph(saver)
+  const config = configOf(thread_id)
+  for (const turn of ["hello", "how are you", "tell me more"]) {
+    await graph.invoke({ messages: [new HumanMessage(turn)] }, config)
+  }
+  const history = []
+  for await (const snapshot of graph.getStateHistory(config)) history.push(snapshot)
+  const originalHead = String(history[0]!.config.configurable?.checkpoint_id)
+  const first = history.find((snapshot) => snapshot.values.messages?.length === 2 && snapshot.next.length === 0)!
+  const forked = await graph.updateState(first.config, { messages: [new HumanMessage("forked question")] })
+  await graph.invoke({ messages: [new HumanMessage(CANARY)] }, forked)
+  return {
+    afterFirstTurn: String(first.config.configurable?.checkpoint_id),
+    originalHead,
+    fork: String(forked.configurable?.checkpoint_id)
+  }
+}
+
+/** "approval": paused at `interrupt("approve?")`. */
+export const writeApproval = async (saver: BaseCheckpointSaver, thread_id = "approval") => {
+  await approvalGraph(saver).invoke({ request: "deploy" }, configOf(thread_id))
+}
+
+/** "nested": a subgraph that interrupted and was resumed: checkpoints in a `child:…` namespace. */
+export const writeNested = async (saver: BaseCheckpointSaver, thread_id = "nested") => {
+  const graph = nestedGraph(saver)
+  await graph.invoke({ value: "x" }, configOf(thread_id))
+  await graph.invoke(new Command({ resume: "answer" }), configOf(thread_id))
+}
+
+/** "delta": MessagesDeltaValue and a DeltaValue log over four turns. */
+export const writeDelta = async (saver: BaseCheckpointSaver, thread_id = "delta") => {
+  const graph = deltaGraph(saver)
+  for (let turn = 0; turn < 4; turn++) {
+    await graph.invoke({ messages: [new HumanMessage(`q${turn}`)] }, configOf(thread_id))
+  }
+}
+
+/** The run ids the "runs" thread's turns carry in their metadata (as LangGraph's server passes them). */
+export const RUNS = ["run-a", "run-b"] as const
+
+/** "runs": two turns, each run with its `run_id` in the config's metadata. */
+export const writeRuns = async (saver: BaseCheckpointSaver, thread_id = "runs") => {
+  const graph = chatGraph(saver)
+  for (const run_id of RUNS) {
+    await graph.invoke({ messages: [new HumanMessage(`from ${run_id}`)] }, {
+      ...configOf(thread_id),
+      metadata: { run_id }
+    })
+  }
+}
+
+export const THREADS = ["chat", "approval", "nested", "delta", "runs"] as const
+
+/** Writes every thread. */
+export const writeInspected = async (saver: BaseCheckpointSaver): Promise<{ readonly chat: ChatThread }> => {
+  const chat = await writeChat(saver)
+  await writeApproval(saver)
+  await writeNested(saver)
+  await writeDelta(saver)
+  await writeRuns(saver)
+  return { chat }
+}
+
+export const collect = async (
+  saver: BaseCheckpointSaver,
+  config: Parameters<BaseCheckpointSaver["list"]>[0]
+): Promise<Array<CheckpointTuple>> => {
+  const tuples: Array<CheckpointTuple> = []
+  for await (const tuple of saver.list(config)) tuples.push(tuple)
+  return tuples
+}
+
+/** What two savers (or a saver before and after) must agree on for a tuple. */
+export const view = (tuple: CheckpointTuple | undefined) =>
+  tuple === undefined ? undefined : {
+    thread_id: tuple.config.configurable?.thread_id,
+    checkpoint_ns: tuple.config.configurable?.checkpoint_ns,
+    checkpoint_id: tuple.config.configurable?.checkpoint_id,
+    parent_checkpoint_id: tuple.parentConfig?.configurable?.checkpoint_id,
+    checkpoint: tuple.checkpoint,
+    metadata: tuple.metadata,
+    pendingWrites: tuple.pendingWrites
+  }
+
+/** A tuple's address: namespace and id. */
+export const address = (tuple: CheckpointTuple) => ({
+  checkpoint_ns: String(tuple.config.configurable?.checkpoint_ns ?? ""),
+  checkpoint_id: String(tuple.config.configurable?.checkpoint_id),
+  parent_checkpoint_id: tuple.parentConfig?.configurable?.checkpoint_id === undefined
+    ? null
+    : String(tuple.parentConfig.configurable.checkpoint_id)
+})
