@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { AIMessage, HumanMessage } from "@langchain/core/messages"
+import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres"
 import { Effect, Layer, Stream } from "effect"
 import * as Database from "../src/cli/Database.ts"
 import { clean, cut } from "../src/cli/Output.ts"
@@ -155,5 +156,36 @@ describe("threads, a page at a time", () => {
           const second = yield* Stream.runCollect(inspector.threads({ limit: 10, after: all[9]!.cursor }))
           expect(second.map((thread) => thread.thread_id)).toEqual(all.slice(10, 20).map((thread) => thread.thread_id))
         }).pipe(Effect.provide(Database.layer(url, "read")))
+      })))
+})
+
+describe("a database LangGraph's Python saver wrote", () => {
+  it.live("shows a msgpack value as its type and size, never a crash, and the rest as stored", () =>
+    withDatabase("inspector_msgpack", (url) =>
+      Effect.gen(function*() {
+        // LangGraph's own tables (the JS saver's setup), then rows as the Python saver writes them.
+        yield* Effect.promise(async () => {
+          const saver = PostgresSaver.fromConnString(url)
+          await saver.setup()
+          await saver.end()
+        })
+        yield* Effect.promise(() =>
+          admin((client) =>
+            client.query(`
+              INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, checkpoint, metadata)
+              VALUES ('py', '', '1f0', '{"v":4,"id":"1f0","ts":"2026-01-01T00:00:00+00:00","channel_values":{},
+                "channel_versions":{"messages":"00000001.0","note":"00000001.0"},"versions_seen":{}}',
+                '{"source":"loop","step":1}');
+              INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) VALUES
+                ('py', '', 'messages', '00000001.0', 'msgpack', '\\x9193a26869'),
+                ('py', '', 'note', '00000001.0', 'json', convert_to('"readable"', 'UTF8'))`), url)
+        )
+        const shown = yield* Effect.gen(function*() {
+          return yield* (yield* Inspector.Inspector).checkpoint("py")
+        }).pipe(Effect.provide(Database.layer(url, "read")))
+        const messages = shown.tuple.checkpoint.channel_values.messages
+        expect(messages).toBeInstanceOf(Values.Unreadable)
+        expect(String(messages)).toBe("<msgpack, 5 bytes>")
+        expect(shown.tuple.checkpoint.channel_values.note).toBe("readable")
       })))
 })

@@ -45,6 +45,7 @@ const date = (value: Date) => value.toISOString().replace("T", " ").replace(/\.\
 
 /** A value as one line of text, cut at `max` characters. */
 const textOf = (value: unknown, max: number | undefined) => {
+  if (value instanceof Values.Unreadable) return String(value)
   const plain = Values.toPlain(value)
   return Output.cut(typeof plain === "string" ? plain : JSON.stringify(plain) ?? "undefined", max)
 }
