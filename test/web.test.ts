@@ -317,7 +317,7 @@ describe("in a browser", () => {
 
     // Two checkpoints: click one, shift-click another, read the diff.
     await page.locator(`g.node[data-id="${chat.afterFirstTurn}"]`).click()
-    await expect.poll(() => page.locator("#detail h3").textContent()).toContain(chat.afterFirstTurn.slice(-8))
+    await expect.poll(() => page.locator("#detail h3").textContent()).toContain(chat.afterFirstTurn.slice(-12))
     await page.locator(`g.node[data-id="${chat.originalHead}"]`).click({ modifiers: ["Shift"] })
     await page.locator("#diff .change").first().waitFor()
     const diff = await page.locator("#diff").innerText()

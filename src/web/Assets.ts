@@ -108,7 +108,7 @@ async function api(path, body) {
 
 const enc = encodeURIComponent;
 const short = function(id) {
-  return String(id).slice(-8);
+  return String(id).slice(-12);
 };
 const threadHref = function(id) {
   return "#/thread/" + enc(id);
