@@ -24,7 +24,7 @@ import * as Layout from "../src/sql/Layout.ts"
 import { type Statement, statements } from "../src/sql/Statements.ts"
 import { admin, createDatabase } from "./support/databases.ts"
 import { checkpoint, metadata } from "./support/fixtures.ts"
-import { view } from "./support/inspectedGraph.ts"
+import { nestedGraph, view } from "./support/inspectedGraph.ts"
 
 const { CheckpointStorage: Storage } = CheckpointStorage
 
@@ -126,19 +126,7 @@ const writeWithOfficialSaver = async (saver: PostgresSaver) => {
   await steps.invoke(null, forked)
 
   // A subgraph paused inside: checkpoints in the child's namespace too.
-  const Inner = Annotation.Root({ value: Annotation<string> })
-  const inner = new StateGraph(Inner)
-    .addNode("ask", (state) => ({ value: `${state.value}+${interrupt<string, string>("inner question")}` }))
-    .addEdge(START, "ask")
-    .addEdge("ask", END)
-    .compile()
-  const outer = new StateGraph(Inner)
-    .addNode("child", inner)
-    .addNode("after", (state) => ({ value: `${state.value}+after` }))
-    .addEdge(START, "child")
-    .addEdge("child", "after")
-    .addEdge("after", END)
-    .compile({ checkpointer: saver })
+  const outer = nestedGraph(saver)
   const sub = { configurable: { thread_id: "sub" } }
   await outer.invoke({ value: "x" }, sub)
   await outer.invoke(new Command({ resume: "answer" }), sub)
