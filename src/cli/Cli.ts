@@ -329,12 +329,19 @@ const exists = (command: string, thread_id: string) =>
 
 // --- lifecycle ---------------------------------------------------------------
 
-/** Prints what would go; on a go-ahead (`--yes`, or a terminal's yes) runs `apply` with a progress bar. */
+/**
+ * Prints what would go; on a go-ahead (`--yes`, or a terminal's yes) runs
+ * `each` thread's removal with a progress bar, then `all`, the removal that
+ * spans every thread at once.
+ */
 const destructive = <E, R>(
   name: string,
   input: { readonly dryRun: boolean; readonly yes: boolean },
   removals: ReadonlyArray<Removal>,
-  apply: (thread_id: string) => Effect.Effect<void, E, R>
+  apply: {
+    readonly each?: ((thread_id: string) => Effect.Effect<void, E, R>) | undefined
+    readonly all?: Effect.Effect<void, E, R> | undefined
+  }
 ) =>
   Effect.gen(function*() {
     const total = removals.reduce((sum, removal) => sum + removal.checkpoints, 0)
@@ -361,12 +368,16 @@ const destructive = <E, R>(
     const inspector = yield* Inspector
     const ids = removals.map((removal) => removal.thread_id)
     const before = yield* inspector.sizes(ids)
-    yield* Effect.scoped(Effect.gen(function*() {
-      const bar = yield* Output.progress(name, ids.length)
-      yield* Effect.forEach(ids, (thread_id) => Effect.tap(apply(thread_id), () => Effect.sync(bar.tick)), {
-        discard: true
-      })
-    }))
+    const each = apply.each
+    if (each !== undefined) {
+      yield* Effect.scoped(Effect.gen(function*() {
+        const bar = yield* Output.progress(name, ids.length)
+        yield* Effect.forEach(ids, (thread_id) => Effect.tap(each(thread_id), () => Effect.sync(bar.tick)), {
+          discard: true
+        })
+      }))
+    }
+    if (apply.all !== undefined) yield* apply.all
     const after = yield* inspector.sizes(ids)
     const removed = ids.reduce(
       (sum, id) => sum + (before.get(id)?.checkpoints ?? 0) - (after.get(id)?.checkpoints ?? 0),
@@ -417,12 +428,9 @@ const prune = Command.make("prune", {
     const inspector = yield* Inspector
     const plan = input.delete ? yield* inspector.plan.delete(values) : yield* inspector.plan.keepLatest(values, 1)
     const strategy = input.delete ? "delete" : "keep_latest"
-    yield* destructive(
-      "prune",
-      input,
-      plan,
-      (thread_id) => CheckpointStorage.use((storage) => storage.prune([thread_id], { strategy }))
-    )
+    yield* destructive("prune", input, plan, {
+      each: (thread_id) => CheckpointStorage.use((storage) => storage.prune([thread_id], { strategy }))
+    })
   }).pipe(inDatabase("prune", input.args, accessOf(input)))).pipe(
     Command.withDescription("Shrinks threads to their latest checkpoints (--keep-latest) or removes them (--delete)")
   )
@@ -434,12 +442,9 @@ const deleteCommand = Command.make(
     Effect.gen(function*() {
       const { values } = yield* withArgs("delete", input.args, ["<thread>"], true)
       const plan = yield* (yield* Inspector).plan.delete(values)
-      yield* destructive(
-        "delete",
-        input,
-        plan,
-        (thread_id) => CheckpointStorage.use((storage) => storage.deleteThread(thread_id))
-      )
+      yield* destructive("delete", input, plan, {
+        each: (thread_id) => CheckpointStorage.use((storage) => storage.deleteThread(thread_id))
+      })
     }).pipe(inDatabase("delete", input.args, accessOf(input)))
 ).pipe(
   Command.withDescription("Removes whole threads")
@@ -452,13 +457,9 @@ const deleteRuns = Command.make(
     Effect.gen(function*() {
       const { values } = yield* withArgs("delete-runs", input.args, ["<run_id>"], true)
       const plan = yield* (yield* Inspector).plan.deleteRuns(values)
-      let done = false
-      yield* destructive("delete-runs", input, plan, () =>
-        // One operation over every thread: run it with the first thread's tick.
-        done ? Effect.void : CheckpointStorage.use((storage) => {
-          done = true
-          return storage.deleteForRuns(values)
-        }))
+      yield* destructive("delete-runs", input, plan, {
+        all: CheckpointStorage.use((storage) => storage.deleteForRuns(values))
+      })
     }).pipe(inDatabase("delete-runs", input.args, accessOf(input)))
 ).pipe(
   Command.withDescription("Removes the checkpoints the given runs wrote, in every thread")
@@ -504,18 +505,13 @@ const retention = Command.make("retention", {
     }
     const plan = yield* (yield* Inspector).plan.retention({ inactiveFor, keepLast })
     const whole = new Set(plan.filter((removal) => removal.whole).map((removal) => removal.thread_id))
-    let trimmed = false
-    yield* destructive("retention", input, plan, (thread_id) =>
-      CheckpointStorage.use((storage): Effect.Effect<void, CheckpointError> => {
-        if (whole.has(thread_id)) {
-          return storage.deleteThread(thread_id)
-        }
-        if (trimmed) {
-          return Effect.void
-        }
-        trimmed = true
-        return Effect.asVoid(storage.applyRetention({ keepLast }))
-      }))
+    yield* destructive<CheckpointError, CheckpointStorage>("retention", input, plan, {
+      each: (thread_id) =>
+        whole.has(thread_id) ? CheckpointStorage.use((storage) => storage.deleteThread(thread_id)) : Effect.void,
+      all: keepLast === undefined
+        ? undefined
+        : CheckpointStorage.use((storage) => Effect.asVoid(storage.applyRetention({ keepLast })))
+    })
   }).pipe(inDatabase("retention", input.args, accessOf(input)))).pipe(
     Command.withDescription("Deletes inactive threads and trims long ones")
   )

@@ -10,7 +10,6 @@ import {
   DeltaValue,
   END,
   interrupt,
-  MessagesAnnotation,
   MessagesDeltaValue,
   START,
   StateGraph,
@@ -19,19 +18,9 @@ import {
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { z } from "zod"
+import { chatGraph, text } from "../support/inspectedGraph.ts"
 
 type Saver = BaseCheckpointSaver & { close(): Promise<void> }
-
-const text = (message: { content: unknown }) => String(message.content)
-
-/** A scripted chat model: answers with what it was told and how long the conversation is. */
-const chatGraph = () =>
-  new StateGraph(MessagesAnnotation)
-    .addNode("model", (state) => ({
-      messages: [new AIMessage(`heard "${text(state.messages.at(-1)!)}" (${state.messages.length} messages)`)]
-    }))
-    .addEdge(START, "model")
-    .addEdge("model", END)
 
 export const graphScenarios = (name: string, makeSaver: () => Promise<Saver>) =>
   describe(`StateGraph on ${name}`, () => {
@@ -47,7 +36,7 @@ export const graphScenarios = (name: string, makeSaver: () => Promise<Saver>) =>
     })
 
     it("remembers a conversation across turns", async () => {
-      const graph = chatGraph().compile({ checkpointer: saver })
+      const graph = chatGraph(saver)
       const cfg = config()
       await graph.invoke({ messages: [new HumanMessage("hello")] }, cfg)
       const second = await graph.invoke({ messages: [new HumanMessage("again")] }, cfg)
