@@ -88,8 +88,9 @@ const withProtoKeys = (instance: object, record: unknown): unknown => {
     const value = field in instance
       ? (instance as Record<string, unknown>)[field]
       : (fields as Record<string, unknown>)[field]
+    if (!hasProtoKey(value)) continue
     const jsonKey = aliases[field] ?? snakeCase(field)
-    if (!hasProtoKey(value) || !Object.hasOwn(kwargs, jsonKey)) continue
+    if (!Object.hasOwn(kwargs, jsonKey)) continue
     rebuilt ??= { ...kwargs }
     rebuilt[jsonKey] = escapeKwarg(value)
   }
