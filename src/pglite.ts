@@ -157,7 +157,8 @@ export const layerSqlClient = (
 export const layer = (
   options: PgliteOptions = {}
 ): Layer.Layer<CheckpointStorage, StorageFailure | IncompatibleSchema | InvalidConfig> =>
-  // One session: one batch at a time, the others gathering behind it.
-  SqlStorage.layer({ groupCommit: { concurrency: 1 }, ...options, dialect: "postgres" }).pipe(
+  // One session, in this process: one batch at a time, the others gathering behind it, as large
+  // as they come (there is no server to keep busy meanwhile, only statements to save).
+  SqlStorage.layer({ groupCommit: { concurrency: 1, maxBatch: 256 }, ...options, dialect: "postgres" }).pipe(
     Layer.provide(layerSqlClient(options))
   )

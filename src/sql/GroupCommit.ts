@@ -34,7 +34,7 @@ import type { BlobRow, CheckpointRow, Piece, PutOutcome, PutShared, WriteRow } f
  */
 export interface GroupCommitOptions {
   /**
-   * Batches in flight at once (default 2). Calls arriving while that many
+   * Batches in flight at once (default 4). Calls arriving while that many
    * are out wait and leave together in the next.
    */
   readonly concurrency?: number | undefined
@@ -44,7 +44,12 @@ export interface GroupCommitOptions {
    * deployments.
    */
   readonly window?: Duration.Input | undefined
-  /** Calls per batch at most (default 256). */
+  /**
+   * Calls per batch at most (default 16). Batches of a few calls already
+   * share most of a statement's cost; smaller ones keep the server storing
+   * one while this process prepares the next, where one batch of every
+   * waiting call would leave each side idle in turn.
+   */
   readonly maxBatch?: number | undefined
 }
 
@@ -145,8 +150,8 @@ export interface Statements {
  * @since 0.1.0
  */
 export const make = (statements: Statements, options: GroupCommitOptions = {}) => {
-  const slots = Semaphore.makeUnsafe(Math.max(1, options.concurrency ?? 2))
-  const maxBatch = Math.max(1, options.maxBatch ?? 256)
+  const slots = Semaphore.makeUnsafe(Math.max(1, options.concurrency ?? 4))
+  const maxBatch = Math.max(1, options.maxBatch ?? 16)
   const window = options.window === undefined ? undefined : Duration.fromInputUnsafe(options.window)
   const freeSlot = slots.withPermits(1)(Effect.void)
 
