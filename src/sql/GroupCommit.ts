@@ -45,10 +45,9 @@ export interface GroupCommitOptions {
    */
   readonly window?: Duration.Input | undefined
   /**
-   * Calls per batch at most (default 16). Batches of a few calls already
-   * share most of a statement's cost; smaller ones keep the server storing
-   * one while this process prepares the next, where one batch of every
-   * waiting call would leave each side idle in turn.
+   * Calls per batch at most (default 16): small batches keep the server
+   * storing one while this process prepares the next, where one batch of
+   * every waiting call would leave each side idle in turn.
    */
   readonly maxBatch?: number | undefined
 }
