@@ -5,8 +5,15 @@
  *
  * @since 0.1.0
  */
-import { NodeRuntime, NodeServices } from "@effect/platform-node"
-import { Cause, Effect, Exit } from "effect"
+import {
+  NodeChildProcessSpawner,
+  NodeFileSystem,
+  NodePath,
+  NodeRuntime,
+  NodeStdio,
+  NodeTerminal
+} from "@effect/platform-node-shared"
+import { Cause, Effect, Exit, Layer } from "effect"
 import { CliError, Command } from "effect/cli"
 import { createRequire } from "node:module"
 import { UsageError } from "./Arguments.ts"
@@ -37,7 +44,13 @@ const program = Command.runWith(root, { version })(args).pipe(
     return Effect.sync(() => process.stderr.write(`error: ${oneLine(error)}\n`)).pipe(Effect.as(1))
   }),
   Effect.flatMap((code) => Effect.sync(() => void (process.exitCode = code))),
-  Effect.provide(NodeServices.layer)
+  // What effect/cli needs of Node (what @effect/platform-node's NodeServices gathers).
+  Effect.provide(
+    Layer.provideMerge(
+      NodeChildProcessSpawner.layer,
+      Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, NodeStdio.layer, NodeTerminal.layer)
+    )
+  )
 )
 
 NodeRuntime.runMain(program, { disableErrorReporting: true })

@@ -19,14 +19,19 @@
  *   origins and caching (`Content-Security-Policy`, `no-store`), and the page
  *   inserts every value as text: what a message says can never run.
  *
+ * The app is `effect/http`'s, served by `node:http` through its web handler
+ * (`@effect/platform-node`'s server would make every install of this
+ * library pull in a Redis client, a peer dependency of that package).
+ *
  * @since 0.1.0
  */
-import { NodeHttpServer } from "@effect/platform-node"
 import { Cause, Effect, Option, type Scope } from "effect"
-import { HttpServerRequest, HttpServerResponse } from "effect/http"
-import type { ServeError } from "effect/http/HttpServerError"
+import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { ServeError } from "effect/http/HttpServerError"
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
-import { createServer } from "node:http"
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
+import { Readable } from "node:stream"
 import type { CheckpointStorage } from "../CheckpointStorage.ts"
 import type { Inspector } from "../inspector/Inspector.ts"
 import { type Route, routes } from "./Api.ts"
@@ -186,6 +191,51 @@ export const app = (options: { readonly token: string; readonly write: boolean }
   )
 }
 
+/** A `node:http` request as a web one (its body streamed, for the methods that have one). */
+const toWebRequest = (incoming: IncomingMessage): Request => {
+  const headers = new Headers()
+  for (let i = 0; i < incoming.rawHeaders.length; i += 2) {
+    headers.append(incoming.rawHeaders[i]!, incoming.rawHeaders[i + 1]!)
+  }
+  const method = incoming.method ?? "GET"
+  const body = method === "GET" || method === "HEAD" ? null : Readable.toWeb(incoming) as ReadableStream<Uint8Array>
+  return new Request(new URL(incoming.url ?? "/", "http://inspector.invalid"), {
+    method,
+    headers,
+    body,
+    duplex: "half"
+  } as RequestInit)
+}
+
+/** Answers one request through the web handler (which turns every failure into a response). */
+const respond = (handler: (request: Request) => Promise<Response>, incoming: IncomingMessage, out: ServerResponse) =>
+  handler(toWebRequest(incoming))
+    .then(async (response) => {
+      const body = Buffer.from(await response.arrayBuffer())
+      out.writeHead(response.status, Object.fromEntries(response.headers))
+      out.end(body)
+    })
+    .catch(() => {
+      if (!out.headersSent) out.writeHead(500, securityHeaders)
+      out.end()
+    })
+
+/** A `node:http` server on `host` and `port` serving `handler`, closed with the scope. */
+const listen = (handler: (request: Request) => Promise<Response>, host: string, port: number) =>
+  Effect.acquireRelease(
+    Effect.callback<Server, ServeError>((resume) => {
+      const server = createServer((incoming, out) => void respond(handler, incoming, out))
+      server.once("error", (cause) => resume(Effect.fail(new ServeError({ cause }))))
+      server.listen(port, host, () => resume(Effect.succeed(server)))
+    }),
+    (server) =>
+      Effect.callback<void>((resume) => {
+        server.close(() => resume(Effect.void))
+        // The page polls with keep-alive: its idle connections would hold `close` open.
+        server.closeAllConnections()
+      })
+  )
+
 /**
  * Starts the server; it stops when the scope closes.
  *
@@ -206,10 +256,11 @@ export const start = (
       )
     }
     const services = yield* Effect.context<Inspector | CheckpointStorage>()
-    const server = yield* NodeHttpServer.make(() => createServer(), { host, port: options.port ?? 0 })
-    yield* server.serve(Effect.provideContext(app({ token, write: options.write === true }), services))
-    const address = server.address
-    const port = address._tag === "UnixPathAddress" ? 0 : address.port
+    const handler = HttpEffect.toWebHandler(
+      Effect.provideContext(app({ token, write: options.write === true }), services)
+    )
+    const server = yield* listen(handler, host, options.port ?? 0)
+    const { port } = server.address() as AddressInfo
     const shown = host.includes(":") ? `[${host}]` : host
     return { url: `http://${shown}:${port}/?token=${token}`, token, host, port }
   })
