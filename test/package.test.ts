@@ -310,6 +310,14 @@ describe("the declarations type-check in the consumer", () => {
   }, 120_000)
 })
 
+it("installs only what it uses: no Redis or HTTP client comes with it", async () => {
+  // A checkpointer's install should hold no surprise (a peer dependency of @effect/platform-node once
+  // brought a Redis client, 15 MB, into every project).
+  const present = (name: string) => readdir(join(project, "node_modules", name)).then(() => true, () => false)
+  expect({ redis: await present("redis"), "@redis": await present("@redis"), undici: await present("undici") })
+    .toEqual({ redis: false, "@redis": false, undici: false })
+})
+
 it("loads with require() from CommonJS and runs the memory graph", async () => {
   expect(JSON.parse(await node("main.cjs"))).toEqual({
     entries: ["function", "function", "function", "function"],
