@@ -102,6 +102,9 @@ const lastSpecialWrites = (writes: ReadonlyArray<readonly [string, unknown]>) =>
       : [[channel, value, index] as const]
   )
 
+/** What reading an encrypted checkpoint without encryption says. */
+const NEEDS_KEYS = "it is encrypted: open the storage with encryption and the keys it was written with"
+
 const corrupted = (place: Sealing.CheckpointPlace, detail: string) =>
   new CorruptedCheckpoint({
     thread_id: place.thread_id,
@@ -425,7 +428,14 @@ export const make = Effect.fnUntraced(function*() {
    */
   const open = Effect.fnUntraced(function*(stored: StoredCheckpoint, tally: Tally) {
     const pieces = openPieces(stored.pieces, tally)
-    if (sealing === undefined) return { ...stored, pieces }
+    if (sealing === undefined) {
+      // Rows sealed by a storage with encryption on: say so, rather than that their type is unknown.
+      // (Their types are the library's own; sealed metadata alone is not taken as a sign, its keys being
+      // the caller's.)
+      const sealed = [...stored.blobs, ...stored.writes].some((row) => Sealing.isSealed(row.type))
+      if (sealed) return yield* Effect.fail(corrupted(stored.row, NEEDS_KEYS))
+      return { ...stored, pieces }
+    }
     const { row } = stored
     const metadata = sealing.openMetadata(row, tally)
     if (typeof metadata === "string") return yield* Effect.fail(corrupted(row, metadata))

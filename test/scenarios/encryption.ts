@@ -225,6 +225,17 @@ export const encryptionScenarios = (name: string, driver: () => EncryptionDriver
       60_000
     )
 
+    it("an encrypted thread read without encryption is CorruptedCheckpoint saying it is encrypted, not a bad type", async () => {
+      const thread = threadId("keyless")
+      await using(sealed(), (saver) => say(saver, thread, 0))
+      await using({}, async (saver) => {
+        const error = await failure(messagesOf(saver, thread))
+        expect(error).toBeInstanceOf(CheckpointError.CorruptedCheckpoint)
+        expect(String(error)).toContain("it is encrypted: open the storage with encryption")
+        expect(String(error)).not.toContain("serialization type")
+      })
+    })
+
     it(
       "rows written before encryption: an error without allowPlaintext, read (and counted) with it, sealed by reencrypt",
       async () => {
