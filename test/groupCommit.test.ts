@@ -187,6 +187,54 @@ describe("group commit on PostgreSQL", () => {
         }).pipe(Effect.provide(Postgres.layerClient().pipe(Layer.provide(client))))
       })))
 
+  it.live("a put whose shared list's base is gone is laid out again alone; the rest of its batch extends theirs", () =>
+    withDatabase("group_base", (url) =>
+      Effect.gen(function*() {
+        const { spans, tracer } = recording()
+        const storage = yield* Storage
+        const line = (n: number) => `line ${n} of a list long enough that each element is a piece of its own`
+        const threads = Array.from({ length: THREADS }, (_, i) => `based-${i}`)
+        const listAt = (step: number, id: string) => ({
+          ...checkpoint({ lines: Array.from({ length: step + 4 }, (_, n) => line(n)) }, id),
+          channel_versions: { lines: step + 1 }
+        })
+        const refs = yield* Effect.forEach(
+          threads,
+          (thread_id) => storage.put({ thread_id }, listAt(0, uuid6(0)), metadata(), { lines: 1 }),
+          { concurrency: "unbounded" }
+        )
+        // Another process removed the blob the first thread's next list would extend.
+        yield* Effect.promise(() =>
+          admin(
+            (client) => client.query("DELETE FROM checkpoint_blobs WHERE thread_id = 'based-0' AND channel = 'lines'"),
+            url
+          )
+        )
+        yield* Effect.forEach(
+          refs,
+          (ref) => storage.put(ref, listAt(1, uuid6(1)), metadata({ step: 1 }), { lines: 2 }),
+          { concurrency: "unbounded" }
+        ).pipe(Effect.withTracer(tracer))
+        for (const thread_id of threads) {
+          const read = Option.getOrThrow(yield* storage.getTuple({ thread_id }))
+          expect(read.checkpoint.channel_values).toEqual({ lines: Array.from({ length: 5 }, (_, n) => line(n)) })
+        }
+        // Only the first thread's list was written whole (no base); the others extend their first list.
+        const bases = yield* Effect.promise(() =>
+          admin((client) =>
+            client.query<{ thread_id: string; base: string | null }>(
+              "SELECT thread_id, base FROM checkpoint_blobs WHERE channel = 'lines' AND version = '2' ORDER BY thread_id"
+            ), url)
+        )
+        expect(bases.rows.filter((row) => row.base === null || row.base === "").map((row) => row.thread_id))
+          .toEqual(["based-0"])
+        expect(bases.rows).toHaveLength(THREADS)
+        const sizes = spans.filter((span) => span.name === "CheckpointStorage.put").map((span) =>
+          Number(span.attributes.get("checkpoint.batch_size"))
+        )
+        expect(Math.max(...sizes)).toBeGreaterThan(1)
+      }).pipe(Effect.provide(Postgres.layer({ url, poolSize: 4 })))))
+
   it.live("an injected serialization failure on a batch: every call retried, each stored once", () =>
     withDatabase("group_retry", (url) =>
       Effect.gen(function*() {
