@@ -6,7 +6,8 @@
 import { PGlite } from "@electric-sql/pglite"
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages"
 import { Command, END, interrupt, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph"
-import { ConfigProvider, Effect } from "effect"
+import { ConfigProvider, Effect, Layer, Stream, Tracer } from "effect"
+import { randomBytes } from "node:crypto"
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -25,6 +26,7 @@ import * as Postgres from "../src/postgres.ts"
 import { encryptionScenarios, keyOf } from "./scenarios/encryption.ts"
 import { cockroachSuite } from "./support/cockroach.ts"
 import { createDatabase } from "./support/databases.ts"
+import { checkpoint, metadata } from "./support/fixtures.ts"
 
 const k1 = keyOf(1)
 const encryption = { keys: { k1 }, primary: "k1" }
@@ -455,6 +457,68 @@ describe("keys", () => {
     expect(await saver.getTuple({ configurable: { thread_id: "lost" } })).toBeUndefined()
     await graph.invoke({ messages: [new HumanMessage("x")] }, { configurable: { thread_id: "kept" } })
     await saver.close()
+  })
+
+  it("no span, span attribute, event or failure the storage records carries a key", async () => {
+    const bytes = randomBytes(32)
+    const key = bytes.toString("base64")
+    const recorded: Array<unknown> = []
+    const recording = Tracer.make({
+      span(options) {
+        const span = Tracer.nativeTracer.span(options)
+        const attribute = span.attribute.bind(span)
+        const event = span.event.bind(span)
+        const end = span.end.bind(span)
+        span.attribute = (name, value) => {
+          recorded.push([options.name, name, value])
+          attribute(name, value)
+        }
+        span.event = (name, startTime, attributes) => {
+          recorded.push([options.name, name, attributes])
+          event(name, startTime, attributes)
+        }
+        span.end = (endTime, exit) => {
+          recorded.push([options.name, String(exit)])
+          end(endTime, exit)
+        }
+        return span
+      }
+    })
+    const memory = MemoryDriver.make()
+    const storage = (keys: Record<string, string>, primary: string) =>
+      CheckpointStorage.layerDriver(Effect.succeed(memory)).pipe(
+        Layer.provide(Encryption.layer({ keys, primary }))
+      )
+    const program = Effect.gen(function*() {
+      const stored = yield* CheckpointStorage.CheckpointStorage.use((s) =>
+        s.put({ thread_id: "traced" }, checkpoint({ messages: ["a secret value long enough"] }), metadata(), {
+          messages: 1
+        })
+      )
+      yield* CheckpointStorage.CheckpointStorage.use((s) =>
+        Effect.gen(function*() {
+          yield* s.putWrites(stored, [["messages", "a write"]], { task_id: "task" })
+          yield* s.getTuple({ thread_id: "traced" })
+          yield* Stream.runCollect(s.list({ thread_id: "traced" }))
+          yield* s.copyThread("traced", "traced-copy")
+          yield* Stream.runCollect(s.reencrypt())
+        })
+      )
+    }).pipe(Effect.provide(storage({ k1: key }, "k1")))
+    // A reader without the key fails, and its failure is recorded too.
+    const denied = CheckpointStorage.CheckpointStorage.use((s) => s.getTuple({ thread_id: "traced" })).pipe(
+      Effect.provide(storage({ k2: keyOf(9) }, "k2")),
+      Effect.flip
+    )
+    await Effect.runPromise(program.pipe(Effect.withTracer(recording)))
+    expect(await Effect.runPromise(denied.pipe(Effect.withTracer(recording)))).toBeInstanceOf(
+      CheckpointError.CorruptedCheckpoint
+    )
+    const text = JSON.stringify(recorded, (_, value) => typeof value === "bigint" ? String(value) : value)
+    expect(recorded.length).toBeGreaterThan(10)
+    expect(text).toContain("CheckpointStorage.put")
+    expect(text).toContain("CorruptedCheckpoint")
+    for (const form of [key, bytes.toString("hex"), bytes.toString("base64url")]) expect(text).not.toContain(form)
   })
 
   it("layerConfig reads CHECKPOINT_ENCRYPTION_KEYS (or LANGGRAPH_AES_KEY) as Redacted; a bad setting is InvalidConfig", async () => {
