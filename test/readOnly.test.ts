@@ -24,7 +24,7 @@ import * as Layout from "../src/sql/Layout.ts"
 import { type Statement, statements } from "../src/sql/Statements.ts"
 import { admin, createDatabase } from "./support/databases.ts"
 import { checkpoint, metadata } from "./support/fixtures.ts"
-import { nestedGraph, view } from "./support/inspectedGraph.ts"
+import { nestedGraph, stepsGraph, view } from "./support/inspectedGraph.ts"
 
 const { CheckpointStorage: Storage } = CheckpointStorage
 
@@ -106,18 +106,7 @@ const writeWithOfficialSaver = async (saver: PostgresSaver) => {
   await review.invoke({ request: "deploy" }, { configurable: { thread_id: "review" } })
 
   // A fork: the state of an older checkpoint changed with updateState, then run on.
-  const Steps = Annotation.Root({
-    steps: Annotation<Array<string>>({ reducer: (a, b) => a.concat(b), default: () => [] })
-  })
-  const steps = new StateGraph(Steps)
-    .addNode("a", () => ({ steps: ["a"] }))
-    .addNode("b", () => ({ steps: ["b"] }))
-    .addNode("c", () => ({ steps: ["c"] }))
-    .addEdge(START, "a")
-    .addEdge("a", "b")
-    .addEdge("b", "c")
-    .addEdge("c", END)
-    .compile({ checkpointer: saver })
+  const steps = stepsGraph(saver)
   const fork = { configurable: { thread_id: "fork" } }
   await steps.invoke({ steps: [] }, fork)
   const history = []

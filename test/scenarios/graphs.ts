@@ -3,22 +3,11 @@
  * driver must pass. Each driver's test file calls `graphScenarios` with a
  * factory for a fresh saver.
  */
-import { AIMessage, HumanMessage } from "@langchain/core/messages"
-import {
-  Annotation,
-  Command,
-  DeltaValue,
-  END,
-  interrupt,
-  MessagesDeltaValue,
-  START,
-  StateGraph,
-  StateSchema
-} from "@langchain/langgraph"
+import { HumanMessage } from "@langchain/core/messages"
+import { Annotation, Command, END, interrupt, START, StateGraph } from "@langchain/langgraph"
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { z } from "zod"
-import { chatGraph, text } from "../support/inspectedGraph.ts"
+import { chatGraph, deltaGraph, stepsGraph, text } from "../support/inspectedGraph.ts"
 
 type Saver = BaseCheckpointSaver & { close(): Promise<void> }
 
@@ -93,18 +82,7 @@ export const graphScenarios = (name: string, makeSaver: () => Promise<Saver>) =>
     })
 
     it("travels in time: history, replay from an earlier checkpoint, and a fork with updateState", async () => {
-      const State = Annotation.Root({
-        steps: Annotation<Array<string>>({ reducer: (a, b) => a.concat(b), default: () => [] })
-      })
-      const graph = new StateGraph(State)
-        .addNode("a", () => ({ steps: ["a"] }))
-        .addNode("b", () => ({ steps: ["b"] }))
-        .addNode("c", () => ({ steps: ["c"] }))
-        .addEdge(START, "a")
-        .addEdge("a", "b")
-        .addEdge("b", "c")
-        .addEdge("c", END)
-        .compile({ checkpointer: saver })
+      const graph = stepsGraph(saver)
       const cfg = config()
       await graph.invoke({ steps: [] }, cfg)
 
@@ -170,23 +148,7 @@ export const graphScenarios = (name: string, makeSaver: () => Promise<Saver>) =>
     })
 
     it("rebuilds DeltaValue channels from stored writes and snapshots", async () => {
-      const State = new StateSchema({
-        messages: MessagesDeltaValue,
-        // Snapshots every 2 updates, so reads combine a snapshot seed with replayed writes.
-        log: new DeltaValue(z.array(z.string()).default(() => []), {
-          inputSchema: z.string(),
-          reducer: (current: Array<string>, writes: Array<string>) => [...current, ...writes],
-          snapshotFrequency: 2
-        })
-      })
-      const graph = new StateGraph(State)
-        .addNode("model", (state) => ({
-          messages: [new AIMessage(`reply ${state.messages.length}`)],
-          log: `turn ${state.log.length}`
-        }))
-        .addEdge(START, "model")
-        .addEdge("model", END)
-        .compile({ checkpointer: saver })
+      const graph = deltaGraph(saver)
       const cfg = config()
       for (let turn = 0; turn < 5; turn++) {
         await graph.invoke({ messages: [new HumanMessage(`q${turn}`)] }, cfg)

@@ -37,6 +37,22 @@ export const chatGraph = (saver: BaseCheckpointSaver) =>
     .addEdge("model", END)
     .compile({ checkpointer: saver })
 
+/** Three nodes in a row, each appending its name: a thread to travel in time and fork. */
+export const stepsGraph = (saver: BaseCheckpointSaver) => {
+  const State = Annotation.Root({
+    steps: Annotation<Array<string>>({ reducer: (a, b) => a.concat(b), default: () => [] })
+  })
+  return new StateGraph(State)
+    .addNode("a", () => ({ steps: ["a"] }))
+    .addNode("b", () => ({ steps: ["b"] }))
+    .addNode("c", () => ({ steps: ["c"] }))
+    .addEdge(START, "a")
+    .addEdge("a", "b")
+    .addEdge("b", "c")
+    .addEdge("c", END)
+    .compile({ checkpointer: saver })
+}
+
 export const approvalGraph = (saver: BaseCheckpointSaver) => {
   const State = Annotation.Root({ request: Annotation<string>, decision: Annotation<string> })
   return new StateGraph(State)
