@@ -7,7 +7,7 @@ import { HumanMessage } from "@langchain/core/messages"
 import { Annotation, Command, END, interrupt, START, StateGraph } from "@langchain/langgraph"
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { chatGraph, deltaGraph, stepsGraph, text } from "../support/inspectedGraph.ts"
+import { chatGraph, deltaGraph, nestedGraph, stepsGraph, text } from "../support/inspectedGraph.ts"
 
 type Saver = BaseCheckpointSaver & { close(): Promise<void> }
 
@@ -112,19 +112,7 @@ export const graphScenarios = (name: string, makeSaver: () => Promise<Saver>) =>
     })
 
     it("keeps a subgraph's checkpoints in their own namespace", async () => {
-      const Inner = Annotation.Root({ value: Annotation<string> })
-      const inner = new StateGraph(Inner)
-        .addNode("ask", (state) => ({ value: `${state.value}+${interrupt<string, string>("inner question")}` }))
-        .addEdge(START, "ask")
-        .addEdge("ask", END)
-        .compile()
-      const graph = new StateGraph(Inner)
-        .addNode("child", inner)
-        .addNode("after", (state) => ({ value: `${state.value}+after` }))
-        .addEdge(START, "child")
-        .addEdge("child", "after")
-        .addEdge("after", END)
-        .compile({ checkpointer: saver })
+      const graph = nestedGraph(saver)
       const cfg = config()
       await graph.invoke({ value: "x" }, cfg)
 
