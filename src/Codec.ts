@@ -432,8 +432,10 @@ export const make = Effect.fnUntraced(function*() {
       // Rows sealed by a storage with encryption on: say so, rather than that their type is unknown.
       // (Their types are the library's own; sealed metadata alone is not taken as a sign, its keys being
       // the caller's.)
-      const sealed = [...stored.blobs, ...stored.writes].some((row) => Sealing.isSealed(row.type))
-      if (sealed) return yield* Effect.fail(corrupted(stored.row, NEEDS_KEYS))
+      const sealed = (row: { readonly type: string }) => Sealing.isSealed(row.type)
+      if (stored.blobs.some(sealed) || stored.writes.some(sealed)) {
+        return yield* Effect.fail(corrupted(stored.row, NEEDS_KEYS))
+      }
       return { ...stored, pieces }
     }
     const { row } = stored
