@@ -100,15 +100,17 @@ const withProtoKeys = (instance: object, record: unknown): unknown => {
 /**
  * The replacer: `value` is what `toJSON` returned when the original (the
  * holder's property) has one. An object that serializes as itself and has an
- * `lc` key is escaped; what a `toJSON` chose to return (a LangChain record)
- * is kept, with own `__proto__` keys it dropped written back.
+ * `lc` key is escaped; what a LangChain object's `toJSON` returned (its
+ * record) is kept, with own `__proto__` keys it dropped written back; what
+ * another `toJSON` returned goes through `special` as `JsonPlusSerializer`
+ * does (a `Send` is stored as `{ node, args }`).
  */
 function replacer(this: unknown, key: string, value: unknown): unknown {
   const original = (this as Record<string, unknown>)[key]
   if (original !== value) {
     return typeof original === "object" && original !== null && "lc_serializable" in original
       ? withProtoKeys(original, value)
-      : value
+      : special(value)
   }
   if (typeof value === "object" && value !== null && !Array.isArray(value) && Object.hasOwn(value, "lc")) {
     return { lc: 2, type: ESCAPED, entries: Object.entries(value) }

@@ -6,6 +6,7 @@
  */
 import { Document } from "@langchain/core/documents"
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages"
+import { Send } from "@langchain/langgraph"
 import { DeltaSnapshot, JsonPlusSerializer } from "@langchain/langgraph-checkpoint"
 import { describe, expect, it } from "vitest"
 import { SafeJsonPlusSerializer } from "../src/index.ts"
@@ -60,6 +61,8 @@ const corpus: Record<string, unknown> = {
     metadata: { source: new HumanMessage("inside") }
   }),
   "a DeltaSnapshot": new DeltaSnapshot([new HumanMessage("a"), { plain: true }]),
+  // A class whose toJSON returns what JsonPlusSerializer then rewrites: { node, args } (timeout when set).
+  "Sends (pending tasks)": [new Send("worker", { topic: "x" }), new Send("worker", { n: 1 }, { timeout: 5 })],
   "a __proto__ key": JSON.parse(`{"__proto__": {"polluted": true}, "ok": 1}`),
   "deeply nested messages": { threads: [{ messages: [new HumanMessage("n1"), new AIMessage("n2")] }] }
 }
