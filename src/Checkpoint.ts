@@ -190,54 +190,52 @@ export const CheckpointMetadata = Schema.StructWithRest(
 /** @since 0.1.0 */
 export type CheckpointMetadata = LangGraphMetadata
 
-/**
- * Keys of `config.metadata` that never become checkpoint metadata: where the
- * checkpoint lives and what LangGraph passes to its own tasks (LangGraph's
- * `EXCLUDED_METADATA_KEYS`).
- */
-const excludedKeys = new Set([
-  "thread_id",
-  "thread_ts",
-  "checkpoint_id",
-  "checkpoint_ns",
-  "checkpoint_map",
-  "langgraph_step",
-  "langgraph_node",
-  "langgraph_triggers",
-  "langgraph_path",
-  "langgraph_checkpoint_ns"
-])
-
 const isPrimitive = (value: unknown): value is string | number | boolean =>
   typeof value === "string" || typeof value === "boolean" || (typeof value === "number" && Number.isFinite(value))
 
 /**
- * The metadata a LangGraph `put` stores: the checkpoint's own, plus the
- * strings, numbers and booleans of the call's `config.metadata` (e.g. a
- * `run_id`, which `deleteForRuns` selects by), as LangGraph's Python savers
- * do (`get_checkpoint_metadata`). The checkpoint's own keys win; location
- * keys and internal keys (starting with `__`) are left out.
+ * What config keys `put` records in the metadata by default: the run id,
+ * which `deleteForRuns` selects by (LangGraph's server passes it; LangGraph.js
+ * copies `configurable.run_id` into `config.metadata`).
  *
- * Unlike Python, nothing is taken from `config.configurable`: LangGraph.js's
- * validation suite requires metadata stored without alteration when the
- * configurable carries keys of its own.
+ * @since 0.1.0
+ */
+export const defaultMetadataFromConfig: ReadonlyArray<string> = ["run_id"]
+
+/**
+ * The metadata a LangGraph `put` stores: exactly the checkpoint's own, as
+ * LangGraph's savers store it, plus each of `keys` the call's config has —
+ * looked up in `config.metadata`, then in `config.configurable` — when it is
+ * a string, a finite number or a boolean. The checkpoint's own keys win.
+ *
+ * Nothing else is copied: LangGraph.js fills `config.metadata` itself
+ * (`ls_integration`, `assistant_id`, `thread_id`, …), and the official
+ * savers store none of it.
  *
  * @since 0.1.0
  */
 export const metadataWithConfig = (
-  config: { readonly metadata?: object | undefined },
-  metadata: CheckpointMetadata
+  config: { readonly metadata?: object | undefined; readonly configurable?: object | undefined },
+  metadata: CheckpointMetadata,
+  keys: ReadonlyArray<string> = defaultMetadataFromConfig
 ): CheckpointMetadata => {
   // Not an object: left for validation to reject.
   if (typeof metadata !== "object" || metadata === null || Array.isArray(metadata)) return metadata
-  if (typeof config.metadata !== "object" || config.metadata === null) return metadata
-  const merged: Record<string, unknown> = { ...metadata }
-  for (const [key, value] of Object.entries(config.metadata)) {
-    if (Object.hasOwn(merged, key) || excludedKeys.has(key) || key.startsWith("__") || !isPrimitive(value)) continue
+  let merged: Record<string, unknown> | undefined
+  for (const key of keys) {
+    if (Object.hasOwn(metadata, key)) continue
+    const value = ownValue(config.metadata, key) ?? ownValue(config.configurable, key)
+    if (!isPrimitive(value)) continue
+    merged ??= { ...metadata }
     merged[key] = value
   }
-  return merged as CheckpointMetadata
+  return (merged ?? metadata) as CheckpointMetadata
 }
+
+const ownValue = (source: object | undefined, key: string): unknown =>
+  typeof source === "object" && source !== null && Object.hasOwn(source, key)
+    ? (source as Record<string, unknown>)[key]
+    : undefined
 
 /**
  * A write a task made: `[channel, value]`.

@@ -18,7 +18,13 @@ import {
   type SerializerProtocol
 } from "@langchain/langgraph-checkpoint"
 import { Effect, Layer, ManagedRuntime, Option, Stream } from "effect"
-import { type CheckpointIdRef, configOf, metadataWithConfig, nextVersion } from "./Checkpoint.ts"
+import {
+  type CheckpointIdRef,
+  configOf,
+  defaultMetadataFromConfig,
+  metadataWithConfig,
+  nextVersion
+} from "./Checkpoint.ts"
 import { InvalidConfig } from "./CheckpointError.ts"
 import {
   CheckpointStorage,
@@ -72,6 +78,15 @@ export interface SaverOptions {
    * altered or moved, or sealed under a key not given, fails to read.
    */
   readonly encryption?: Encryption.EncryptionOptions
+  /**
+   * Keys of a call's config recorded in the metadata `put` stores, looked up
+   * in `config.metadata`, then in `config.configurable` (strings, numbers and
+   * booleans only; the checkpoint's own keys win). Default `["run_id"]`, which
+   * `deleteForRuns` selects by; `[]` stores exactly what LangGraph's own
+   * savers store. E.g. `["run_id", "assistant_id", "user_id"]` to filter
+   * `list` by them.
+   */
+  readonly metadataFromConfig?: ReadonlyArray<string>
 }
 
 /**
@@ -79,10 +94,16 @@ export interface SaverOptions {
  */
 export class EffectCheckpointSaver extends BaseCheckpointSaver {
   readonly #runtime: ManagedRuntime.ManagedRuntime<CheckpointStorage, unknown>
+  readonly #metadataFromConfig: ReadonlyArray<string>
 
-  private constructor(runtime: ManagedRuntime.ManagedRuntime<CheckpointStorage, unknown>, serde: SerializerProtocol) {
+  private constructor(
+    runtime: ManagedRuntime.ManagedRuntime<CheckpointStorage, unknown>,
+    serde: SerializerProtocol,
+    metadataFromConfig: ReadonlyArray<string>
+  ) {
     super(serde)
     this.#runtime = runtime
+    this.#metadataFromConfig = metadataFromConfig
   }
 
   /**
@@ -97,7 +118,11 @@ export class EffectCheckpointSaver extends BaseCheckpointSaver {
       Layer.merge(options.encryption === undefined ? Layer.empty : Encryption.layer(options.encryption))
     )
     const runtime = ManagedRuntime.make(layer.pipe(Layer.provide(services)))
-    return new EffectCheckpointSaver(runtime, serializer.protocol)
+    return new EffectCheckpointSaver(
+      runtime,
+      serializer.protocol,
+      options.metadataFromConfig ?? defaultMetadataFromConfig
+    )
   }
 
   /**
@@ -176,7 +201,12 @@ export class EffectCheckpointSaver extends BaseCheckpointSaver {
   ): Promise<RunnableConfig> {
     const stored = await this.#run(
       CheckpointStorage.use((storage) =>
-        storage.put(configurable(config), checkpoint, metadataWithConfig(config, metadata), newVersions)
+        storage.put(
+          configurable(config),
+          checkpoint,
+          metadataWithConfig(config, metadata, this.#metadataFromConfig),
+          newVersions
+        )
       )
     )
     return configOf(stored.thread_id, stored.checkpoint_ns ?? "", stored.checkpoint_id)

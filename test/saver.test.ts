@@ -2,18 +2,19 @@
  * The adapter as plain LangGraph users see it: errors, construction, lifecycle
  * and a custom serializer.
  */
+import type { RunnableConfig } from "@langchain/core/runnables"
 import { JsonPlusSerializer, type SerializerProtocol } from "@langchain/langgraph-checkpoint"
 import { Effect, Layer } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
-import { CheckpointError, CheckpointStorage, EffectCheckpointSaver } from "../src/index.ts"
+import { CheckpointError, CheckpointStorage, EffectCheckpointSaver, type SaverOptions } from "../src/index.ts"
 import { checkpoint, metadata as fixtureMetadata } from "./support/fixtures.ts"
 
 const metadata = fixtureMetadata({ source: "input", step: -1 })
 
 describe("EffectCheckpointSaver", () => {
   const savers: Array<EffectCheckpointSaver> = []
-  const make = () => {
-    const saver = EffectCheckpointSaver.fromLayer(CheckpointStorage.layerMemory)
+  const make = (options?: SaverOptions) => {
+    const saver = EffectCheckpointSaver.fromLayer(CheckpointStorage.layerMemory, options)
     savers.push(saver)
     return saver
   }
@@ -108,6 +109,26 @@ describe("EffectCheckpointSaver", () => {
     expect(tuple?.pendingWrites).toEqual([["task", "a", "w"]])
     expect(tuple?.metadata).toEqual(metadata)
     expect(calls).toEqual(["dump", "dump", "load", "load"])
+  })
+
+  it("stores the metadata LangGraph gives it, plus the run id; other config keys only when asked", async () => {
+    const config: RunnableConfig = {
+      configurable: { thread_id: "t", assistant_id: "a", user_id: "ada", run_id: "from configurable" },
+      metadata: { ls_integration: "langgraph", run_id: "r1", tenant: "acme", nested: { no: 1 }, source: "not this" }
+    }
+    const stored = async (saver: EffectCheckpointSaver, put = config) =>
+      (await saver.getTuple(await saver.put(put, checkpoint(), metadata, {})))?.metadata
+    // The run id, from config.metadata first; the checkpoint's own keys always win.
+    expect(await stored(make())).toEqual({ ...metadata, run_id: "r1" })
+    const { run_id: _, ...withoutRun } = config.metadata!
+    expect(await stored(make(), { ...config, metadata: withoutRun })).toEqual({
+      ...metadata,
+      run_id: "from configurable"
+    })
+    // Nothing at all, or more: from config.metadata, then configurable; strings, numbers and booleans only.
+    expect(await stored(make({ metadataFromConfig: [] }))).toEqual(metadata)
+    const asked = make({ metadataFromConfig: ["run_id", "tenant", "user_id", "nested", "source", "absent"] })
+    expect(await stored(asked)).toEqual({ ...metadata, run_id: "r1", tenant: "acme", user_id: "ada" })
   })
 
   it("gives every new channel version a distinct value, so forks never share one", () => {
