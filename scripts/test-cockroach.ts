@@ -2,7 +2,8 @@
  * `npm run test:cockroach`: everything the CockroachDB dialect must pass —
  * the validation suite, graph scenarios, storage and lifecycle scenarios,
  * concurrent migrations, real serialization conflicts, the contract kit,
- * thread expiry, structural sharing and encryption at rest — on the cluster in COCKROACH_URL, or
+ * thread expiry, structural sharing, encryption at rest and parity with LangGraph's
+ * `MemorySaver` — on the cluster in COCKROACH_URL, or
  * without one on PostgreSQL in SERIALIZABLE mode through the same
  * `cockroachdb://` code path. The first line says which.
  */
@@ -30,7 +31,8 @@ const files = [
   "test/revival.test.ts",
   "test/encryption.test.ts",
   "test/encryption.suites.test.ts",
-  "test/groupCommit.test.ts"
+  "test/groupCommit.test.ts",
+  "test/parity.test.ts"
 ]
 const vitest = join(import.meta.dirname, "../node_modules/vitest/vitest.mjs")
 // Only the tests of the CockroachDB dialect: every suite names it.
