@@ -144,10 +144,16 @@ const searchFiles = (dir: string) =>
   )
 
 const none = { message: 0, tool: 0, write: 0, metadata: 0 }
+/** The user metadata key is stored only when asked for. */
+const metadataFromConfig = ["run_id", "note"]
 
 describe("canaries", () => {
   it("are nowhere in PostgreSQL's tables with encryption on, and in them without", async () => {
-    for (const [schema, options] of [["canary_sealed", { encryption }], ["canary_plain", {}]] as const) {
+    for (
+      const [schema, options] of [["canary_sealed", { encryption, metadataFromConfig }], ["canary_plain", {
+        metadataFromConfig
+      }]] as const
+    ) {
       const saver = EffectCheckpointSaver.fromLayer(Postgres.layer({ url: database.url, schema }), options)
       await writeCanaries(saver)
       await saver.close()
@@ -159,7 +165,7 @@ describe("canaries", () => {
 
   it("are nowhere in PGlite's data directory with encryption on, and in it without", async () => {
     const found = []
-    for (const options of [{ encryption }, {}] satisfies Array<SaverOptions>) {
+    for (const options of [{ encryption, metadataFromConfig }, { metadataFromConfig }] satisfies Array<SaverOptions>) {
       const dir = mkdtempSync(join(tmpdir(), "lce-canary-"))
       try {
         const saver = await EffectCheckpointSaver.fromConnString(`pglite:${dir}`, options)

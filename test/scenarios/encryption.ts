@@ -185,7 +185,8 @@ export const encryptionScenarios = (name: string, driver: () => EncryptionDriver
       "metadata: plaintext keys filter, an encrypted key is InvalidInput naming it, deleteForRuns needs run_id plaintext",
       async () => {
         const thread = threadId("filter")
-        await using(sealed(), async (saver) => {
+        // A user key stored beside the run id (metadataFromConfig), sealed like every key but the plaintext ones.
+        await using({ ...sealed(), metadataFromConfig: ["run_id", "customer"] }, async (saver) => {
           await chat(saver).invoke({ messages: [new HumanMessage("hi")] }, {
             configurable: { thread_id: thread },
             metadata: { customer: "alice", run_id: "run-filter" }
