@@ -272,6 +272,76 @@ describe("group commit on PostgreSQL", () => {
       })))
 
   it.live(
+    "a serialization failure on 10% of rows: a failing batch is split, and no call fails, is lost or stored twice",
+    () =>
+      withDatabase("group_isolated", (url) =>
+        Effect.gen(function*() {
+          const steps = 10
+          yield* Effect.gen(function*() {
+            const storage = yield* Storage
+            yield* storage.put({ thread_id: "warm" }, stepOf(0), metadata(), { note: 1 })
+            yield* Effect.promise(() =>
+              admin(
+                (client) =>
+                  client.query(`
+                  CREATE SEQUENCE injected;
+                  CREATE FUNCTION inject() RETURNS trigger LANGUAGE plpgsql AS $$
+                  BEGIN
+                    IF random() < 0.1 THEN
+                      PERFORM nextval('injected');
+                      RAISE EXCEPTION 'injected' USING ERRCODE = '40001';
+                    END IF;
+                    RETURN NULL;
+                  END $$;
+                  CREATE TRIGGER inject AFTER INSERT ON checkpoints FOR EACH ROW EXECUTE FUNCTION inject();
+                  CREATE TRIGGER inject AFTER INSERT ON checkpoint_blobs FOR EACH ROW EXECUTE FUNCTION inject();
+                  CREATE TRIGGER inject AFTER INSERT ON checkpoint_writes FOR EACH ROW EXECUTE FUNCTION inject();`),
+                url
+              )
+            )
+            const batchesBefore = yield* batchCount
+            const outcomes = yield* Effect.forEach(
+              Array.from({ length: THREADS }, (_, i) => `isolated-${i}`),
+              (thread_id) =>
+                Effect.gen(function*() {
+                  let ref = yield* storage.put({ thread_id }, stepOf(0), metadata(), { note: 1 })
+                  for (let step = 1; step <= steps; step++) {
+                    yield* storage.putWrites(ref, [["note", `w${step}`]], { task_id: `task-${step}` })
+                    ref = yield* storage.put(ref, stepOf(step), metadata({ step }), { note: step + 1 })
+                  }
+                }).pipe(Effect.result),
+              { concurrency: "unbounded" }
+            )
+            expect(outcomes.filter((outcome) => outcome._tag === "Failure")).toEqual([])
+            const counts = yield* Effect.promise(() =>
+              admin((client) =>
+                client.query<{ checkpoints: string; distinct_checkpoints: string; writes: string; injected: string }>(`
+                  SELECT (SELECT count(*) FROM checkpoints WHERE thread_id LIKE 'isolated-%') AS checkpoints,
+                    (SELECT count(DISTINCT (thread_id, checkpoint_id)) FROM checkpoints
+                      WHERE thread_id LIKE 'isolated-%') AS distinct_checkpoints,
+                    (SELECT count(*) FROM checkpoint_writes WHERE thread_id LIKE 'isolated-%') AS writes,
+                    (SELECT last_value FROM injected) AS injected`), url)
+            )
+            const total = String(THREADS * (steps + 1))
+            expect(counts.rows[0]).toMatchObject({
+              checkpoints: total,
+              distinct_checkpoints: total,
+              writes: String(THREADS * steps)
+            })
+            // Failures were injected, into batches (of more than one call) too.
+            expect(Number(counts.rows[0]!.injected)).toBeGreaterThan(20)
+            expect((yield* batchCount) - batchesBefore).toBeLessThan(2 * THREADS * steps)
+            for (let i = 0; i < THREADS; i++) {
+              const read = Option.getOrThrow(yield* storage.getTuple({ thread_id: `isolated-${i}` }))
+              expect(read.checkpoint.channel_values).toEqual({ note: `step ${steps}` })
+              expect(read.pendingWrites).toEqual([])
+            }
+          }).pipe(Effect.provide(Postgres.layer({ url, poolSize: 4 })))
+        })),
+    120_000
+  )
+
+  it.live(
     "32 writers while connections are killed: nothing lost, nothing twice",
     () =>
       withDatabase("group_kill", (url) =>

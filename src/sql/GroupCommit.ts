@@ -18,8 +18,13 @@
  * (a later put of a thread may need the earlier one as its parent); each
  * round is one statement for the writes and one for the puts. Every call
  * gets its own outcome (a put whose parent or base is gone concerns that put
- * only); a retryable failure runs the round again whole, which is safe as
- * every statement is idempotent.
+ * only), and a failure is isolated: a statement of several calls is tried
+ * once, and if it fails it is split in halves, each tried the same way,
+ * down to calls alone, which the retry policy runs again. One failing row
+ * (a serialization failure, a value the server refuses) so costs its batch
+ * a few statements, never its members' success: each call's chance is what
+ * it would be alone. Every statement is idempotent, so running a call again
+ * after a failed batch cannot store it twice.
  *
  * @since 0.1.0
  */
@@ -105,6 +110,12 @@ const WritesRequest = Request.tagged<WritesRequest>("Writes")
 
 type Entry = Request.Entry<PutRequest | WritesRequest>
 
+/** How calls of one kind are stored: several in one statement tried once, or one alone, retried. */
+interface Kind<A, C> {
+  readonly many: (calls: ReadonlyArray<C>) => Effect.Effect<ReadonlyArray<A>, StorageFailure>
+  readonly one: (call: C) => Effect.Effect<A, StorageFailure>
+}
+
 const isPut = (entry: Entry): entry is Request.Entry<PutRequest> => entry.request._tag === "Put"
 const isWrites = (entry: Entry): entry is Request.Entry<WritesRequest> => entry.request._tag === "Writes"
 
@@ -129,15 +140,18 @@ const roundsOf = (entries: ReadonlyArray<Entry>): Array<Array<Entry>> => {
 }
 
 /**
- * The statements a batch runs: all its writes at once; all its puts at once,
- * answering each put's outcome in order.
+ * The statements a batch runs: several calls' writes at once, or several
+ * puts at once answering each put's outcome in order, each tried once; and
+ * one call alone, retried by the policy.
  *
  * @since 0.1.0
  */
 export interface Statements {
   readonly putWrites: (calls: ReadonlyArray<WritesCall>) => Effect.Effect<void, StorageFailure>
   readonly put: (calls: ReadonlyArray<PutCall>) => Effect.Effect<ReadonlyArray<PutOutcome>, StorageFailure>
-  /** One put (the same statement, planned for one). */
+  /** One call's writes, retried. */
+  readonly putWritesOne: (call: WritesCall) => Effect.Effect<void, StorageFailure>
+  /** One put (the same statement, planned for one), retried. */
   readonly putOne: (call: PutCall) => Effect.Effect<PutOutcome, StorageFailure>
 }
 
@@ -154,18 +168,36 @@ export const make = (statements: Statements, options: GroupCommitOptions = {}) =
   const window = options.window === undefined ? undefined : Duration.fromInputUnsafe(options.window)
   const freeSlot = slots.withPermits(1)(Effect.void)
 
-  const runRound = Effect.fnUntraced(function*(round: ReadonlyArray<Entry>, batch: number) {
-    const writes = round.filter(isWrites)
-    const puts = round.filter(isPut)
-    if (writes.length > 0) {
-      yield* statements.putWrites(writes.map((entry) => entry.request.call))
-      for (const entry of writes) entry.completeUnsafe(Exit.succeed({ value: undefined, batch }))
+  /**
+   * Settles calls of one kind: alone, by the retried statement; together, by
+   * one statement tried once, split in halves when it fails.
+   */
+  const settle = <A, C>(
+    entries: ReadonlyArray<Request.Entry<Call<Rode<A>, StorageFailure> & { readonly call: C }>>,
+    batch: number,
+    kind: Kind<A, C>
+  ): Effect.Effect<void> => {
+    const complete = (entry: (typeof entries)[number], exit: Exit.Exit<A, StorageFailure>) =>
+      entry.completeUnsafe(Exit.map(exit, (value) => ({ value, batch })))
+    if (entries.length === 0) return Effect.void
+    if (entries.length === 1) {
+      const entry = entries[0]!
+      return Effect.map(Effect.exit(kind.one(entry.request.call)), (exit) => complete(entry, exit))
     }
-    if (puts.length > 0) {
-      const outcomes = yield* statements.put(puts.map((entry) => entry.request.call))
-      puts.forEach((entry, i) => entry.completeUnsafe(Exit.succeed({ value: outcomes[i]!, batch })))
-    }
-  })
+    return Effect.flatMap(Effect.exit(kind.many(entries.map((entry) => entry.request.call))), (exit) => {
+      if (Exit.isSuccess(exit)) {
+        entries.forEach((entry, i) => complete(entry, Exit.succeed(exit.value[i]!)))
+        return Effect.void
+      }
+      const half = Math.ceil(entries.length / 2)
+      return Effect.andThen(settle(entries.slice(0, half), batch, kind), settle(entries.slice(half), batch, kind))
+    })
+  }
+  const writes: Kind<void, WritesCall> = {
+    many: (calls) => Effect.as(statements.putWrites(calls), calls.map(() => undefined)),
+    one: statements.putWritesOne
+  }
+  const puts: Kind<PutOutcome, PutCall> = { many: statements.put, one: statements.putOne }
 
   const resolver = RequestResolver.makeWith<PutRequest | WritesRequest>({
     batchKey: () => resolverKey,
@@ -179,12 +211,8 @@ export const make = (statements: Statements, options: GroupCommitOptions = {}) =
         Effect.gen(function*() {
           yield* Metric.update(batchSizes, entries.length)
           for (const round of roundsOf(entries)) {
-            const failed = yield* Effect.exit(runRound(round, entries.length))
-            if (Exit.isFailure(failed)) {
-              // The round's failure is each of its calls' (and the later rounds' calls wait no more).
-              for (const entry of entries) entry.completeUnsafe(failed as Exit.Exit<never, StorageFailure>)
-              return
-            }
+            yield* settle(round.filter(isWrites), entries.length, writes)
+            yield* settle(round.filter(isPut), entries.length, puts)
           }
         })
       )
@@ -246,5 +274,5 @@ const resolverKey = {}
  */
 export const alone = (statements: Statements) => ({
   put: statements.putOne,
-  putWrites: (call: WritesCall) => statements.putWrites([call])
+  putWrites: statements.putWritesOne
 })

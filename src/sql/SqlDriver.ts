@@ -23,7 +23,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Option, Stream } from "effect"
+import { Context, Effect, Option, Schedule, Stream } from "effect"
 import { SqlClient, SqlError } from "effect/sql"
 import { StorageFailure } from "../CheckpointError.ts"
 import * as Retry from "../Retry.ts"
@@ -64,6 +64,7 @@ export const make = Effect.fnUntraced(function*(tables: Tables, options: SqlDriv
   const pageSize = options.pageSize ?? 100
 
   const policy = yield* Retry.RetryPolicy
+  const once: Retry.Policy = Schedule.recurs(0)
 
   /**
    * One statement. On its own it is retried by the policy. Inside a
@@ -74,13 +75,14 @@ export const make = Effect.fnUntraced(function*(tables: Tables, options: SqlDriv
   const run = <Input, Row extends object, Output>(
     operation: string,
     { decode, params, text }: Statement<Input, Row, Output>,
-    input: Input
+    input: Input,
+    retry = policy
   ) => {
     const statement = sql.unsafe<Row>(text, params(input))
     return Effect.all([Effect.serviceOption(sql.transactionService), OwnTransaction]).pipe(
       Effect.flatMap(([transaction, own]) =>
         Option.isNone(transaction)
-          ? statement.pipe(Retry.retrying(operation, policy))
+          ? statement.pipe(Retry.retrying(operation, retry))
           : own
           ? statement.pipe(Effect.mapError((cause) => Retry.failure(operation, cause)))
           : sql.withTransaction(statement).pipe(Effect.mapError((cause) => Retry.failure(operation, cause)))
@@ -89,11 +91,12 @@ export const make = Effect.fnUntraced(function*(tables: Tables, options: SqlDriv
     )
   }
 
-  /** Writes as statements of many calls each, alone or in batches. */
+  /** Writes as statements of many calls each (tried once: group commit splits a failed batch), or one alone. */
   const batches: GroupCommit.Statements = {
-    put: (calls) => run("put", q.put, calls),
+    put: (calls) => run("put", q.put, calls, once),
     putOne: (call) => Effect.map(run("put", q.putOne, [call]), (outcomes) => outcomes[0]!),
-    putWrites: (calls) => run("putWrites", q.putWrites, calls)
+    putWrites: (calls) => run("putWrites", q.putWrites, calls, once),
+    putWritesOne: (call) => run("putWrites", q.putWrites, [call])
   }
   const alone = GroupCommit.alone(batches)
   const grouped = options.groupCommit === false ? alone : GroupCommit.make(batches, options.groupCommit)
