@@ -45,7 +45,8 @@ export type WriteError = InvalidConfig | InvalidInput | SerializationFailed | St
 /** @since 0.1.0 */
 export type PutError = WriteError | CheckpointNotFound
 
-export type { ReencryptProgress, RetentionPolicy, RetentionReport } from "./ThreadLifecycle.ts"
+export type { ReencryptProgress, ReencryptSummary, RetentionPolicy, RetentionReport } from "./ThreadLifecycle.ts"
+export { summarizeReencrypt } from "./ThreadLifecycle.ts"
 
 /** @since 0.1.0 */
 export type ReadError = InvalidConfig | InvalidInput | CorruptedCheckpoint | StorageFailure

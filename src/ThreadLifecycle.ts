@@ -58,6 +58,39 @@ export interface ReencryptProgress {
 }
 
 /**
+ * What a whole `reencrypt` run did: how many threads it rewrote and found
+ * current, and the threads it could not open (with why), which keep their
+ * old key until it can.
+ *
+ * @since 0.1.0
+ */
+export interface ReencryptSummary {
+  readonly total: number
+  readonly rewritten: number
+  readonly current: number
+  readonly unreadable: ReadonlyArray<{ readonly thread_id: string; readonly detail: string }>
+}
+
+/**
+ * The summary of a run's steps.
+ *
+ * @since 0.1.0
+ */
+export const summarizeReencrypt = (steps: Iterable<ReencryptProgress>): ReencryptSummary => {
+  let total = 0
+  let rewritten = 0
+  let current = 0
+  const unreadable: Array<{ readonly thread_id: string; readonly detail: string }> = []
+  for (const step of steps) {
+    total = step.total
+    if (step.outcome === "rewritten") rewritten++
+    else if (step.outcome === "current") current++
+    else unreadable.push({ thread_id: step.thread_id, detail: step.detail ?? "" })
+  }
+  return { total, rewritten, current, unreadable }
+}
+
+/**
  * The thread operations of the service, over a driver.
  *
  * @since 0.1.0
