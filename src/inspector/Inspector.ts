@@ -277,8 +277,8 @@ export const make = Effect.fnUntraced(function*(tables: Tables, dialect: Dialect
 
   /**
    * What `prune` and retention's `keepLast` remove: planned as they plan it,
-   * from the thread's index. A thread whose parent links loop is what
-   * `prune` fails with, and what retention leaves (`skip`).
+   * from the thread's index. For a thread whose parent links loop, `loop`
+   * answers: `prune` fails, retention leaves the thread.
    */
   const keepNewest = <E = never>(
     thread_ids: ReadonlyArray<string>,
