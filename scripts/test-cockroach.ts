@@ -1,8 +1,9 @@
 /**
  * `npm run test:cockroach`: everything the CockroachDB dialect must pass —
  * the validation suite, graph scenarios, storage and lifecycle scenarios,
- * concurrent migrations, real serialization conflicts, the contract kit,
- * thread expiry, structural sharing, encryption at rest and parity with LangGraph's
+ * parent links that loop, concurrent migrations, real serialization
+ * conflicts, the contract kit, thread expiry, structural sharing, encryption
+ * at rest and parity with LangGraph's
  * `MemorySaver` — on the cluster in COCKROACH_URL, or
  * without one on PostgreSQL in SERIALIZABLE mode through the same
  * `cockroachdb://` code path. The first line says which.
@@ -26,6 +27,7 @@ const files = [
   "test/cockroach.test.ts",
   "test/cockroach.suites.test.ts",
   "test/lifecycle.test.ts",
+  "test/loops.test.ts",
   "test/contract.test.ts",
   "test/sharing.test.ts",
   "test/revival.test.ts",

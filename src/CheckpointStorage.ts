@@ -24,7 +24,7 @@ import {
 } from "./Checkpoint.ts"
 import {
   CheckpointNotFound,
-  type CorruptedCheckpoint,
+  CorruptedCheckpoint,
   type InvalidConfig,
   type InvalidInput,
   type SerializationFailed,
@@ -45,7 +45,8 @@ export type WriteError = InvalidConfig | InvalidInput | SerializationFailed | St
 /** @since 0.1.0 */
 export type PutError = WriteError | CheckpointNotFound
 
-export type { ReencryptProgress, RetentionPolicy, RetentionReport } from "./ThreadLifecycle.ts"
+export type { ReencryptProgress, ReencryptSummary, RetentionPolicy, RetentionReport } from "./ThreadLifecycle.ts"
+export { summarizeReencrypt } from "./ThreadLifecycle.ts"
 
 /** @since 0.1.0 */
 export type ReadError = InvalidConfig | InvalidInput | CorruptedCheckpoint | StorageFailure
@@ -126,10 +127,12 @@ export class CheckpointStorage extends Context.Service<CheckpointStorage, {
    *
    * **Details**
    *
-   * The rows are checked before anything is written: `InvalidInput` names
-   * what is wrong (no checkpoint, a row of another thread, a blob or write in
-   * a namespace without checkpoints, a row given twice, a checkpoint header
-   * or metadata that does not decode). Values are written as they are:
+   * The rows are checked before anything is written (see `ThreadCheck`):
+   * `InvalidInput` names what is wrong (no checkpoint, a row of another
+   * thread, a blob or write in a namespace without checkpoints, a row given
+   * twice, parent links that loop or name a checkpoint the rows do not hold,
+   * a value nested deeper than `put` accepts, a checkpoint header or
+   * metadata that does not decode). Values are written as they are:
    * encrypted rows stay sealed, and since a seal binds a row to its thread
    * id, they read back when imported under the same thread id into a storage
    * with the same keys (to move a thread to another id, import it, then
@@ -143,24 +146,30 @@ export class CheckpointStorage extends Context.Service<CheckpointStorage, {
   /**
    * Shrinks threads. `keep_latest` keeps the latest checkpoint of each
    * namespace and everything it needs (see `Prune`): every checkpoint that
-   * stays reads back exactly as before. `delete` removes the threads.
+   * stays reads back exactly as before, except that one whose parent is
+   * removed names no parent any more. `delete` removes the threads. A thread
+   * whose stored parent links loop is `CorruptedCheckpoint`, left as it was.
    */
   readonly prune: (
     threads: ReadonlyArray<string>,
     options: { readonly strategy: "keep_latest" | "delete" }
-  ) => Effect.Effect<void, InvalidConfig | InvalidInput | ThreadNotFound | StorageFailure>
+  ) => Effect.Effect<void, InvalidConfig | InvalidInput | ThreadNotFound | CorruptedCheckpoint | StorageFailure>
   /**
    * Removes the checkpoints (and their writes) whose metadata `run_id` is one
    * of `runIds`, in every thread. A surviving checkpoint whose parent is
    * removed gets its nearest surviving ancestor as parent, so no chain
-   * dangles; its own values are kept.
+   * dangles; its own values are kept. A thread whose stored parent links
+   * loop is `CorruptedCheckpoint`, left as it was (the threads before it
+   * are done).
    */
-  readonly deleteForRuns: (runIds: ReadonlyArray<string>) => Effect.Effect<void, InvalidInput | StorageFailure>
+  readonly deleteForRuns: (
+    runIds: ReadonlyArray<string>
+  ) => Effect.Effect<void, InvalidInput | CorruptedCheckpoint | StorageFailure>
   /**
    * Applies a retention policy once: deletes threads inactive for longer than
    * `inactiveFor`, and keeps the `keepLast` newest checkpoints of each
    * namespace (with everything they need, as `prune` does). Answers what it
-   * removed.
+   * removed, and which threads it left because their parent links loop.
    */
   readonly applyRetention: (
     policy: RetentionPolicy
@@ -331,12 +340,22 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
     )
     yield* annotate(location)
     if (wanted.length === 0) return {}
-    const ancestors = yield* driver.ancestors(location, wanted)
+    const { chain, loopsAt } = yield* driver.ancestors(location, wanted)
+    if (loopsAt !== undefined) {
+      return yield* new CorruptedCheckpoint({
+        thread_id: location.thread_id,
+        checkpoint_ns: location.checkpoint_ns,
+        checkpoint_id: loopsAt,
+        detail: `getDeltaChannelHistory: its parent chain loops (the parents of ${
+          location.checkpoint_id ?? "the namespace's latest checkpoint"
+        } lead back to it)`
+      })
+    }
     // Collected newest first, reversed at the end.
     const collected = new Map(wanted.map((channel) => [channel, [] as Array<StoredWrite>]))
     const seeds = new Map<string, unknown>()
     const remaining = new Set(wanted)
-    for (const stored of ancestors) {
+    for (const stored of chain) {
       if (remaining.size === 0) break
       const tally = Codec.newTally()
       const { blobs, pieces, row, writes } = yield* codec.open(stored, tally)
@@ -414,7 +433,11 @@ export const layerRetention = (
   Layer.effectDiscard(
     CheckpointStorage.use((storage) =>
       storage.applyRetention(policy).pipe(
-        Effect.tap((report) => Effect.logDebug("checkpoint retention", report)),
+        Effect.tap((report) =>
+          report.skipped.length === 0
+            ? Effect.logDebug("checkpoint retention", report)
+            : Effect.logWarning("checkpoint retention left threads whose parent links loop", report)
+        ),
         Effect.catchCause((cause) => Effect.logWarning("checkpoint retention failed", cause)),
         Effect.repeat(schedule),
         Effect.forkScoped,

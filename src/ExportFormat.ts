@@ -34,7 +34,10 @@
  * out as plain data (a `__proto__` key is an own key like any other). A file
  * that is not an export, a version newer than this library reads, a line
  * that does not decode or a row before any `thread` line fails with
- * `InvalidInput` naming the line.
+ * `InvalidInput` naming the line; so does a thread whose rows `importThread`
+ * would refuse (see `ThreadCheck`: parent links that loop or name a
+ * checkpoint the file does not hold, a value nested deeper than `put`
+ * accepts, a row twice, …), naming the line of the row at fault.
  *
  * @since 0.1.0
  */
@@ -42,6 +45,7 @@ import { Clock, Effect, Schema, Stream } from "effect"
 import { Name } from "./Checkpoint.ts"
 import { formatIssue, InvalidInput } from "./CheckpointError.ts"
 import type { CheckpointRow, ThreadRows } from "./StorageDriver.ts"
+import * as ThreadCheck from "./ThreadCheck.ts"
 
 /**
  * What the header's `format` says.
@@ -151,7 +155,7 @@ const linesOf = (rows: ThreadRows): Array<Line> => [
   ...rows.pieces.map((piece): Line => ({ kind: "piece", ...piece }))
 ]
 
-/** A thread being gathered from its lines. */
+/** A thread being gathered from its lines, with the line of each row. */
 interface Gathering {
   readonly thread_id: string
   readonly last_activity: Date
@@ -159,6 +163,10 @@ interface Gathering {
   readonly blobs: Array<ThreadRows["blobs"][number]>
   readonly writes: Array<ThreadRows["writes"][number]>
   readonly pieces: Array<ThreadRows["pieces"][number]>
+  /** The line of the thread. */
+  readonly line: number
+  /** The line of each row, by kind, in order. */
+  readonly lines: { readonly [K in ThreadCheck.RowKind]: Array<number> }
 }
 
 type Row = Exclude<Line, { readonly kind: "thread" }>
@@ -202,38 +210,55 @@ interface State {
   readonly thread: Gathering | undefined
 }
 
+/** A thread whose last row was read: its rows, or the line of the row that makes them no thread. */
+const complete = ({ blobs, checkpoints, last_activity, line, lines, pieces, thread_id, writes }: Gathering) => {
+  const rows: ThreadRows = { thread_id, last_activity, checkpoints, blobs, writes, pieces }
+  const problem = ThreadCheck.check(rows)
+  return problem === undefined
+    ? Effect.succeed(rows)
+    : Effect.fail(
+      invalidLine(problem.at === undefined ? line : lines[problem.at.kind][problem.at.index]!, problem.detail)
+    )
+}
+
 /** The state after a line, and the threads it completed. */
-const next = (state: State, done?: Gathering): readonly [State, ReadonlyArray<ThreadRows>] => [
-  state,
-  done === undefined ? [] : [done]
-]
+const next = Effect.fnUntraced(function*(state: State, done?: Gathering) {
+  return [state, done === undefined ? [] : [yield* complete(done)]] as readonly [State, ReadonlyArray<ThreadRows>]
+})
 
 /** Reads one line (`undefined`: the end of the file). */
 const step = Effect.fnUntraced(function*(state: State, numbered: readonly [text: string, index: number] | undefined) {
   if (numbered === undefined) {
     if (!state.header) return yield* invalidLine(1, `not a ${FORMAT} export: the file is empty`)
-    return next(state, state.thread)
+    return yield* next(state, state.thread)
   }
   const [text, index] = numbered
   const line = index + 1
   if (!state.header) {
     yield* decodeHeader(text, line)
-    return next({ header: true, thread: undefined })
+    return yield* next({ header: true, thread: undefined })
   }
   const row = yield* Schema.decodeUnknownEffect(LineJson)(text).pipe(
     Effect.mapError((error) => invalidLine(line, formatIssue(error.issue)))
   )
   if (row.kind === "thread") {
     const { kind: _, ...thread } = row
-    return next(
-      { header: true, thread: { ...thread, checkpoints: [], blobs: [], writes: [], pieces: [] } },
-      state.thread
-    )
+    const gathering: Gathering = {
+      ...thread,
+      checkpoints: [],
+      blobs: [],
+      writes: [],
+      pieces: [],
+      line,
+      lines: { checkpoint: [], blob: [], write: [], piece: [] }
+    }
+    return yield* next({ header: true, thread: gathering }, state.thread)
   }
   if (state.thread === undefined) return yield* invalidLine(line, `a ${row.kind} row before any thread line`)
   const add = gather[row.kind] as (thread: Gathering, row: Row) => void
   add(state.thread, row)
-  return next(state)
+  state.thread.lines[row.kind].push(line)
+  return yield* next(state)
 })
 
 /**

@@ -118,8 +118,13 @@ function replacer(this: unknown, key: string, value: unknown): unknown {
   return special(value)
 }
 
-/** The deepest nesting of arrays and objects in JSON text. */
-const depthOf = (text: string): number => {
+/**
+ * The deepest nesting of arrays and objects in JSON text (linear, whatever
+ * the depth: no parse).
+ *
+ * @since 0.1.0
+ */
+export const depthOf = (text: string): number => {
   let depth = 0
   let deepest = 0
   let inString = false

@@ -1,5 +1,6 @@
 /**
- * Which checkpoints a pruned thread keeps.
+ * Which checkpoints a pruned thread keeps, and where the parent links of
+ * those that stay then point: pure plans, from the thread's index.
  *
  * Pruning keeps the newest checkpoints of each namespace (the latest one for
  * `keep_latest`, the newest N for retention) and what reading them needs:
@@ -12,82 +13,207 @@
  * that stays reads back exactly as before, and the kept newest ones rebuild
  * their DeltaChannels exactly as before. (A kept ancestor's own delta
  * history ends where pruning cut: requiring it too would keep every linear
- * thread whole.)
+ * thread whole.) A checkpoint that stays while its parent goes names no
+ * parent any more, so no link dangles (`importThread` refuses dangling
+ * links).
+ *
+ * Plans are linear in the thread's size (a sort of each namespace's ids
+ * aside), and a thread whose parent links loop has no plan: the loop is the
+ * answer, for the caller to report.
  *
  * @since 0.1.0
  */
+import { Result } from "effect"
+import * as ParentLinks from "./ParentLinks.ts"
 import type { IndexEntry } from "./StorageDriver.ts"
 
-const place = (checkpoint_ns: string, checkpoint_id: string) => JSON.stringify([checkpoint_ns, checkpoint_id])
-
 /**
- * The checkpoints of a thread that keeping the `last` newest of each
- * namespace (1 for `keep_latest`) removes.
+ * A checkpoint pointed at a new parent (none when `parent_checkpoint_id` is
+ * undefined).
  *
  * @since 0.1.0
  */
-export const removedKeepingLast = (index: ReadonlyArray<IndexEntry>, last = 1): Array<IndexEntry> => {
-  const byPlace = new Map(index.map((entry) => [place(entry.checkpoint_ns, entry.checkpoint_id), entry]))
-  const byNamespace = new Map<string, Array<IndexEntry>>()
-  for (const entry of index) {
-    byNamespace.set(entry.checkpoint_ns, [...byNamespace.get(entry.checkpoint_ns) ?? [], entry])
-  }
-  const parentOf = (entry: IndexEntry) =>
-    entry.parent_checkpoint_id === undefined
-      ? undefined
-      : byPlace.get(place(entry.checkpoint_ns, entry.parent_checkpoint_id))
-  const heads = [...byNamespace.values()].flatMap((entries) =>
-    entries.sort((a, b) => a.checkpoint_id < b.checkpoint_id ? 1 : a.checkpoint_id > b.checkpoint_id ? -1 : 0).slice(
-      0,
-      last
-    )
-  )
-  const kept = new Set<string>()
-  for (const head of heads) {
-    kept.add(place(head.checkpoint_ns, head.checkpoint_id))
-    const chain: Array<IndexEntry> = []
-    for (
-      let ancestor = parentOf(head);
-      ancestor !== undefined && !chain.includes(ancestor);
-      ancestor = parentOf(ancestor)
-    ) chain.push(ancestor)
-    // How far up the head's delta history reads, channel by channel: to the
-    // nearest stored value, or, for a channel never stored, to its last write
-    // (above that the walk finds nothing, so cutting there changes nothing).
-    let depth = 0
-    for (const channel of head.channels) {
-      const seed = chain.findIndex((entry) => entry.stored.includes(channel))
-      const reach = seed >= 0 ? seed + 1 : chain.findLastIndex((entry) => entry.written.includes(channel)) + 1
-      depth = Math.max(depth, reach)
-    }
-    for (const entry of chain.slice(0, depth)) kept.add(place(entry.checkpoint_ns, entry.checkpoint_id))
-  }
-  return index.filter((entry) => !kept.has(place(entry.checkpoint_ns, entry.checkpoint_id)))
+export type Relink = Pick<IndexEntry, "checkpoint_ns" | "checkpoint_id" | "parent_checkpoint_id">
+
+/**
+ * What an operation changes in a thread.
+ *
+ * @since 0.1.0
+ */
+export interface Plan {
+  /** The checkpoints removed, with their writes. */
+  readonly removed: ReadonlyArray<IndexEntry>
+  /** Checkpoints that stay whose parent is removed, with their new parent. */
+  readonly relinked: ReadonlyArray<Relink>
+}
+
+const newestFirst = (a: IndexEntry, b: IndexEntry) =>
+  a.checkpoint_id < b.checkpoint_id ? 1 : a.checkpoint_id > b.checkpoint_id ? -1 : 0
+
+/**
+ * The plan of keeping the `last` newest checkpoints of each namespace (1 for
+ * `keep_latest`) and what they need.
+ *
+ * @since 0.1.0
+ */
+export const keepingLast = (
+  index: ReadonlyArray<IndexEntry>,
+  last = 1
+): Result.Result<Plan, ParentLinks.Loop> => {
+  const namespaces = ParentLinks.byNamespace(index)
+  const loop = ParentLinks.findLoop(namespaces)
+  if (loop !== undefined) return Result.fail(loop)
+  const kept = new Set<IndexEntry>()
+  for (const byId of namespaces.values()) keepNewest([...byId.values()], last, kept)
+  const removed = index.filter((entry) => !kept.has(entry))
+  const relinked = index.filter((entry) => {
+    if (!kept.has(entry) || entry.parent_checkpoint_id === undefined) return false
+    const parent = namespaces.get(entry.checkpoint_ns)!.get(entry.parent_checkpoint_id)
+    return parent !== undefined && !kept.has(parent)
+  }).map(({ checkpoint_id, checkpoint_ns }): Relink => ({
+    checkpoint_ns,
+    checkpoint_id,
+    parent_checkpoint_id: undefined
+  }))
+  return Result.succeed({ removed, relinked })
 }
 
 /**
- * What `deleteForRuns` changes in a thread: the checkpoints the runs created,
- * and the survivors whose parent is among them, pointed at their nearest
- * surviving ancestor so no chain dangles.
+ * Adds to `kept` the `last` newest of a namespace's entries (whose links do
+ * not loop) and the ancestors their delta histories read.
+ *
+ * Each head needs its ancestors up to its *endpoint*: the farthest, over its
+ * channels, of the nearest ancestor storing the channel (else the farthest
+ * one writing to it). Those are found for every checkpoint at once, from the
+ * roots down, channel by channel; then each head's chain is marked up to its
+ * endpoint, heads with the farthest endpoints first, so a chain that meets
+ * one already marked can stop there: everything above, up to its own
+ * endpoint, is marked. Every checkpoint is so visited a bounded number of
+ * times per channel.
+ */
+const keepNewest = (entries: ReadonlyArray<IndexEntry>, last: number, kept: Set<IndexEntry>) => {
+  const n = entries.length
+  const position = new Map(entries.map((entry, i) => [entry.checkpoint_id, i]))
+  const parent = Int32Array.from(
+    entries,
+    (entry) => entry.parent_checkpoint_id === undefined ? -1 : position.get(entry.parent_checkpoint_id) ?? -1
+  )
+  const heads = entries.map((_, i) => i).sort((a, b) => newestFirst(entries[a]!, entries[b]!)).slice(0, last)
+  for (const head of heads) kept.add(entries[head]!)
+
+  // Depths (a root is at 0), each path climbed once; then every checkpoint after its parent.
+  const depth = new Int32Array(n).fill(-1)
+  const climbed: Array<number> = []
+  for (let i = 0; i < n; i++) {
+    let at = i
+    while (at >= 0 && depth[at]! < 0) {
+      climbed.push(at)
+      at = parent[at]!
+    }
+    let d = at < 0 ? -1 : depth[at]!
+    while (climbed.length > 0) depth[climbed.pop()!] = ++d
+  }
+  const order = Int32Array.from({ length: n }, (_, i) => i).sort((a, b) => depth[a]! - depth[b]!)
+
+  // For each channel a head has: the nearest checkpoint at or above each one storing it, and the farthest writing to it.
+  const channels = new Map<string, { seed: Int32Array; writer: Int32Array }>()
+  for (const head of heads) {
+    for (const channel of entries[head]!.channels) {
+      if (!channels.has(channel)) channels.set(channel, { seed: new Int32Array(n), writer: new Int32Array(n) })
+    }
+  }
+  const stores = flags(entries, channels, (entry) => entry.stored)
+  const writes = flags(entries, channels, (entry) => entry.written)
+  for (const [channel, { seed, writer }] of channels) {
+    const stored = stores.get(channel)!
+    const written = writes.get(channel)!
+    for (const i of order) {
+      const up = parent[i]!
+      seed[i] = stored[i] === 1 ? i : up < 0 ? -1 : seed[up]!
+      writer[i] = up >= 0 && writer[up]! >= 0 ? writer[up]! : written[i] === 1 ? i : -1
+    }
+  }
+
+  const reaches: Array<{ readonly from: number; readonly to: number }> = []
+  for (const head of heads) {
+    const from = parent[head]!
+    if (from < 0) continue
+    let to = -1
+    for (const channel of entries[head]!.channels) {
+      const { seed, writer } = channels.get(channel)!
+      const end = seed[from]! >= 0 ? seed[from]! : writer[from]!
+      if (end >= 0 && (to < 0 || depth[end]! < depth[to]!)) to = end
+    }
+    if (to >= 0) reaches.push({ from, to })
+  }
+  const marked = new Uint8Array(n)
+  for (const { from, to } of reaches.sort((a, b) => depth[a.to]! - depth[b.to]!)) {
+    for (let at = from; marked[at] === 0; at = parent[at]!) {
+      marked[at] = 1
+      kept.add(entries[at]!)
+      if (at === to) break
+    }
+  }
+}
+
+/** For each channel, which entries name it in `names` (1), as flags by position. */
+const flags = (
+  entries: ReadonlyArray<IndexEntry>,
+  channels: ReadonlyMap<string, unknown>,
+  names: (entry: IndexEntry) => ReadonlyArray<string>
+) => {
+  const byChannel = new Map([...channels.keys()].map((channel) => [channel, new Uint8Array(entries.length)]))
+  entries.forEach((entry, i) => {
+    for (const name of names(entry)) {
+      const flag = byChannel.get(name)
+      if (flag !== undefined) flag[i] = 1
+    }
+  })
+  return byChannel
+}
+
+/**
+ * The plan of `deleteForRuns` in a thread: the checkpoints the runs created
+ * go, and the survivors whose parent goes point at their nearest surviving
+ * ancestor, so no chain dangles.
  *
  * @since 0.1.0
  */
-export const removedByRuns = (index: ReadonlyArray<IndexEntry>, run_ids: ReadonlySet<string>) => {
-  const byPlace = new Map(index.map((entry) => [place(entry.checkpoint_ns, entry.checkpoint_id), entry]))
-  const removed = index.filter((entry) => entry.run_id !== undefined && run_ids.has(entry.run_id))
-  const gone = new Set(removed.map((entry) => place(entry.checkpoint_ns, entry.checkpoint_id)))
-  const survivingAncestor = (entry: IndexEntry): string | undefined => {
-    let parent = entry.parent_checkpoint_id
-    while (parent !== undefined && gone.has(place(entry.checkpoint_ns, parent))) {
-      parent = byPlace.get(place(entry.checkpoint_ns, parent))?.parent_checkpoint_id
+export const deletingRuns = (
+  index: ReadonlyArray<IndexEntry>,
+  run_ids: ReadonlySet<string>
+): Result.Result<Plan, ParentLinks.Loop> => {
+  const namespaces = ParentLinks.byNamespace(index)
+  const loop = ParentLinks.findLoop(namespaces)
+  if (loop !== undefined) return Result.fail(loop)
+  const gone = (entry: IndexEntry | undefined): boolean => entry?.run_id !== undefined && run_ids.has(entry.run_id)
+  /** For a removed entry: what its children point at now (its nearest surviving ancestor). */
+  const above = new Map<IndexEntry, string | undefined>()
+  const survivorFrom = (byId: ReadonlyMap<string, IndexEntry>, id: string) => {
+    const climbed: Array<IndexEntry> = []
+    let at: string | undefined = id
+    while (at !== undefined) {
+      const entry = byId.get(at)
+      if (entry === undefined || !gone(entry)) break
+      if (above.has(entry)) {
+        at = above.get(entry)
+        break
+      }
+      climbed.push(entry)
+      at = entry.parent_checkpoint_id
     }
-    return parent
+    for (const entry of climbed) above.set(entry, at)
+    return at
   }
-  const reparented = index
-    .filter((entry) => !gone.has(place(entry.checkpoint_ns, entry.checkpoint_id)))
-    .filter((entry) =>
-      entry.parent_checkpoint_id !== undefined && gone.has(place(entry.checkpoint_ns, entry.parent_checkpoint_id))
-    )
-    .map((entry) => ({ ...entry, parent_checkpoint_id: survivingAncestor(entry) }))
-  return { removed, reparented }
+  const relinked = index.flatMap((entry): Array<Relink> => {
+    if (gone(entry) || entry.parent_checkpoint_id === undefined) return []
+    const byId = namespaces.get(entry.checkpoint_ns)!
+    if (!gone(byId.get(entry.parent_checkpoint_id))) return []
+    return [{
+      checkpoint_ns: entry.checkpoint_ns,
+      checkpoint_id: entry.checkpoint_id,
+      parent_checkpoint_id: survivorFrom(byId, entry.parent_checkpoint_id)
+    }]
+  })
+  return Result.succeed({ removed: index.filter(gone), relinked })
 }

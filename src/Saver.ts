@@ -30,8 +30,10 @@ import {
   CheckpointStorage,
   layerMemory,
   type ReencryptProgress,
+  type ReencryptSummary,
   type RetentionPolicy,
-  type RetentionReport
+  type RetentionReport,
+  summarizeReencrypt
 } from "./CheckpointStorage.ts"
 import * as Encryption from "./Encryption.ts"
 import { SafeJsonPlusSerializer } from "./JsonPlus.ts"
@@ -88,6 +90,14 @@ export interface SaverOptions {
    */
   readonly metadataFromConfig?: ReadonlyArray<string>
 }
+
+/**
+ * A `reencrypt` run: a promise of its summary that is also an async iterable
+ * of its progress, thread by thread.
+ *
+ * @since 0.1.0
+ */
+export type ReencryptRun = Promise<ReencryptSummary> & AsyncIterable<ReencryptProgress>
 
 /**
  * @since 0.1.0
@@ -265,12 +275,51 @@ export class EffectCheckpointSaver extends BaseCheckpointSaver {
 
   /**
    * Rewrites every thread under its current key (see
-   * `CheckpointStorage.reencrypt`), yielding progress thread by thread:
-   * after adding a new primary key, run it, then remove the old key.
+   * `CheckpointStorage.reencrypt`): after adding a new primary key, run it,
+   * then remove the old key once no thread is `unreadable`.
+   *
+   * It starts when called, like any promise, and runs once whichever way it
+   * is used: `await saver.reencrypt()` resolves when every thread is done,
+   * to a summary (threads rewritten, already current, and unreadable with
+   * why); `for await (const step of saver.reencrypt())` yields each
+   * thread's progress as it is done (from the first, whenever iteration
+   * starts), and ends when the run does. Leaving the loop early stops
+   * listening, not the run; awaiting the same run afterwards resolves to its
+   * summary without running it again.
    */
-  async *reencrypt(): AsyncGenerator<ReencryptProgress> {
+  reencrypt(): ReencryptRun {
+    const steps: Array<ReencryptProgress> = []
+    /** Iterators waiting for the next step, or the end. */
+    const waiting = new Set<() => void>()
+    const wake = () => {
+      for (const resume of waiting) resume()
+      waiting.clear()
+    }
+    let ended = false
     const stream = Stream.unwrap(CheckpointStorage.use((storage) => Effect.succeed(storage.reencrypt())))
-    yield* Stream.toAsyncIterableWith(stream, await this.#runtime.context())
+    const run = this.#run(Stream.runForEach(stream, (step) =>
+      Effect.sync(() => {
+        steps.push(step)
+        wake()
+      }))).then(() => summarizeReencrypt(steps)).finally(() => {
+        ended = true
+        wake()
+      })
+    // A run only iterated (its iterators throw its failure) is no unhandled rejection.
+    run.catch(() => undefined)
+    const progress: AsyncIterable<ReencryptProgress> = {
+      async *[Symbol.asyncIterator]() {
+        for (let next = 0;; next++) {
+          while (next >= steps.length && !ended) await new Promise<void>((resume) => waiting.add(resume))
+          if (next >= steps.length) {
+            await run
+            return
+          }
+          yield steps[next]!
+        }
+      }
+    }
+    return Object.assign(run, progress)
   }
 
   override async getDeltaChannelHistory(options: {

@@ -125,6 +125,21 @@ export interface StoredCheckpoint {
 }
 
 /**
+ * A checkpoint's ancestors as `ancestors` finds them.
+ *
+ * @since 0.1.0
+ */
+export interface Ancestors {
+  /** Nearest first. */
+  readonly chain: ReadonlyArray<StoredCheckpoint>
+  /**
+   * When the parent links loop: the id of a checkpoint on the loop, where
+   * the walk stopped (the chain may then hold checkpoints twice).
+   */
+  readonly loopsAt: string | undefined
+}
+
+/**
  * What `list` selects, resolved: `undefined` means "any".
  *
  * @since 0.1.0
@@ -188,12 +203,14 @@ export interface StorageDriver {
    * The ancestors of a checkpoint (the namespace's latest when unnamed),
    * nearest first, following parent ids. Each carries only the blobs and
    * writes of `channels`. The walk may stop at the first ancestor by which
-   * every channel has met a non-empty blob.
+   * every channel has met a non-empty blob, and ends at a parent that is
+   * not stored. It always ends: parent links that loop (stored data is
+   * not sealed) stop it where it comes back to a checkpoint it passed.
    */
   readonly ancestors: (
     location: Location,
     channels: ReadonlyArray<string>
-  ) => Effect.Effect<ReadonlyArray<StoredCheckpoint>, StorageFailure>
+  ) => Effect.Effect<Ancestors, StorageFailure>
   /** Removes every checkpoint, blob, piece and write of a thread, atomically. */
   readonly deleteThread: (thread_id: string) => Effect.Effect<void, StorageFailure>
   /** Whether the thread has any checkpoint. */

@@ -7,13 +7,15 @@
  *
  * @since 0.1.0
  */
-import { Clock, Duration, Effect, Schema, Stream } from "effect"
+import { Clock, Duration, Effect, Result, Schema, Stream } from "effect"
 import { CheckpointHeader, CheckpointRef } from "./Checkpoint.ts"
 import { InvalidConfig, InvalidInput, ThreadExists, ThreadNotFound } from "./CheckpointError.ts"
 import type { Codec } from "./Codec.ts"
 import { decodeThreadId, invalidInput } from "./Input.ts"
+import * as ParentLinks from "./ParentLinks.ts"
 import * as Prune from "./Prune.ts"
 import type { StorageDriver, ThreadRows } from "./StorageDriver.ts"
+import * as ThreadCheck from "./ThreadCheck.ts"
 
 /**
  * @since 0.1.0
@@ -31,6 +33,12 @@ export interface RetentionPolicy {
 export interface RetentionReport {
   readonly threadsDeleted: number
   readonly checkpointsRemoved: number
+  /**
+   * Threads left as they were because their stored parent links loop (see
+   * `ParentLinks`), each with what `prune` says of it: a round of retention
+   * still does the others.
+   */
+  readonly skipped: ReadonlyArray<{ readonly thread_id: string; readonly detail: string }>
 }
 
 /**
@@ -50,20 +58,65 @@ export interface ReencryptProgress {
 }
 
 /**
+ * What a whole `reencrypt` run did: how many threads it rewrote and found
+ * current, and the threads it could not open (with why), which keep their
+ * old key until it can.
+ *
+ * @since 0.1.0
+ */
+export interface ReencryptSummary {
+  readonly total: number
+  readonly rewritten: number
+  readonly current: number
+  readonly unreadable: ReadonlyArray<{ readonly thread_id: string; readonly detail: string }>
+}
+
+/**
+ * The summary of a run's steps.
+ *
+ * @since 0.1.0
+ */
+export const summarizeReencrypt = (steps: Iterable<ReencryptProgress>): ReencryptSummary => {
+  let total = 0
+  let rewritten = 0
+  let current = 0
+  const unreadable: Array<{ readonly thread_id: string; readonly detail: string }> = []
+  for (const step of steps) {
+    total = step.total
+    if (step.outcome === "rewritten") rewritten++
+    else if (step.outcome === "current") current++
+    else unreadable.push({ thread_id: step.thread_id, detail: step.detail ?? "" })
+  }
+  return { total, rewritten, current, unreadable }
+}
+
+/**
  * The thread operations of the service, over a driver.
  *
  * @since 0.1.0
  */
 export const make = (driver: StorageDriver, codec: Codec) => {
+  /** Carries out a plan in a thread (held by `exclusive`); a loop in its parent links is `CorruptedCheckpoint`. */
+  const carryOut = Effect.fnUntraced(function*(
+    operation: string,
+    thread_id: string,
+    plan: Result.Result<Prune.Plan, ParentLinks.Loop>
+  ) {
+    if (Result.isFailure(plan)) return yield* ParentLinks.loopError(operation, thread_id, plan.failure)
+    const { relinked, removed } = plan.success
+    yield* driver.setParents(thread_id, relinked)
+    if (removed.length > 0) yield* driver.remove(thread_id, removed)
+    return removed.length
+  })
+
   /** Keeps the newest `last` checkpoints of each namespace and what they need; answers how many went. */
-  const keepNewest = (thread_id: string, last: number) =>
+  const keepNewest = (operation: string, thread_id: string, last: number) =>
     driver.exclusive(
       thread_id,
-      Effect.gen(function*() {
-        const removed = Prune.removedKeepingLast(yield* driver.threadIndex(thread_id), last)
-        if (removed.length > 0) yield* driver.remove(thread_id, removed)
-        return removed.length
-      })
+      Effect.flatMap(
+        driver.threadIndex(thread_id),
+        (index) => carryOut(operation, thread_id, Prune.keepingLast(index, last))
+      )
     )
 
   const ensureThread = (operation: string, thread_id: string) =>
@@ -123,9 +176,9 @@ export const make = (driver: StorageDriver, codec: Codec) => {
   ) {
     const id = yield* decodeThreadIdInput("importThread", rows.thread_id)
     yield* Effect.annotateCurrentSpan({ thread_id: id, ...sizes(rows) })
-    const wrong = misplaced(rows)
+    const wrong = ThreadCheck.check(rows)
     if (wrong !== undefined) {
-      return yield* new InvalidInput({ operation: "importThread", argument: "rows", detail: wrong })
+      return yield* new InvalidInput({ operation: "importThread", argument: "rows", detail: wrong.detail })
     }
     yield* Effect.forEach(rows.checkpoints, (row) =>
       Schema.decodeUnknownEffect(CheckpointContent)(row).pipe(
@@ -155,7 +208,7 @@ export const make = (driver: StorageDriver, codec: Codec) => {
     yield* Effect.forEach(ids, (thread_id) =>
       options.strategy === "delete"
         ? driver.deleteThread(thread_id)
-        : keepNewest(thread_id, 1), { discard: true })
+        : keepNewest("prune", thread_id, 1), { discard: true })
   })
 
   const deleteForRuns = Effect.fn("CheckpointStorage.deleteForRuns")(function*(runIds: ReadonlyArray<string>) {
@@ -178,11 +231,10 @@ export const make = (driver: StorageDriver, codec: Codec) => {
     yield* Effect.forEach(threads, (thread_id) =>
       driver.exclusive(
         thread_id,
-        Effect.gen(function*() {
-          const { removed, reparented } = Prune.removedByRuns(yield* driver.threadIndex(thread_id), wanted)
-          yield* driver.setParents(thread_id, reparented)
-          if (removed.length > 0) yield* driver.remove(thread_id, removed)
-        })
+        Effect.flatMap(
+          driver.threadIndex(thread_id),
+          (index) => carryOut("deleteForRuns", thread_id, Prune.deletingRuns(index, wanted))
+        )
       ), { discard: true })
   })
 
@@ -201,16 +253,22 @@ export const make = (driver: StorageDriver, codec: Codec) => {
       : now - Duration.toMillis(Duration.fromInputUnsafe(policy.inactiveFor))
     let threadsDeleted = 0
     let checkpointsRemoved = 0
+    const skipped: Array<{ readonly thread_id: string; readonly detail: string }> = []
     for (const { last_activity, thread_id } of yield* driver.threads) {
       if (cutoff !== undefined && last_activity.getTime() < cutoff) {
         yield* driver.deleteThread(thread_id)
         threadsDeleted++
       } else if (keepLast !== undefined) {
-        checkpointsRemoved += yield* keepNewest(thread_id, keepLast)
+        checkpointsRemoved += yield* keepNewest("applyRetention", thread_id, keepLast).pipe(
+          Effect.catchTag("CorruptedCheckpoint", (error) => {
+            skipped.push({ thread_id, detail: error.message })
+            return Effect.succeed(0)
+          })
+        )
       }
     }
-    yield* Effect.annotateCurrentSpan({ threadsDeleted, checkpointsRemoved })
-    return { threadsDeleted, checkpointsRemoved }
+    yield* Effect.annotateCurrentSpan({ threadsDeleted, checkpointsRemoved, skipped: skipped.length })
+    return { threadsDeleted, checkpointsRemoved, skipped }
   })
 
   /** Rewrites a thread's rows under its current key, unless they are already. */
@@ -267,41 +325,3 @@ const sizes = (rows: ThreadRows) => ({
   writes: rows.writes.length,
   pieces: rows.pieces.length
 })
-
-/**
- * What makes rows not a thread, if anything: no checkpoint, a checkpoint of
- * another thread, a blob or write in a namespace without checkpoints, or a
- * row twice.
- */
-const misplaced = (rows: ThreadRows): string | undefined => {
-  if (rows.checkpoints.length === 0) return "a thread has at least one checkpoint, these rows have none"
-  const stranger = rows.checkpoints.find((row) => row.thread_id !== rows.thread_id)
-  if (stranger !== undefined) {
-    return `checkpoint ${stranger.checkpoint_id} is of thread "${stranger.thread_id}", not "${rows.thread_id}"`
-  }
-  const namespaces = new Set(rows.checkpoints.map((row) => row.checkpoint_ns))
-  const stray = [...rows.blobs, ...rows.writes].find((row) => !namespaces.has(row.checkpoint_ns))
-  if (stray !== undefined) {
-    return `a ${"task_id" in stray ? "write" : "blob"} of channel "${stray.channel}" is in namespace ` +
-      `"${stray.checkpoint_ns}", which has no checkpoint`
-  }
-  return twice("checkpoint", rows.checkpoints, (row) => [row.checkpoint_ns, row.checkpoint_id]) ??
-    twice("blob", rows.blobs, (blob) => [blob.checkpoint_ns, blob.channel, blob.version]) ??
-    twice("write", rows.writes, (write) => [write.checkpoint_ns, write.checkpoint_id, write.task_id, write.idx]) ??
-    twice("piece", rows.pieces, (piece) => [Buffer.from(piece.hash).toString("hex")])
-}
-
-/** Names the first row whose key an earlier row has. */
-const twice = <A>(
-  kind: string,
-  rows: ReadonlyArray<A>,
-  key: (row: A) => ReadonlyArray<string | number>
-): string | undefined => {
-  const seen = new Set<string>()
-  for (const row of rows) {
-    const text = JSON.stringify(key(row))
-    if (seen.has(text)) return `the ${kind} ${text} is given twice`
-    seen.add(text)
-  }
-  return undefined
-}

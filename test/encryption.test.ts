@@ -19,7 +19,8 @@ import {
   EffectCheckpointSaver,
   Encryption,
   MemoryDriver,
-  type SaverOptions
+  type SaverOptions,
+  type StorageDriver
 } from "../src/index.ts"
 import * as Pglite from "../src/pglite.ts"
 import * as Postgres from "../src/postgres.ts"
@@ -545,5 +546,94 @@ describe("keys", () => {
     expect(bad).toMatchObject({ _tag: "Failure", failure: { _tag: "InvalidConfig" } })
     expect(JSON.stringify(bad)).not.toContain(k1.slice(4))
     expect(await read({})).toMatchObject({ _tag: "Failure", failure: { _tag: "InvalidConfig" } })
+  })
+})
+
+describe("reencrypt on the adapter: awaited, iterated, or both, it runs once and to the end", () => {
+  const k2 = keyOf(2)
+  const k3 = keyOf(3)
+  /** A memory storage that counts the threads it rewrites, with three threads sealed under k1 (one under k3). */
+  const setUp = async () => {
+    const memory = MemoryDriver.make()
+    let rewrites = 0
+    const counting: StorageDriver.StorageDriver = {
+      ...memory,
+      writeThread: (rows) =>
+        Effect.suspend(() => {
+          rewrites++
+          return memory.writeThread(rows)
+        })
+    }
+    const open = (options: Encryption.EncryptionOptions) =>
+      EffectCheckpointSaver.fromLayer(CheckpointStorage.layerDriver(Effect.succeed(counting)), { encryption: options })
+    const first = open({ keys: { k1, k3 }, primary: "k1", keyFor: (thread) => thread === "lost" ? "k3" : "k1" })
+    for (const thread_id of ["a", "b", "lost"]) {
+      await first.put({ configurable: { thread_id } }, checkpoint({ note: `of ${thread_id}` }), metadata(), { note: 1 })
+    }
+    await first.close()
+    // k2 primary; k3 (the "lost" thread's) removed.
+    const saver = open({ keys: { k1, k2 }, primary: "k2" })
+    return { saver, open, rewrites: () => rewrites }
+  }
+  const readable = async (saver: EffectCheckpointSaver) =>
+    (await Promise.all(["a", "b"].map((thread_id) => saver.getTuple({ configurable: { thread_id } }))))
+      .map((tuple) => tuple?.checkpoint.channel_values.note)
+
+  it("awaited, it resolves when every thread is done, to a summary; the old key can then go", async () => {
+    const { open, rewrites, saver } = await setUp()
+    const summary = await saver.reencrypt()
+    expect(summary).toMatchObject({ total: 3, rewritten: 2, current: 0 })
+    expect(summary.unreadable).toEqual([{ thread_id: "lost", detail: expect.stringContaining(`"k3"`) }])
+    expect(rewrites()).toBe(2)
+    await saver.close()
+    const rotated = open({ keys: { k2 }, primary: "k2" })
+    expect(await readable(rotated)).toEqual(["of a", "of b"])
+    expect(await rotated.reencrypt()).toMatchObject({ total: 3, rewritten: 0, current: 2 })
+    expect(rewrites()).toBe(2)
+    await rotated.close()
+  })
+
+  it("iterated, it yields each thread's progress; awaited afterwards, or iterated again, it does not run again", async () => {
+    const { rewrites, saver } = await setUp()
+    const run = saver.reencrypt()
+    const steps: Array<{ thread_id: string; outcome: string; done: number; total: number }> = []
+    for await (const step of run) steps.push(step)
+    expect(steps.map((step) => [step.thread_id, step.outcome]).toSorted()).toEqual([
+      ["a", "rewritten"],
+      ["b", "rewritten"],
+      ["lost", "unreadable"]
+    ])
+    expect(steps.map((step) => `${step.done}/${step.total}`)).toEqual(["1/3", "2/3", "3/3"])
+    expect(await run).toMatchObject({ total: 3, rewritten: 2, current: 0 })
+    const again = []
+    for await (const step of run) again.push(step)
+    expect(again).toEqual(steps)
+    expect(rewrites()).toBe(2)
+    await saver.close()
+  })
+
+  it("leaving the loop early stops listening, not the run: awaiting it then finds every thread done", async () => {
+    const { rewrites, saver } = await setUp()
+    const run = saver.reencrypt()
+    for await (const step of run) {
+      expect(step.done).toBe(1)
+      break
+    }
+    expect(await run).toMatchObject({ total: 3, rewritten: 2 })
+    expect(rewrites()).toBe(2)
+    await saver.close()
+  })
+
+  it("a run that cannot start rejects when awaited and throws when iterated, never as an unhandled rejection", async () => {
+    const saver = await EffectCheckpointSaver.fromConnString("memory:")
+    expect(await failure(saver.reencrypt())).toBeInstanceOf(CheckpointError.InvalidConfig)
+    const iterated = (async () => {
+      for await (const _ of saver.reencrypt()) expect.unreachable()
+    })()
+    expect(await failure(iterated)).toBeInstanceOf(CheckpointError.InvalidConfig)
+    // Neither awaited nor iterated: it runs, and its failure is not an unhandled rejection.
+    void saver.reencrypt()
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    await saver.close()
   })
 })

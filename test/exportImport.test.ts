@@ -229,6 +229,22 @@ describe("export and import", () => {
     })
     const threadLine = JSON.stringify({ kind: "thread", thread_id: "t", last_activity: new Date().toISOString() })
     const piece = JSON.stringify({ kind: "piece", hash: "AAAA", bytes: "AAAA" })
+    const checkpointLine = (checkpoint_id: string, parent?: string) =>
+      JSON.stringify({
+        kind: "checkpoint",
+        checkpoint_ns: "",
+        checkpoint_id,
+        parent_checkpoint_id: parent,
+        checkpoint: {
+          v: 4,
+          id: checkpoint_id,
+          ts: "2025-01-01T00:00:00.000Z",
+          channel_versions: {},
+          versions_seen: {}
+        },
+        metadata: "{}"
+      })
+    const deep = Buffer.from(`${"[".repeat(20_000)}${"]".repeat(20_000)}`).toString("base64")
     const decoding = (lines: ReadonlyArray<string>) =>
       failure(Effect.runPromise(Stream.runCollect(ExportFormat.decode(Stream.fromIterable(lines)))))
     const cases: ReadonlyArray<readonly [string, ReadonlyArray<string>, string, RegExp]> = [
@@ -249,7 +265,37 @@ describe("export and import", () => {
         "line 3",
         /hash/
       ],
-      ["a row before any thread line", [header, "", piece, threadLine], "line 3", /piece row before any thread line/]
+      ["a row before any thread line", [header, "", piece, threadLine], "line 3", /piece row before any thread line/],
+      [
+        "parent links that loop",
+        [header, threadLine, checkpointLine("c0"), checkpointLine("c1", "c2"), checkpointLine("c2", "c1")],
+        "line 4",
+        /checkpoint c1: its parent chain loops \(c1 → c2 → c1\)/
+      ],
+      [
+        "a checkpoint its own parent",
+        [header, threadLine, checkpointLine("c1", "c1")],
+        "line 3",
+        /its parent chain loops \(c1 → c1\)/
+      ],
+      [
+        "a parent the file does not hold",
+        [header, threadLine, checkpointLine("c1"), checkpointLine("c2", "c0")],
+        "line 4",
+        /checkpoint c2 has parent c0, which is not among the thread's checkpoints/
+      ],
+      [
+        "a value nested deeper than put accepts",
+        [
+          header,
+          threadLine,
+          checkpointLine("c1"),
+          JSON.stringify({ kind: "blob", checkpoint_ns: "", channel: "a", version: "1", type: "json", bytes: deep })
+        ],
+        "line 4",
+        /the value of channel "a" at version 1 nests deeper than 500 levels/
+      ],
+      ["a thread without checkpoints", [header, threadLine], "line 2", /at least one checkpoint/]
     ]
     for (const [name, lines, line, detail] of cases) {
       it(name, async () => {

@@ -13,10 +13,11 @@
  * @since 0.1.0
  */
 import type { CheckpointTuple } from "@langchain/langgraph-checkpoint"
-import { Context, Duration, Effect, Layer, Option, Stream } from "effect"
+import { Context, Duration, Effect, Layer, Option, Result, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import { InvalidInput, type StorageFailure, ThreadNotFound } from "../CheckpointError.ts"
 import { CheckpointStorage, type ReadError } from "../CheckpointStorage.ts"
+import * as ParentLinks from "../ParentLinks.ts"
 import * as Prune from "../Prune.ts"
 import * as Retry from "../Retry.ts"
 import type { Dialect } from "../sql/Dialect.ts"
@@ -274,11 +275,25 @@ export const make = Effect.fnUntraced(function*(tables: Tables, dialect: Dialect
       whole: whole(thread_id)
     }))
 
-  /** What `prune` and retention's `keepLast` remove: planned as they plan it, from the thread's index. */
-  const keepNewest = (thread_ids: ReadonlyArray<string>, keep: number) =>
+  /**
+   * What `prune` and retention's `keepLast` remove: planned as they plan it,
+   * from the thread's index. For a thread whose parent links loop, `loop`
+   * answers: `prune` fails, retention leaves the thread.
+   */
+  const keepNewest = <E = never>(
+    thread_ids: ReadonlyArray<string>,
+    keep: number,
+    loop: (thread_id: string, loop: ParentLinks.Loop) => Effect.Effect<number, E>
+  ) =>
     Effect.forEach(thread_ids, (thread_id) =>
       run("plan", index, { thread_id }).pipe(
-        Effect.map((entries) => [thread_id, Prune.removedKeepingLast(entries, keep).length] as const)
+        Effect.flatMap((entries) => {
+          const planned = Prune.keepingLast(entries, keep)
+          return Result.isSuccess(planned)
+            ? Effect.succeed(planned.success.removed.length)
+            : loop(thread_id, planned.failure)
+        }),
+        Effect.map((removed) => [thread_id, removed] as const)
       )).pipe(Effect.map((counts) => removals(new Map(counts), () => false)))
 
   const wholeThreads = (thread_ids: ReadonlyArray<string>) =>
@@ -291,7 +306,16 @@ export const make = Effect.fnUntraced(function*(tables: Tables, dialect: Dialect
 
   const plan: Inspector["Service"]["plan"] = {
     delete: (thread_ids) => existing("delete", thread_ids).pipe(Effect.andThen(wholeThreads(thread_ids))),
-    keepLatest: (thread_ids, keep) => existing("prune", thread_ids).pipe(Effect.andThen(keepNewest(thread_ids, keep))),
+    keepLatest: (thread_ids, keep) =>
+      existing("prune", thread_ids).pipe(
+        Effect.andThen(
+          keepNewest(
+            thread_ids,
+            keep,
+            (thread_id, loop) => Effect.fail(ParentLinks.loopError("prune", thread_id, loop))
+          )
+        )
+      ),
     deleteRuns: (run_ids) =>
       run("plan", q.runCheckpoints, { run_ids }).pipe(
         Effect.map((rows) => rows.map((row) => ({ ...row, whole: false })))
@@ -306,7 +330,8 @@ export const make = Effect.fnUntraced(function*(tables: Tables, dialect: Dialect
         const gone = new Set(inactive.map((thread) => thread.thread_id))
         const trimmed = policy.keepLast === undefined ? [] : yield* keepNewest(
           all.filter((thread) => !gone.has(thread.thread_id)).map((thread) => thread.thread_id),
-          policy.keepLast
+          policy.keepLast,
+          () => Effect.succeed(0)
         )
         return [...yield* wholeThreads([...gone]), ...trimmed]
       })

@@ -64,27 +64,42 @@ export const make = (): StorageDriver => {
   const readBlob = (thread_id: string, checkpoint_ns: string, blob: BlobRow): BlobRow =>
     copy({ ...blob, base: readBase(thread_id, checkpoint_ns, blob.channel, blob.base) })
 
+  /**
+   * A base with the bases below it, down to `Sharing.BASE_DEPTH` as the SQL
+   * driver reads them: one past the deepest is named without its list (so
+   * bases that loop, which stored data may hold, end too).
+   */
   const readBase = (
     thread_id: string,
     checkpoint_ns: string,
     channel: string,
-    base: SharedBase | undefined
+    base: SharedBase | undefined,
+    depth = 1
   ): SharedBase | undefined => {
     if (base === undefined) return undefined
+    if (depth > Sharing.BASE_DEPTH) return { version: base.version, keep: 0, list: undefined, base: undefined }
     const stored = blobs.get(key(thread_id, checkpoint_ns, channel, base.version))
     return {
       version: base.version,
       keep: base.keep,
       list: stored?.bytes,
-      base: readBase(thread_id, checkpoint_ns, channel, stored?.base)
+      base: readBase(thread_id, checkpoint_ns, channel, stored?.base, depth + 1)
     }
   }
 
-  /** A blob's key and those of the bases it extends. */
-  const withBases = (thread_id: string, checkpoint_ns: string, channel: string, version: string): Array<string> => {
+  /** A blob's key and those of the bases it extends, down to `Sharing.BASE_DEPTH`, as the SQL driver keeps them. */
+  const withBases = (
+    thread_id: string,
+    checkpoint_ns: string,
+    channel: string,
+    version: string,
+    depth = 0
+  ): Array<string> => {
     const blobKey = key(thread_id, checkpoint_ns, channel, version)
     const base = blobs.get(blobKey)?.base
-    return base === undefined ? [blobKey] : [blobKey, ...withBases(thread_id, checkpoint_ns, channel, base.version)]
+    return base === undefined || depth === Sharing.BASE_DEPTH
+      ? [blobKey]
+      : [blobKey, ...withBases(thread_id, checkpoint_ns, channel, base.version, depth + 1)]
   }
 
   const chainLists = (base: SharedBase | undefined): Array<Uint8Array> =>
@@ -228,14 +243,19 @@ export const make = (): StorageDriver => {
           .map(copy)
       ),
 
+    // Each checkpoint once: parent links that loop stop the walk where it comes back.
     ancestors: (location, channels) =>
       Effect.sync(() => {
         const wanted = new Set(channels)
         const remaining = new Set(channels)
         const chain: Array<StoredCheckpoint> = []
         const checkpoints = namespace(location.thread_id, location.checkpoint_ns)
-        let parentId = find(location)?.parent_checkpoint_id
+        const target = find(location)
+        const passed = new Set(target === undefined ? [] : [target.checkpoint_id])
+        let parentId = target?.parent_checkpoint_id
         while (parentId !== undefined && remaining.size > 0) {
+          if (passed.has(parentId)) return { chain, loopsAt: parentId }
+          passed.add(parentId)
           const row = checkpoints?.get(parentId)
           if (row === undefined) break
           const rowBlobs = channels.flatMap((channel) => {
@@ -246,7 +266,7 @@ export const make = (): StorageDriver => {
           for (const blob of rowBlobs) remaining.delete(blob.channel)
           parentId = row.parent_checkpoint_id
         }
-        return chain
+        return { chain, loopsAt: undefined }
       }),
 
     deleteThread: (thread_id) => Effect.sync(() => deleteThread(thread_id)),

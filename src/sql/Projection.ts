@@ -151,7 +151,8 @@ const pieceColumns = {
 }
 
 /**
- * A checkpoint row as the tuple projection returns it.
+ * A checkpoint row as the tuple projection returns it; `looped` with that
+ * option only.
  *
  * @since 0.1.0
  */
@@ -161,6 +162,7 @@ export type TupleRow =
   & BaseRow
   & RowOf<typeof writeColumns>
   & RowOf<typeof pieceColumns>
+  & { readonly looped?: boolean }
 
 /**
  * Continues a `WITH` whose CTE `page` holds checkpoint rows: selects them as
@@ -169,18 +171,19 @@ export type TupleRow =
  * back-to-back hashes, not the pieces the caller already has. Shared lists
  * come with their bases' lists; the pieces any of them refers to come once
  * for the whole page, on its first row, so a page of a long thread sends
- * each message once.
+ * each message once. With `looped`, a boolean expression over `page`, each
+ * row says whether it is where a walk came back (see `ancestors`).
  *
  * @since 0.1.0
  */
 export const tupleProjection = (
   t: Tables,
   order: string,
-  { channels, known }: { readonly channels?: string; readonly known?: string } = {}
+  { channels, known, looped }: { readonly channels?: string; readonly known?: string; readonly looped?: string } = {}
 ) =>
   `,
 tuples AS (
-  SELECT ${selectList(checkpointColumns)},
+  SELECT ${selectList(checkpointColumns)},${looped === undefined ? "" : ` ${looped} AS looped,`}
     ${namesIn("b", blobColumns)}, ${namesIn("b", baseColumns)},
     ${namesIn("w", writeColumns)},
     coalesce(b.refs, ''::bytea) || coalesce(w.refs, ''::bytea) AS refs,
@@ -229,7 +232,7 @@ pieces AS (
     SELECT p.hash, p.blob FROM ${t.pieces} p WHERE p.thread_id = hashes.thread_id AND p.hash = hashes.hash LIMIT 1
   ) p
 )
-SELECT ${namesIn("tuples", checkpointColumns)},
+SELECT ${namesIn("tuples", checkpointColumns)},${looped === undefined ? "" : " tuples.looped,"}
   ${namesIn("tuples", blobColumns)}, ${namesIn("tuples", baseColumns)},
   ${namesIn("tuples", writeColumns)},
   ${selectList(pieceColumns)}

@@ -14,7 +14,8 @@
  * - `getTuple` and each `list` page: one query; blobs and writes come back as
  *   parallel one-dimensional arrays (`bytea[]` in the binary protocol), and
  *   the pieces their shared lists refer to once per page (see `Projection`).
- * - `ancestors`: one recursive query that stops once every channel is seeded.
+ * - `ancestors`: one recursive query that stops once every channel is seeded,
+ *   or where parent links that loop come back (see `Statements`).
  * - `deleteThread`: one statement deleting from every table, run holding
  *   the thread's row.
  *

@@ -15,6 +15,7 @@ import { Option } from "effect"
 import type { Location } from "../Checkpoint.ts"
 import * as Sharing from "../Sharing.ts"
 import type {
+  Ancestors,
   BlobRow,
   CheckpointRow,
   IndexEntry,
@@ -191,6 +192,13 @@ WITH page AS (
 
   // The parent chain of the target, nearest first. `remaining` holds the
   // channels not yet seeded above a row; the walk stops once it is empty.
+  // Parent links are not sealed and may loop, so the walk also carries an
+  // `anchor` (Brent's cycle detection): the row at the last power of two of
+  // steps from the target. A row whose checkpoint is the anchor of the row
+  // before (or, first, the target itself) is where the walk came back: it
+  // is marked `looped` and the walk stops, at most about twice the loop's
+  // length past where the loop starts. Constant work per step, where
+  // carrying every id passed would copy a growing array at each.
   const ancestors = (latest: boolean) =>
     statement({
       params: (input: Location & { readonly channels: ReadonlyArray<string> }) => ({
@@ -201,36 +209,48 @@ WITH page AS (
       }),
       text: (param) => `
 WITH RECURSIVE target AS (
-  SELECT thread_id, checkpoint_ns, parent_checkpoint_id FROM ${t.checkpoints}
+  SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id FROM ${t.checkpoints}
   WHERE thread_id = ${param.thread_id} AND checkpoint_ns = ${param.checkpoint_ns}
     AND ${latest ? `${param.checkpoint_id}::text IS NULL` : `checkpoint_id = ${param.checkpoint_id}`}
   ORDER BY checkpoint_id DESC LIMIT 1
 ),
 page AS (
   SELECT p.thread_id, p.checkpoint_ns, p.checkpoint_id, p.parent_checkpoint_id, p.checkpoint, p.metadata,
-    ${param.channels}::text[] AS remaining, 0 AS depth
+    ${param.channels}::text[] AS remaining, 0 AS depth, p.checkpoint_id AS anchor,
+    p.checkpoint_id = target.checkpoint_id AS looped
   FROM target
   JOIN ${t.checkpoints} p ON p.thread_id = target.thread_id AND p.checkpoint_ns = target.checkpoint_ns
     AND p.checkpoint_id = target.parent_checkpoint_id
   UNION ALL
   SELECT p.thread_id, p.checkpoint_ns, p.checkpoint_id, p.parent_checkpoint_id, p.checkpoint, p.metadata,
-    unseeded.channels, c.depth + 1
+    unseeded.channels, c.depth + 1,
+    CASE WHEN ((c.depth + 2) & (c.depth + 1)) = 0 THEN p.checkpoint_id ELSE c.anchor END,
+    p.checkpoint_id = c.anchor
   FROM page c
   CROSS JOIN LATERAL (
+    -- One primary-key probe per channel: the LIMIT keeps the planner from scanning every blob of
+    -- the namespace at each step (an anti-join did, making a long thread's walk quadratic).
     SELECT ARRAY(
       SELECT ch FROM unnest(c.remaining) AS ch
-      WHERE NOT EXISTS (
-        SELECT 1 FROM ${t.blobs} bl
+      LEFT JOIN LATERAL (
+        SELECT 1 AS hit FROM ${t.blobs} bl
         WHERE bl.thread_id = c.thread_id AND bl.checkpoint_ns = c.checkpoint_ns AND bl.channel = ch
           AND bl.version = c.checkpoint -> 'channel_versions' ->> ch AND bl.type <> 'empty'
-      )
+        LIMIT 1
+      ) seeded ON true
+      WHERE seeded.hit IS NULL
     ) AS channels
   ) unseeded
   JOIN ${t.checkpoints} p ON p.thread_id = c.thread_id AND p.checkpoint_ns = c.checkpoint_ns
     AND p.checkpoint_id = c.parent_checkpoint_id
-  WHERE cardinality(unseeded.channels) > 0
-)${tupleProjection(t, "page.depth", { channels: "page.remaining" })}`,
-      decode: (rows: ReadonlyArray<TupleRow>) => toStoredPage(rows)
+  WHERE cardinality(unseeded.channels) > 0 AND NOT c.looped
+)${tupleProjection(t, "page.depth", { channels: "page.remaining", looped: "page.looped" })}`,
+      decode: (rows: ReadonlyArray<TupleRow>): Ancestors => {
+        const last = rows.at(-1)
+        return last?.looped === true
+          ? { chain: toStoredPage(rows).slice(0, -1), loopsAt: last.checkpoint_id }
+          : { chain: toStoredPage(rows), loopsAt: undefined }
+      }
     })
 
   // Puts of distinct threads, in one statement (see `GroupCommit`), each
@@ -431,13 +451,16 @@ WHERE thread_id = ${param.thread_id} AND checkpoint_ns = ${param.checkpoint_ns}
       text: (param) => `
 SELECT cp.checkpoint_ns, cp.checkpoint_id, cp.parent_checkpoint_id,
   ARRAY(SELECT jsonb_object_keys(cp.checkpoint -> 'channel_versions')) AS channels,
+  -- One primary-key probe per channel (the LIMIT keeps the planner from hashing every blob of the
+  -- namespace once per checkpoint, which made reading a long thread's index quadratic).
   ARRAY(
     SELECT v.key FROM jsonb_each_text(cp.checkpoint -> 'channel_versions') AS v
-    WHERE EXISTS (
+    CROSS JOIN LATERAL (
       SELECT 1 FROM ${t.blobs} bl
       WHERE bl.thread_id = cp.thread_id AND bl.checkpoint_ns = cp.checkpoint_ns
         AND bl.channel = v.key AND bl.version = v.value AND bl.type <> 'empty'
-    )
+      LIMIT 1
+    ) found
   ) AS stored,
   ARRAY(
     SELECT DISTINCT cw.channel FROM ${t.writes} cw

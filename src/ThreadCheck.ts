@@ -1,0 +1,169 @@
+/**
+ * Whether rows given to be written back whole (`importThread`, from an
+ * export or another storage) are a thread this library can read: every row
+ * of it, each once, in a namespace that has checkpoints; parent links that
+ * neither loop nor name a checkpoint the rows do not hold; and no value
+ * nested deeper than `put` accepts. Stored rows are not trusted: a file can
+ * be edited, and each of these, written, would make reads fail or walks of
+ * the parent chain never end.
+ *
+ * `importThread` runs it before writing anything; `ExportFormat.decode` runs
+ * it on each thread of a file, to name the line at fault.
+ *
+ * @since 0.1.0
+ */
+import { depthOf } from "./JsonPlus.ts"
+import * as ParentLinks from "./ParentLinks.ts"
+import { MAX_DEPTH } from "./Revival.ts"
+import * as Sharing from "./Sharing.ts"
+import type { ThreadRows } from "./StorageDriver.ts"
+
+/**
+ * The kinds of rows of a thread.
+ *
+ * @since 0.1.0
+ */
+export type RowKind = "checkpoint" | "blob" | "write" | "piece"
+
+/**
+ * What is wrong, and with which row (by kind and position among the rows of
+ * its kind), when one row is at fault.
+ *
+ * @since 0.1.0
+ */
+export interface Problem {
+  readonly detail: string
+  readonly at: { readonly kind: RowKind; readonly index: number } | undefined
+}
+
+/**
+ * The first problem of a thread's rows, if any.
+ *
+ * @since 0.1.0
+ */
+export const check = (rows: ThreadRows): Problem | undefined =>
+  misplaced(rows) ?? twice(rows) ?? links(rows) ?? tooDeep(rows)
+
+const problem = (detail: string, kind?: RowKind, index?: number): Problem => ({
+  detail,
+  at: kind === undefined || index === undefined || index < 0 ? undefined : { kind, index }
+})
+
+const inNamespace = (checkpoint_ns: string) => checkpoint_ns === "" ? "" : ` (namespace "${checkpoint_ns}")`
+
+/** No checkpoint, a checkpoint of another thread, or a blob or write in a namespace without checkpoints. */
+const misplaced = (rows: ThreadRows): Problem | undefined => {
+  if (rows.checkpoints.length === 0) return problem("a thread has at least one checkpoint, these rows have none")
+  const stranger = rows.checkpoints.findIndex((row) => row.thread_id !== rows.thread_id)
+  if (stranger >= 0) {
+    const row = rows.checkpoints[stranger]!
+    return problem(
+      `checkpoint ${row.checkpoint_id} is of thread "${row.thread_id}", not "${rows.thread_id}"`,
+      "checkpoint",
+      stranger
+    )
+  }
+  const namespaces = new Set(rows.checkpoints.map((row) => row.checkpoint_ns))
+  for (const [kind, list] of [["blob", rows.blobs], ["write", rows.writes]] as const) {
+    const stray = list.findIndex((row) => !namespaces.has(row.checkpoint_ns))
+    if (stray >= 0) {
+      const row = list[stray]!
+      return problem(
+        `a ${kind} of channel "${row.channel}" is in namespace "${row.checkpoint_ns}", which has no checkpoint`,
+        kind,
+        stray
+      )
+    }
+  }
+  return undefined
+}
+
+/** The first row whose key an earlier row of its kind has. */
+const twice = (rows: ThreadRows): Problem | undefined =>
+  repeated("checkpoint", rows.checkpoints, (row) => [row.checkpoint_ns, row.checkpoint_id]) ??
+    repeated("blob", rows.blobs, (blob) => [blob.checkpoint_ns, blob.channel, blob.version]) ??
+    repeated("write", rows.writes, (write) => [write.checkpoint_ns, write.checkpoint_id, write.task_id, write.idx]) ??
+    repeated("piece", rows.pieces, (piece) => [Buffer.from(piece.hash).toString("hex")])
+
+const repeated = <A>(
+  kind: RowKind,
+  rows: ReadonlyArray<A>,
+  key: (row: A) => ReadonlyArray<string | number>
+): Problem | undefined => {
+  const seen = new Set<string>()
+  for (const [index, row] of rows.entries()) {
+    const text = JSON.stringify(key(row))
+    if (seen.has(text)) return problem(`the ${kind} ${text} is given twice`, kind, index)
+    seen.add(text)
+  }
+  return undefined
+}
+
+/** Parent links that loop, or name a checkpoint the rows do not hold. */
+const links = (rows: ThreadRows): Problem | undefined => {
+  const namespaces = ParentLinks.byNamespace(rows.checkpoints)
+  const at = (checkpoint_ns: string, checkpoint_id: string) =>
+    rows.checkpoints.findIndex((row) => row.checkpoint_ns === checkpoint_ns && row.checkpoint_id === checkpoint_id)
+  const loop = ParentLinks.findLoop(namespaces)
+  if (loop !== undefined) {
+    const first = loop.ids[0]!
+    return problem(
+      `checkpoint ${first}${inNamespace(loop.checkpoint_ns)}: ${ParentLinks.describeLoop(loop)}`,
+      "checkpoint",
+      at(loop.checkpoint_ns, first)
+    )
+  }
+  const orphan = ParentLinks.findMissingParent(namespaces)
+  if (orphan !== undefined) {
+    return problem(
+      `checkpoint ${orphan.checkpoint_id}${inNamespace(orphan.checkpoint_ns)} has parent ` +
+        `${orphan.parent_checkpoint_id}, which is not among the thread's checkpoints: a thread holds its whole chain`,
+      "checkpoint",
+      at(orphan.checkpoint_ns, orphan.checkpoint_id)
+    )
+  }
+  return undefined
+}
+
+const utf8 = new TextDecoder()
+
+/** Whether JSON text (or its bytes) nests deeper than `limit`. */
+const deeper = (json: string | Uint8Array | undefined, limit: number) => {
+  if (json === undefined || json.length <= limit) return false
+  return depthOf(typeof json === "string" ? json : utf8.decode(json)) > limit
+}
+
+const deeperThan = (limit: number) => `nests deeper than ${limit} levels, more than put accepts`
+
+/**
+ * A value deeper than `put` accepts: metadata and `json` values over
+ * `MAX_DEPTH`, an element of a shared list (a plain piece, stored under its
+ * own hash) over `MAX_DEPTH - 1`. Values of other types, and sealed ones
+ * (which only a holder of the key can have written), are not JSON text here.
+ */
+const tooDeep = (rows: ThreadRows): Problem | undefined => {
+  const metadata = rows.checkpoints.findIndex((row) => deeper(row.metadata, MAX_DEPTH))
+  if (metadata >= 0) {
+    const row = rows.checkpoints[metadata]!
+    return problem(`checkpoint ${row.checkpoint_id}: its metadata ${deeperThan(MAX_DEPTH)}`, "checkpoint", metadata)
+  }
+  const blob = rows.blobs.findIndex((blob) => blob.type === "json" && deeper(blob.bytes, MAX_DEPTH))
+  if (blob >= 0) {
+    const { channel, version } = rows.blobs[blob]!
+    return problem(`the value of channel "${channel}" at version ${version} ${deeperThan(MAX_DEPTH)}`, "blob", blob)
+  }
+  const write = rows.writes.findIndex((write) => write.type === "json" && deeper(write.bytes, MAX_DEPTH))
+  if (write >= 0) {
+    const { checkpoint_id, idx, task_id } = rows.writes[write]!
+    return problem(
+      `write ${idx} of task ${task_id} on checkpoint ${checkpoint_id} ${deeperThan(MAX_DEPTH)}`,
+      "write",
+      write
+    )
+  }
+  const piece = rows.pieces.findIndex((piece) =>
+    deeper(piece.bytes, MAX_DEPTH - 1) && Sharing.pieceKey(piece.hash) === Sharing.hashOf(piece.bytes)
+  )
+  if (piece >= 0) return problem(`an element of a shared list ${deeperThan(MAX_DEPTH - 1)}`, "piece", piece)
+  return undefined
+}
