@@ -11,6 +11,7 @@ import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync 
 import { createServer } from "node:net"
 import { tmpdir, userInfo } from "node:os"
 import { join } from "node:path"
+import { Client } from "pg"
 import type { TestProject } from "vitest/node"
 
 declare module "vitest" {
@@ -111,8 +112,38 @@ export const ensureServer = async (): Promise<{ readonly url: string; readonly s
   return url !== undefined && url !== "" ? { url, stop: () => undefined } : startThrowaway()
 }
 
+/**
+ * The role the CockroachDB stand-in connects as (see `support/cockroach.ts`):
+ * on PostgreSQL, every statement of its sessions runs SERIALIZABLE, as on
+ * CockroachDB, by the role's own default, which the server applies at
+ * connect and any pooler passes through. Created once per server, with the
+ * password of the server's URL, and left there: runs of the tests at once
+ * share it.
+ */
+export const cockroachRole = "lce_cockroach"
+
+const createCockroachRole = async (url: string) => {
+  const client = new Client({ connectionString: url })
+  await client.connect()
+  try {
+    const password = decodeURIComponent(new URL(url).password)
+    const exists = await client.query("SELECT 1 FROM pg_roles WHERE rolname = $1", [cockroachRole])
+    if (exists.rowCount === 0) {
+      await client.query(`CREATE ROLE ${cockroachRole} LOGIN SUPERUSER`).catch((error: { code?: string }) => {
+        // Another run created it in between.
+        if (error.code !== "42710" && error.code !== "23505") throw error
+      })
+    }
+    await client.query(`ALTER ROLE ${cockroachRole} SET default_transaction_isolation = 'serializable'`)
+    if (password !== "") await client.query(`ALTER ROLE ${cockroachRole} PASSWORD '${password.replaceAll("'", "''")}'`)
+  } finally {
+    await client.end()
+  }
+}
+
 export default async function setup(project: TestProject) {
   const server = await ensureServer()
+  await createCockroachRole(server.url)
   project.provide("databaseUrl", server.url)
   return server.stop
 }
