@@ -20,7 +20,8 @@ declare module "vitest" {
   }
 }
 
-const binaries = (): string => {
+/** The newest PostgreSQL server binaries on this machine (initdb, pg_ctl, pg_basebackup). */
+export const binaries = (): string => {
   const root = "/usr/lib/postgresql"
   const versions = existsSync(root) ? readdirSync(root).sort((a, b) => Number(b) - Number(a)) : []
   const found = versions.map((version) => join(root, version, "bin")).find((bin) => existsSync(join(bin, "initdb")))
@@ -33,7 +34,8 @@ const binaries = (): string => {
   return found
 }
 
-const freePort = () =>
+/** A loopback port nobody listens on now. */
+export const freePort = () =>
   new Promise<number>((resolve, reject) => {
     const server = createServer()
     server.once("error", reject)
@@ -46,8 +48,23 @@ const freePort = () =>
   })
 
 /** PostgreSQL refuses to run as root: run its tools as the `postgres` user then. */
-const asServerUser = (command: string, args: Array<string>) =>
+export const asServerUser = (command: string, args: Array<string>) =>
   userInfo().uid === 0 ? ["runuser", ["-u", "postgres", "--", command, ...args]] as const : [command, args] as const
+
+/** The `postgres` user, when this process runs as root (PostgreSQL and PgBouncer refuse root). */
+export const serverUser = (): { readonly uid: number; readonly gid: number } | undefined =>
+  userInfo().uid === 0
+    ? {
+      uid: Number(execFileSync("id", ["-u", "postgres"], { encoding: "utf8" }).trim()),
+      gid: Number(execFileSync("id", ["-g", "postgres"], { encoding: "utf8" }).trim())
+    }
+    : undefined
+
+/** Gives `path` to the server's user (when running as root). */
+export const own = (path: string) => {
+  const owner = serverUser()
+  if (owner !== undefined) chownSync(path, owner.uid, owner.gid)
+}
 
 /**
  * A server of its own. `files` are written next to its data, owned by the
@@ -63,13 +80,6 @@ export const startThrowaway = async (
 ) => {
   const bin = binaries()
   const dir = mkdtempSync(join(tmpdir(), "lce-postgres-"))
-  const owner = userInfo().uid === 0
-    ? {
-      uid: Number(execFileSync("id", ["-u", "postgres"], { encoding: "utf8" }).trim()),
-      gid: Number(execFileSync("id", ["-g", "postgres"], { encoding: "utf8" }).trim())
-    }
-    : undefined
-  const own = (path: string) => owner === undefined ? undefined : chownSync(path, owner.uid, owner.gid)
   own(dir)
   for (const [name, content] of Object.entries(extra.files ?? {})) {
     writeFileSync(join(dir, name), content, { mode: 0o600 })
