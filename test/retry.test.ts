@@ -127,6 +127,38 @@ describe("retry", () => {
         expect(error).toMatchObject({ _tag: "StorageFailure", attempts: 1, sqlState: "40001", retryable: true })
       })))
 
+  it.live("fromConnString takes a retry window and the pool's settings", () =>
+    withDatabase("retry_conn_string", (url) =>
+      Effect.gen(function*() {
+        yield* Effect.scoped(Layer.build(Postgres.layer({ url })))
+        yield* inject(url, "checkpoints", 1000, "40001")
+        const saver = yield* Effect.promise(() =>
+          EffectCheckpointSaver.fromConnString(url, { retryWindow: "600 millis", connection: { poolSize: 1 } })
+        )
+        const started = Date.now()
+        const error = yield* Effect.promise(() =>
+          saver.put({ configurable: { thread_id: "t" } }, checkpoint(), metadata(), {}).then(
+            () => undefined,
+            (e: unknown) => e
+          )
+        )
+        const elapsed = Date.now() - started
+        const open = yield* Effect.promise(() =>
+          admin(
+            (client) =>
+              client.query(
+                "SELECT 1 FROM pg_stat_activity WHERE application_name = 'langgraph-checkpoint-effect' AND datname = current_database() AND pid <> pg_backend_pid()"
+              ),
+            url
+          )
+        )
+        yield* Effect.promise(() => saver.close())
+        expect(error).toMatchObject({ _tag: "StorageFailure", sqlState: "40001", retryable: true })
+        expect(elapsed).toBeGreaterThan(500)
+        expect(elapsed).toBeLessThan(3_000)
+        expect(open.rowCount).toBe(1)
+      })))
+
   it.live("never retries what cannot succeed: a unique violation, an undefined table", () =>
     withDatabase("retry_never", (url) =>
       Effect.gen(function*() {
