@@ -24,7 +24,8 @@
  *   fresh ones, which reach the new primary once a failover is over.
  * - `rejected`: the server or a pooler refuses the protocol or the
  *   connection's settings (08P01, a startup parameter a pooler does not
- *   accept, a malformed URL): fails at once, with what to change.
+ *   accept, a malformed URL, a certificate that does not verify): fails at
+ *   once, with what to change.
  * - `fatal`: everything else (a unique violation, an undefined table, a
  *   timeout the caller set) fails at once.
  *
@@ -87,6 +88,13 @@ export const refusedStartupParameter = (error: SqlError.SqlError): string | unde
 const clientConfig =
   /^PgConnection: (No username|keepAlive|Reserved startup parameter|Startup parameter|Invalid (connection URL|percent-encoding|port|connect_timeout)|Unsupported connection URL|Unrecognized sslmode|Server refused TLS)/
 
+/** A TLS certificate that does not verify: no retry changes that. */
+const certificateRefused = (error: SqlError.SqlError): boolean => {
+  const cause: unknown = error.reason.cause
+  const code = typeof cause === "object" && cause !== null && "code" in cause ? cause.code : undefined
+  return typeof code === "string" && /CERT|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)|ALTNAME/.test(code)
+}
+
 /**
  * Classifies a failure by what the server, a pooler or the socket said.
  *
@@ -98,7 +106,7 @@ export const classify = (error: SqlError.SqlError): Verdict => {
   if (state === "25006" || readOnlyText.test(text)) return "readOnly"
   if (state === undefined) {
     if (error.reason._tag !== "ConnectionError") return "fatal"
-    return clientConfig.test(error.reason.message) ? "rejected" : "reconnect"
+    return clientConfig.test(error.reason.message) || certificateRefused(error) ? "rejected" : "reconnect"
   }
   if (conflicts.has(state)) return "conflict"
   if (lostSessions.has(state)) return "reconnect"

@@ -19,9 +19,12 @@
 import { PgConnection } from "@effect/sql-pg"
 import { Effect } from "effect"
 import type { SqlError } from "effect/sql"
+import * as Retry from "../Retry.ts"
 
 /**
- * Connects once with `config` and tells whether a pooler answered.
+ * Connects once with `config` and tells whether a pooler answered. A
+ * server that cannot say (no `pg_backend_pid()`) counts as pooled: unnamed
+ * statements work everywhere. Failing to connect is the connection's error.
  *
  * @since 0.1.0
  */
@@ -30,7 +33,8 @@ export const detect = (config: PgConnection.Config): Effect.Effect<boolean, SqlE
     PgConnection.make({ ...config, prepare: false }).pipe(
       Effect.flatMap((connection) =>
         connection.query("SELECT pg_backend_pid() AS pid", [], false).pipe(
-          Effect.map((result) => Number(result.rows[0]?.["pid"]) !== connection.processId)
+          Effect.map((result) => Number(result.rows[0]?.["pid"]) !== connection.processId),
+          Effect.catchIf((error) => Retry.classify(error) === "fatal", () => Effect.succeed(true))
         )
       )
     )
