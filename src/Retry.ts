@@ -159,6 +159,17 @@ export const windowed = (window: Duration.Input): Policy =>
 export const defaultWindow: Duration.Duration = Duration.seconds(10)
 
 /**
+ * The policy options name, if any: `retry`, else a window of `retryWindow`.
+ *
+ * @since 0.1.0
+ */
+export const policyOf = (options: {
+  readonly retry?: Policy | undefined
+  readonly retryWindow?: Duration.Input | undefined
+}): Policy | undefined =>
+  options.retry ?? (options.retryWindow === undefined ? undefined : windowed(options.retryWindow))
+
+/**
  * {@link windowed} over {@link defaultWindow}.
  *
  * @since 0.1.0

@@ -126,7 +126,7 @@ export class EffectCheckpointSaver extends BaseCheckpointSaver {
    */
   static fromLayer<E>(layer: Layer.Layer<CheckpointStorage, E>, options: SaverOptions = {}): EffectCheckpointSaver {
     const serializer = Serializer.fromProtocol(options.serde ?? new SafeJsonPlusSerializer({ allow: options.allow }))
-    const retry = options.retry ?? (options.retryWindow === undefined ? undefined : Retry.windowed(options.retryWindow))
+    const retry = Retry.policyOf(options)
     const services = Layer.succeed(Serializer.Serializer, serializer).pipe(
       Layer.merge(retry === undefined ? Layer.empty : Layer.succeed(Retry.RetryPolicy, retry)),
       Layer.merge(options.sharing === undefined ? Layer.empty : Layer.succeed(Sharing.Enabled, options.sharing)),

@@ -193,7 +193,7 @@ export const client = (
     }
     const sockets = Sockets.make(Sockets.endpoint(url, options.host, options.port))
     const config = poolConfig(options, ssl, sockets)
-    const policy = SqlStorage.policyOf(options) ?? (yield* Retry.RetryPolicy)
+    const policy = Retry.policyOf(options) ?? (yield* Retry.RetryPolicy)
     const pooled = yield* Pooler.detect(config).pipe(Retry.retrying("connect", policy), Effect.mapError(refused))
     const pg = yield* PgClient.make({ ...config, prepare: options.prepare ?? prepareInUrl ?? !pooled }).pipe(
       Effect.mapError(connectFailure)

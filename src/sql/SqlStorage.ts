@@ -125,19 +125,11 @@ const refusingWrites = (driver: StorageDriver): StorageDriver => {
   }
 }
 
-/**
- * The retry policy the options name, if any (`retry`, else `retryWindow`).
- *
- * @since 0.1.0
- */
-export const policyOf = (options: Pick<SqlStorageOptions, "retry" | "retryWindow">): Retry.Policy | undefined =>
-  options.retry ?? (options.retryWindow === undefined ? undefined : Retry.windowed(options.retryWindow))
-
 /** The effect under the options' retry policy, if they name one. */
 const withPolicy = <A, E, R>(
   effect: Effect.Effect<A, E, R>,
   options: Pick<SqlStorageOptions, "retry" | "retryWindow">
 ) => {
-  const policy = policyOf(options)
+  const policy = Retry.policyOf(options)
   return policy === undefined ? effect : Effect.provideService(effect, Retry.RetryPolicy, policy)
 }
