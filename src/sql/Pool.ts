@@ -93,7 +93,7 @@ export interface PoolOptions extends Omit<SqlStorage.SqlStorageOptions, "dialect
    * transaction runs at the server's default (see `Transactions`).
    * Serialization failures it may cause are retried.
    */
-  readonly isolation?: Transactions.TransactionMode["isolation"]
+  readonly isolation?: "serializable" | "repeatable read" | "read committed" | undefined
   /**
    * TLS for the connections: `true`, or TLS options (a `ca`, a client `cert`
    * and `key`, …). Without it, the URL's `sslmode`, `sslrootcert`,
