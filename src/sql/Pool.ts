@@ -4,7 +4,7 @@
  *
  * It sends nothing a connection pooler in transaction mode refuses
  * (PgBouncer, Supavisor, Neon's, RDS Proxy): no startup parameter but the
- * user, database and application name; isolation and read-only mode are set
+ * user, database, application name and client encoding; isolation and read-only mode are set
  * where each transaction begins (`Transactions`); named prepared statements
  * only when no pooler answers (`Pooler`). It owns its sockets (`Sockets`), so
  * that a read-only answer can drop them all (`Retry.Reconnect`).
