@@ -77,7 +77,9 @@ export class CorruptedCheckpoint extends Schema.TaggedError<CorruptedCheckpoint>
  * The storage backend failed. `retryable` says whether running the same
  * operation again may succeed (a serialization conflict, a lost connection on
  * idempotent work); `attempts` how many times it ran (more than one when
- * retries ran out) and `sqlState` the server's last SQLSTATE.
+ * retries ran out), `sqlState` the server's last SQLSTATE, and `hint` what
+ * it means where that needs saying (a read-only endpoint, a pooler refusing
+ * a setting).
  *
  * @since 0.1.0
  */
@@ -86,13 +88,15 @@ export class StorageFailure extends Schema.TaggedError<StorageFailure>()("Storag
   retryable: Schema.Boolean,
   attempts: Schema.optional(Schema.Finite),
   sqlState: Schema.optional(Schema.String),
+  hint: Schema.optional(Schema.String),
   cause: Schema.Defect()
 }) {
   override get message(): string {
     const attempts = this.attempts !== undefined && this.attempts > 1 ? ` after ${this.attempts} attempts` : ""
     const state = this.sqlState === undefined ? "" : ` (SQLSTATE ${this.sqlState})`
     const retryable = this.retryable && attempts === "" ? " (retryable)" : ""
-    return `${this.operation}: storage failed${attempts}${state}${retryable}: ${describe(this.cause)}`
+    const hint = this.hint === undefined ? "" : `${this.hint}: `
+    return `${this.operation}: storage failed${attempts}${state}${retryable}: ${hint}${describe(this.cause)}`
   }
 }
 

@@ -1,17 +1,41 @@
 /**
- * Which storage failures are worth running again, and how often.
+ * Which storage failures are worth running again, what to do first, and for
+ * how long.
  *
  * Every statement the SQL driver runs is idempotent (an upsert, an insert
  * that keeps existing rows, a read, a delete), so running one again after a
- * failure whose outcome is unknown cannot duplicate or lose anything. What is
- * retried: serialization failures (SQLSTATE 40001, which CockroachDB uses for
- * its restart-transaction errors), deadlocks (40P01), ambiguous results
- * (40003), lost connections (class 08) and server shutdowns (57P01–57P03).
- * Everything else fails at once.
+ * failure whose outcome is unknown cannot duplicate or lose anything. A
+ * failure is classified once ({@link classify}) from what the server, a
+ * pooler in front of it, or the socket said:
+ *
+ * - `conflict`: serialization failures (SQLSTATE 40001, which CockroachDB
+ *   uses for its restart-transaction errors), deadlocks (40P01), ambiguous
+ *   results (40003): run again.
+ * - `reconnect`: the session is gone or could not start — a lost socket,
+ *   class 08, a server shutting down, crashed or starting (57P01–57P03), an
+ *   idle-session or idle-in-transaction timeout (57P05, 25P03), too many
+ *   clients (53300), and the transient messages of poolers (PgBouncer's
+ *   `server conn crashed?`, `server login has been failing`, …, which it
+ *   sends as 08P01): run again on a fresh connection (the pool replaces
+ *   dead ones by itself).
+ * - `readOnly`: the connection reaches a standby or a read-only endpoint
+ *   (25006, `cannot execute … in a read-only transaction`): the pool drops
+ *   its connections ({@link Reconnect}) and the statement runs again on
+ *   fresh ones, which reach the new primary once a failover is over.
+ * - `rejected`: the server or a pooler refuses the protocol or the
+ *   connection's settings (08P01, a startup parameter a pooler does not
+ *   accept, a malformed URL, a certificate that does not verify): fails at
+ *   once, with what to change.
+ * - `fatal`: everything else (a unique violation, an undefined table, a
+ *   timeout the caller set) fails at once.
+ *
+ * How long to keep trying is the policy: by default a window of
+ * {@link defaultWindow} ({@link windowed} builds one of any length, so a
+ * deployment can ride out a longer managed failover).
  *
  * @since 0.1.0
  */
-import { Clock, Context, Effect, Metric, Schedule } from "effect"
+import { Clock, Context, Duration, Effect, Metric, Schedule } from "effect"
 import type { SqlError } from "effect/sql"
 import { StorageFailure } from "./CheckpointError.ts"
 
@@ -27,7 +51,68 @@ export const sqlState = (error: SqlError.SqlError): string | undefined => {
   return typeof cause.code === "string" ? cause.code : undefined
 }
 
-const retryableStates = new Set(["40001", "40P01", "40003", "57P01", "57P02", "57P03"])
+/** What the server or the socket said, beneath the client's generic message. */
+const serverMessage = (error: SqlError.SqlError): string => {
+  const cause: unknown = error.reason.cause
+  return typeof cause === "object" && cause !== null && "message" in cause && typeof cause.message === "string"
+    ? cause.message
+    : ""
+}
+
+/**
+ * What a failure calls for (see the module's description).
+ *
+ * @since 0.1.0
+ */
+export type Verdict = "conflict" | "reconnect" | "readOnly" | "rejected" | "fatal"
+
+const conflicts = new Set(["40001", "40P01", "40003"])
+const lostSessions = new Set(["57P01", "57P02", "57P03", "57P05", "25P03", "53300"])
+
+/**
+ * What poolers say, as 08P01, when a server connection failed or is not
+ * there yet: transient, unlike the protocol violations PostgreSQL reports
+ * with the same code. (PgBouncer's texts, checked against PgBouncer 1.18.)
+ */
+const transientPooler =
+  /server conn crashed|server login has been failing|server_login_retry|client_login_timeout|query_wait_timeout|no more connections allowed|cannot connect to server|idle transaction timeout|server shutting down/i
+
+const readOnlyText =
+  /cannot execute .+ in a read-only transaction|cannot set transaction read-write mode during recovery/i
+
+/** The startup parameter a server or pooler refused, if that is what it said. */
+export const refusedStartupParameter = (error: SqlError.SqlError): string | undefined =>
+  /unsupported startup parameter:\s*([^\s=]+)/i.exec(serverMessage(error))?.[1]
+
+/** What `@effect/sql-pg` says of settings it cannot use (before any byte is sent). */
+const clientConfig =
+  /^PgConnection: (No username|keepAlive|Reserved startup parameter|Startup parameter|Invalid (connection URL|percent-encoding|port|connect_timeout)|Unsupported connection URL|Unrecognized sslmode|Server refused TLS)/
+
+/** A TLS certificate that does not verify: no retry changes that. */
+const certificateRefused = (error: SqlError.SqlError): boolean => {
+  const cause: unknown = error.reason.cause
+  const code = typeof cause === "object" && cause !== null && "code" in cause ? cause.code : undefined
+  return typeof code === "string" && /CERT|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)|ALTNAME/.test(code)
+}
+
+/**
+ * Classifies a failure by what the server, a pooler or the socket said.
+ *
+ * @since 0.1.0
+ */
+export const classify = (error: SqlError.SqlError): Verdict => {
+  const state = sqlState(error)
+  const text = serverMessage(error)
+  if (state === "25006" || readOnlyText.test(text)) return "readOnly"
+  if (state === undefined) {
+    if (error.reason._tag !== "ConnectionError") return "fatal"
+    return clientConfig.test(error.reason.message) || certificateRefused(error) ? "rejected" : "reconnect"
+  }
+  if (conflicts.has(state)) return "conflict"
+  if (lostSessions.has(state)) return "reconnect"
+  if (state === "08P01") return transientPooler.test(text) ? "reconnect" : "rejected"
+  return state.startsWith("08") ? "reconnect" : "fatal"
+}
 
 /**
  * Whether the same idempotent statement may succeed when run again.
@@ -35,10 +120,8 @@ const retryableStates = new Set(["40001", "40P01", "40003", "57P01", "57P02", "5
  * @since 0.1.0
  */
 export const isRetryable = (error: SqlError.SqlError): boolean => {
-  const state = sqlState(error)
-  if (state !== undefined) return retryableStates.has(state) || state.startsWith("08")
-  // No SQLSTATE: the connection failed before or while talking to the server.
-  return error.reason._tag === "ConnectionError"
+  const verdict = classify(error)
+  return verdict === "conflict" || verdict === "reconnect" || verdict === "readOnly"
 }
 
 /**
@@ -48,26 +131,72 @@ export const isRetryable = (error: SqlError.SqlError): boolean => {
  */
 export type Policy = Schedule.Schedule<unknown, SqlError.SqlError>
 
+/** The longest wait between two attempts: once the endpoint is back, work resumes within it. */
+const longestDelay = Duration.seconds(1)
+
 /**
- * Exponential backoff from 10 ms with jitter, at most 10 attempts and about
- * 5 seconds in all.
+ * Exponential backoff from 10 ms with jitter, each wait at most a second,
+ * for as long as `window` lasts since the first failure.
  *
  * @since 0.1.0
  */
-export const defaultPolicy: Policy = Schedule.exponential("10 millis").pipe(
-  Schedule.jittered,
-  Schedule.upTo({ times: 9, duration: "5 seconds" })
-)
+export const windowed = (window: Duration.Input): Policy =>
+  Schedule.exponential("10 millis").pipe(
+    Schedule.modifyDelay(({ duration }) => Effect.succeed(Duration.min(duration, longestDelay))),
+    Schedule.jittered,
+    Schedule.upTo({ duration: window })
+  )
+
+/**
+ * How long an operation keeps trying by default. The failover of a primary
+ * to a synchronous standby behind a pooler (`test/topology.test.ts`) keeps
+ * writes away for about 1–5 seconds: twice the longest of that, with room
+ * for a pooler's own reconnect. Managed failovers can take 30 seconds or
+ * more: set `retryWindow` (or `CHECKPOINT_RETRY_WINDOW`) for those.
+ *
+ * @since 0.1.0
+ */
+export const defaultWindow: Duration.Duration = Duration.seconds(10)
+
+/**
+ * The policy options name, if any: `retry`, else a window of `retryWindow`.
+ *
+ * @since 0.1.0
+ */
+export const policyOf = (options: {
+  readonly retry?: Policy | undefined
+  readonly retryWindow?: Duration.Input | undefined
+}): Policy | undefined =>
+  options.retry ?? (options.retryWindow === undefined ? undefined : windowed(options.retryWindow))
+
+/**
+ * {@link windowed} over {@link defaultWindow}.
+ *
+ * @since 0.1.0
+ */
+export const defaultPolicy: Policy = windowed(defaultWindow)
 
 /**
  * The retry policy of the storage operations. Override it for a layer (its
- * `retry` option) or a saver (`fromLayer(layer, { retry })`); `Schedule.recurs(0)`
- * turns retries off.
+ * `retry` or `retryWindow` option) or a saver (`fromLayer(layer, { retry })`);
+ * `Schedule.recurs(0)` turns retries off.
  *
  * @since 0.1.0
  */
 export const RetryPolicy = Context.Reference<Policy>("langgraph-checkpoint-effect/RetryPolicy", {
   defaultValue: () => defaultPolicy
+})
+
+/**
+ * What to do before running again a statement that met a read-only
+ * endpoint: drop the connections that reach it. The pools this library
+ * opens provide it; over an application's own client it does nothing (the
+ * statement is only run again), and the application's pool decides.
+ *
+ * @since 0.1.0
+ */
+export const Reconnect = Context.Reference<Effect.Effect<void>>("langgraph-checkpoint-effect/Retry/Reconnect", {
+  defaultValue: () => Effect.void
 })
 
 /**
@@ -90,14 +219,15 @@ export const retries = Metric.counter("langgraph_checkpoint_retries", {
 export const registerRetries: Effect.Effect<void> = Metric.update(retries, 0)
 
 /**
- * Runs `effect` under `policy`, retrying retryable failures. Each retry is a
- * span event and a metric increment; when retries run out, the
- * `StorageFailure` says how many attempts were made and the last SQLSTATE.
+ * Runs `effect` under `policy`, retrying retryable failures; before a
+ * retry after a read-only answer it runs `reconnect`. Each retry is a span
+ * event and a metric increment; when retries run out, the `StorageFailure`
+ * says how many attempts were made, the last SQLSTATE, and what it means.
  *
  * @since 0.1.0
  */
 export const retrying =
-  (operation: string, policy: Policy) =>
+  (operation: string, policy: Policy, reconnect: Effect.Effect<void> = Effect.void) =>
   <A, R>(effect: Effect.Effect<A, SqlError.SqlError, R>): Effect.Effect<A, StorageFailure, R> =>
     Effect.suspend(() => {
       let attempts = 0
@@ -112,7 +242,8 @@ export const retrying =
             Effect.sync(() => span.event("checkpoint.retry", now, { operation, attempt, sqlstate: state }))
           ),
           Effect.ignore,
-          Effect.andThen(Metric.update(Metric.withAttributes(retries, { operation, sqlstate: state }), 1))
+          Effect.andThen(Metric.update(Metric.withAttributes(retries, { operation, sqlstate: state }), 1)),
+          Effect.andThen(classify(input) === "readOnly" ? reconnect : Effect.void)
         )
       }))
       return counted.pipe(
@@ -121,19 +252,55 @@ export const retrying =
       )
     })
 
+/** What a failure means to the person reading it, for the verdicts that need saying. */
+const hintFor = (cause: SqlError.SqlError, verdict: Verdict, attempts: number): string | undefined => {
+  switch (verdict) {
+    case "readOnly":
+      return "the database endpoint is read-only (a standby, a read replica, or a database set read-only)" +
+        (attempts > 1
+          ? " for the whole retry window (set retryWindow or CHECKPOINT_RETRY_WINDOW to wait out a longer failover)"
+          : "")
+    case "rejected": {
+      const parameter = refusedStartupParameter(cause)
+      return parameter !== undefined
+        ? startupParameterHint(parameter)
+        : sqlState(cause) === "08P01"
+        ? "the server, or a connection pooler in front of it, rejected the protocol (with a transaction " +
+          "pooler such as PgBouncer, named prepared statements do not survive: add prepare=false to the URL)"
+        : undefined
+    }
+    default:
+      return undefined
+  }
+}
+
+/**
+ * The message for a startup parameter a pooler refused.
+ *
+ * @since 0.1.0
+ */
+export const startupParameterHint = (parameter: string): string =>
+  `the server refused the startup parameter "${parameter}": a connection pooler (PgBouncer, Supavisor, ` +
+  `Neon's or RDS Proxy) is likely in front of it and accepts none but a few; remove "${parameter}" from ` +
+  `the connection URL or options (set it with ALTER ROLE … SET instead), or, with PgBouncer, list it in ` +
+  `ignore_startup_parameters`
+
 /**
  * The failure of a statement that is not retried (inside a caller's
- * transaction, where the caller decides).
+ * transaction, where the caller decides), or whose retries ran out.
  *
  * @since 0.1.0
  */
 export const failure = (operation: string, cause: SqlError.SqlError, attempts = 1): StorageFailure => {
   const state = sqlState(cause)
+  const verdict = classify(cause)
+  const hint = hintFor(cause, verdict, attempts)
   return new StorageFailure({
     operation,
-    retryable: isRetryable(cause),
+    retryable: verdict === "conflict" || verdict === "reconnect" || verdict === "readOnly",
     attempts,
     ...(state === undefined ? {} : { sqlState: state }),
+    ...(hint === undefined ? {} : { hint }),
     cause
   })
 }

@@ -17,7 +17,7 @@ import {
   type PendingWrite,
   type SerializerProtocol
 } from "@langchain/langgraph-checkpoint"
-import { Effect, Layer, ManagedRuntime, Option, Stream } from "effect"
+import { type Duration, Effect, Layer, ManagedRuntime, Option, Stream } from "effect"
 import {
   type CheckpointIdRef,
   configOf,
@@ -41,6 +41,7 @@ import * as Retry from "./Retry.ts"
 import type * as Revival from "./Revival.ts"
 import * as Serializer from "./Serializer.ts"
 import * as Sharing from "./Sharing.ts"
+import type { ConnectionSettings } from "./sql/Pool.ts"
 
 /**
  * @since 0.1.0
@@ -65,6 +66,19 @@ export interface SaverOptions {
    * `Retry.defaultPolicy`); a layer's own `retry` option wins.
    */
   readonly retry?: Retry.Policy
+  /**
+   * How long an operation keeps retrying (default `Retry.defaultWindow`, 10
+   * seconds), e.g. `"45 seconds"` to ride out a managed database's failover;
+   * `retry` wins over it.
+   */
+  readonly retryWindow?: Duration.Input
+  /**
+   * The connection pool of a `postgres://` or `cockroachdb://` connection
+   * string (`fromConnString`): `poolSize`, `idleTimeout`, `connectionTTL`,
+   * `statementTimeout`, `prepare`; or the `serverless` preset of
+   * `langgraph-checkpoint-effect/postgres`. Other connection strings ignore it.
+   */
+  readonly connection?: ConnectionSettings
   /**
    * Whether arrays are stored with structural sharing (default `true`, see
    * `Sharing`). `false` keeps every value in the plain encoding LangGraph's
@@ -122,8 +136,9 @@ export class EffectCheckpointSaver extends BaseCheckpointSaver {
    */
   static fromLayer<E>(layer: Layer.Layer<CheckpointStorage, E>, options: SaverOptions = {}): EffectCheckpointSaver {
     const serializer = Serializer.fromProtocol(options.serde ?? new SafeJsonPlusSerializer({ allow: options.allow }))
+    const retry = Retry.policyOf(options)
     const services = Layer.succeed(Serializer.Serializer, serializer).pipe(
-      Layer.merge(options.retry === undefined ? Layer.empty : Layer.succeed(Retry.RetryPolicy, options.retry)),
+      Layer.merge(retry === undefined ? Layer.empty : Layer.succeed(Retry.RetryPolicy, retry)),
       Layer.merge(options.sharing === undefined ? Layer.empty : Layer.succeed(Sharing.Enabled, options.sharing)),
       Layer.merge(options.encryption === undefined ? Layer.empty : Encryption.layer(options.encryption))
     )
@@ -154,7 +169,7 @@ export class EffectCheckpointSaver extends BaseCheckpointSaver {
    * no driver serves, and with the driver's error when it cannot start.
    */
   static async fromConnString(url: string, options: SaverOptions = {}): Promise<EffectCheckpointSaver> {
-    const layer = await layerFromConnString(url)
+    const layer = await layerFromConnString(url, options.connection ?? {})
     if (layer instanceof InvalidConfig) throw layer
     const saver = EffectCheckpointSaver.fromLayer(layer, options)
     await saver.ready()
@@ -342,14 +357,17 @@ const configurable = (config: RunnableConfig): CheckpointIdRef => (config.config
  * The storage layer a connection string names. Drivers load on demand, so
  * a memory saver never loads a database client.
  */
-const layerFromConnString = async (url: string): Promise<Layer.Layer<CheckpointStorage, unknown> | InvalidConfig> => {
+const layerFromConnString = async (
+  url: string,
+  connection: ConnectionSettings
+): Promise<Layer.Layer<CheckpointStorage, unknown> | InvalidConfig> => {
   const scheme = url.slice(0, url.indexOf(":") + 1).toLowerCase()
   switch (scheme) {
     case "memory:":
       return layerMemory
     case "postgres:":
     case "postgresql:":
-      return loadDriver(scheme, () => import("./postgres.ts"), (Postgres) => Postgres.layer({ url }))
+      return loadDriver(scheme, () => import("./postgres.ts"), (Postgres) => Postgres.layer({ ...connection, url }))
     case "pglite:": {
       const dataDir = url.slice("pglite:".length).replace(/^\/\//, "")
       return loadDriver(
@@ -360,7 +378,7 @@ const layerFromConnString = async (url: string): Promise<Layer.Layer<CheckpointS
     }
     case "cockroachdb:":
     case "cockroach:":
-      return loadDriver(scheme, () => import("./cockroach.ts"), (Cockroach) => Cockroach.layer({ url }))
+      return loadDriver(scheme, () => import("./cockroach.ts"), (Cockroach) => Cockroach.layer({ ...connection, url }))
   }
   return new InvalidConfig({
     operation: "fromConnString",

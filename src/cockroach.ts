@@ -3,7 +3,9 @@
  *
  * The same SQL driver as PostgreSQL (CockroachDB speaks its wire protocol),
  * in the subset CockroachDB accepts, with migrations serialized by a lock
- * row. Transactions are SERIALIZABLE unless `isolation: "read committed"`;
+ * row. Transactions are SERIALIZABLE unless `isolation: "read committed"`
+ * (set where each begins, as poolers refuse it at connect; a single
+ * statement runs at the cluster's default, SERIALIZABLE unless changed);
  * the serialization failures CockroachDB raises under contention (SQLSTATE
  * 40001) are retried by the `retry` policy.
  *
@@ -24,7 +26,11 @@ import * as Tables from "./sql/Tables.ts"
  * @since 0.1.0
  */
 export interface CockroachOptions extends Omit<Pool.PoolOptions, "isolation"> {
-  /** Transaction isolation (default `serializable`, CockroachDB's own default). */
+  /**
+   * The isolation of the transactions opened on the pool (default
+   * `serializable`, CockroachDB's own default, which single statements get
+   * from the cluster).
+   */
   readonly isolation?: "serializable" | "read committed" | undefined
 }
 
@@ -37,6 +43,16 @@ export const toWireUrl = (url: string): string => url.replace(/^cockroach(db)?:\
 
 const wire = (url: CockroachOptions["url"]) =>
   url === undefined ? url : Redacted.isRedacted(url) ? Redacted.make(toWireUrl(Redacted.value(url))) : toWireUrl(url)
+
+export {
+  /**
+   * Settings for short-lived processes: one connection, closed when idle
+   * (see `Postgres.serverless`).
+   *
+   * @since 0.1.0
+   */
+  serverless
+} from "./sql/Pool.ts"
 
 /**
  * The storage with a pool of its own, closed when the layer is released.
@@ -64,8 +80,8 @@ const poolOptions = (options: CockroachOptions): Pool.PoolOptions => ({
 
 /**
  * The settings `layerConfig` reads by default: `DATABASE_URL` (a
- * `cockroachdb://` or `postgres://` URL), and optionally `CHECKPOINT_SCHEMA`
- * and `CHECKPOINT_POOL_SIZE`.
+ * `cockroachdb://` or `postgres://` URL), and optionally the
+ * `CHECKPOINT_…` settings of `Postgres.defaultConfig`.
  *
  * @since 0.1.0
  */
@@ -156,9 +172,10 @@ const runAll = (operation: string, statements: ReadonlyArray<string>) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const policy = yield* Retry.RetryPolicy
+    const reconnect = yield* Retry.Reconnect
     for (const statement of statements) {
       yield* sql.unsafe(statement).pipe(
-        Retry.retrying(operation, policy),
+        Retry.retrying(operation, policy, reconnect),
         Effect.catchIf((failure) => failure.sqlState === "42710", () => Effect.void)
       )
     }

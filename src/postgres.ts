@@ -26,6 +26,17 @@ export {
   type SqlStorageOptions
 } from "./sql/SqlStorage.ts"
 
+export {
+  /**
+   * Settings for short-lived processes (serverless functions, edge workers):
+   * one connection, closed after 5 idle seconds. Spread it into the options:
+   * `Postgres.layer({ url, ...Postgres.serverless })`.
+   *
+   * @since 0.1.0
+   */
+  serverless
+} from "./sql/Pool.ts"
+
 /**
  * @since 0.1.0
  */
@@ -51,7 +62,9 @@ export const layerSqlClient = (options: PostgresOptions) => Pool.client(options)
 
 /**
  * The settings `layerConfig` reads by default: `DATABASE_URL`, and
- * optionally `CHECKPOINT_SCHEMA` and `CHECKPOINT_POOL_SIZE`.
+ * optionally `CHECKPOINT_SCHEMA`, `CHECKPOINT_POOL_SIZE`,
+ * `CHECKPOINT_IDLE_TIMEOUT`, `CHECKPOINT_CONNECTION_TTL`,
+ * `CHECKPOINT_STATEMENT_TIMEOUT` and `CHECKPOINT_RETRY_WINDOW`.
  *
  * @since 0.1.0
  */

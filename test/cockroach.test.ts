@@ -9,6 +9,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { describe, expect, it } from "@effect/vitest"
 import { Config, ConfigProvider, Effect, Layer, Option, Redacted, Schedule, Stream } from "effect"
+import { SqlClient } from "effect/sql"
 import * as Cockroach from "../src/cockroach.ts"
 import { CheckpointStorage, EffectCheckpointSaver } from "../src/index.ts"
 import * as Postgres from "../src/postgres.ts"
@@ -121,7 +122,34 @@ describe("the CockroachDB dialect", () => {
         expect(stored.thread_id).toBe("t")
       })))
 
-  it.live("fromConnString accepts cockroachdb:// URLs and runs SERIALIZABLE", () =>
+  it.live("runs SERIALIZABLE with no startup parameter: transactions begin so, the stand-in's statements too", () =>
+    withDatabase("crdb_isolation", (url) =>
+      Effect.gen(function*() {
+        const isolation = (transaction: boolean) =>
+          Effect.gen(function*() {
+            const sql = yield* SqlClient.SqlClient
+            const show = sql<{ transaction_isolation: string }>`SHOW transaction_isolation`
+            const rows = yield* (transaction ? sql.withTransaction(show) : show)
+            return rows[0]?.transaction_isolation
+          })
+        // On plain PostgreSQL, a transaction the pool opens is SERIALIZABLE; a single statement gets the server's default.
+        const plain = yield* Effect.all([isolation(true), isolation(false)]).pipe(
+          Effect.provide(Cockroach.layerSqlClient({ url: cockroachUrl(url) }))
+        )
+        expect(plain).toEqual(["serializable", "read committed"])
+        // The stand-in's role makes every statement SERIALIZABLE, as CockroachDB does.
+        const standIn = yield* Effect.all([isolation(true), isolation(false)]).pipe(
+          Effect.provide(Cockroach.layerSqlClient({ url: cockroachSuite("isolation", () => url).url() }))
+        )
+        expect(standIn).toEqual(["serializable", "serializable"])
+        // `read committed` begins transactions so.
+        const committed = yield* isolation(true).pipe(
+          Effect.provide(Cockroach.layerSqlClient({ url: cockroachUrl(url), isolation: "read committed" }))
+        )
+        expect(committed).toBe("read committed")
+      })))
+
+  it.live("fromConnString accepts cockroachdb:// URLs", () =>
     withDatabase("crdb_saver", (url) =>
       Effect.promise(async () => {
         const saver = await EffectCheckpointSaver.fromConnString(cockroachUrl(url))

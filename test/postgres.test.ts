@@ -272,13 +272,99 @@ describe("layers", () => {
         expect(missing.message).toContain("DATABASE_URL")
       })))
 
-  it.live("a server that cannot be reached is a StorageFailure", () =>
+  it.live("a server that cannot be reached is a StorageFailure, once the retry window is over", () =>
     Effect.gen(function*() {
+      const started = Date.now()
       const error = yield* Effect.flip(
-        Effect.scoped(Layer.build(Postgres.layer({ url: "postgres://nobody@127.0.0.1:1/none" })))
+        Effect.scoped(
+          Layer.build(Postgres.layer({ url: "postgres://nobody@127.0.0.1:1/none", retryWindow: "300 millis" }))
+        )
       )
       expect(error._tag).toBe("StorageFailure")
+      expect(Date.now() - started).toBeLessThan(3_000)
     }))
+})
+
+describe("connection hygiene", () => {
+  /** The connections open now from the pool named `application`. */
+  const connections = (application: string) =>
+    Effect.promise(() =>
+      admin((client) =>
+        client.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE application_name = $1", [application])
+      )
+    ).pipe(Effect.map((result) => result.rows.map((row) => row.pid)))
+
+  const busy = Effect.all(
+    Array.from(
+      { length: 6 },
+      (_, i) => Storage.use((s) => s.put({ thread_id: `busy-${i}` }, checkpoint(), metadata(), {}))
+    ),
+    { concurrency: "unbounded" }
+  )
+
+  it.live("idleTimeout closes connections left unused; the next call opens new ones", () =>
+    withDatabase("idle_timeout", (url) =>
+      Effect.gen(function*() {
+        yield* Effect.gen(function*() {
+          yield* busy
+          expect((yield* connections("idle-timeout")).length).toBeGreaterThan(0)
+          yield* Effect.sleep("1500 millis")
+          expect(yield* connections("idle-timeout")).toEqual([])
+          yield* busy
+        }).pipe(
+          Effect.provide(
+            Postgres.layer({ url, poolSize: 3, idleTimeout: "300 millis", applicationName: "idle-timeout" })
+          )
+        )
+      })))
+
+  it.live("connectionTTL replaces a connection once it is that old, however busy", () =>
+    withDatabase("connection_ttl", (url) =>
+      Effect.gen(function*() {
+        yield* Effect.gen(function*() {
+          yield* busy
+          const first = yield* connections("connection-ttl")
+          yield* Effect.sleep("700 millis")
+          yield* busy
+          const later = yield* connections("connection-ttl")
+          expect(later.length).toBe(1)
+          expect(first).not.toContain(later[0])
+        }).pipe(
+          Effect.provide(
+            Postgres.layer({ url, poolSize: 1, connectionTTL: "500 millis", applicationName: "connection-ttl" })
+          )
+        )
+      })))
+
+  it.live("the serverless preset holds one connection, whatever the concurrency", () =>
+    withDatabase("serverless", (url) =>
+      Effect.gen(function*() {
+        yield* Effect.gen(function*() {
+          yield* busy
+          expect((yield* connections("serverless")).length).toBe(1)
+        }).pipe(Effect.provide(Postgres.layer({ url, ...Postgres.serverless, applicationName: "serverless" })))
+      })))
+
+  it.live("layerConfig reads the pool's durations; a malformed one is an InvalidConfig naming it", () =>
+    withDatabase("config_durations", (url) =>
+      Effect.gen(function*() {
+        const configured = (settings: Record<string, string>) =>
+          Postgres.layerConfig({ ...Postgres.defaultConfig, applicationName: Config.succeed("configured") }).pipe(
+            Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ DATABASE_URL: url, ...settings })))
+          )
+        yield* Effect.gen(function*() {
+          yield* busy
+          yield* Effect.sleep("1500 millis")
+          expect(yield* connections("configured")).toEqual([])
+        }).pipe(
+          Effect.provide(configured({ CHECKPOINT_IDLE_TIMEOUT: "300 millis", CHECKPOINT_RETRY_WINDOW: "2 seconds" }))
+        )
+        const malformed = yield* Effect.flip(
+          Effect.scoped(Layer.build(configured({ CHECKPOINT_IDLE_TIMEOUT: "soon" })))
+        )
+        expect(malformed._tag).toBe("InvalidConfig")
+        expect(malformed.message).toContain("CHECKPOINT_IDLE_TIMEOUT")
+      })))
 })
 
 describe("stored data that no longer decodes", () => {

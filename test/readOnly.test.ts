@@ -276,7 +276,7 @@ describe("a database only @langchain/langgraph-checkpoint-postgres wrote, opened
     }).pipe(Effect.provide(Postgres.layerSqlClient({ url: database.url, readOnly: true }))), 60_000)
 
   it.live(
-    "a write fails with a StorageFailure and changes nothing; the session itself refuses writes",
+    "a write fails with a StorageFailure and changes nothing; the server refuses writes in the pool's transactions",
     () =>
       Effect.gen(function*() {
         const storage = Postgres.layer({ url: database.url, readOnly: true })
@@ -299,10 +299,11 @@ describe("a database only @langchain/langgraph-checkpoint-postgres wrote, opened
           expect(failure.message).toContain("read-only")
         }
 
-        // Beneath the storage, the pool's sessions refuse writes too (SQLSTATE 25006).
+        // Beneath the storage, the pool's transactions begin READ ONLY: the server refuses
+        // writes too (SQLSTATE 25006), with no session setting a pooler would refuse.
         const refused = yield* Effect.flip(Effect.gen(function*() {
           const sql = yield* SqlClient.SqlClient
-          return yield* sql`INSERT INTO checkpoint_migrations (v) VALUES (77)`
+          return yield* sql.withTransaction(sql`INSERT INTO checkpoint_migrations (v) VALUES (77)`)
         })).pipe(Effect.provide(Postgres.layerSqlClient({ url: database.url, readOnly: true })))
         expect(Retry.sqlState(refused)).toBe("25006")
         expect(yield* Effect.promise(() => snapshot(database.url))).toEqual(before)

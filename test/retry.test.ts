@@ -6,12 +6,13 @@
 import { PgClient } from "@effect/sql-pg"
 import { describe, expect, it } from "@effect/vitest"
 import { uuid6 } from "@langchain/langgraph-checkpoint"
-import { Effect, Fiber, Layer, Option, Redacted, Schedule, Stream, Tracer } from "effect"
-import { SqlClient } from "effect/sql"
-import { CheckpointStorage, EffectCheckpointSaver } from "../src/index.ts"
+import { Clock, Effect, Fiber, Layer, Option, Redacted, Schedule, Stream, Tracer } from "effect"
+import { SqlClient, SqlError } from "effect/sql"
+import { TestClock } from "effect/testing"
+import { CheckpointStorage, EffectCheckpointSaver, Retry } from "../src/index.ts"
 import * as Postgres from "../src/postgres.ts"
 import { conflictingWriters, lostConnectionRetries, retryCount } from "./scenarios/conflicts.ts"
-import { admin, withDatabase } from "./support/databases.ts"
+import { admin, serializableByDefault, withDatabase } from "./support/databases.ts"
 import { checkpoint, metadata } from "./support/fixtures.ts"
 
 const { CheckpointStorage: Storage } = CheckpointStorage
@@ -22,7 +23,7 @@ const sql = (url: string, text: string) => Effect.promise(() => admin((client) =
  * A trigger on `table` that fails the first `times` statements with `code`:
  * the sequence counts attempts even when they roll back.
  */
-const inject = (url: string, table: string, times: number, code: string) =>
+const inject = (url: string, table: string, times: number, code: string, message = "injected failure") =>
   sql(
     url,
     `
@@ -31,7 +32,7 @@ const inject = (url: string, table: string, times: number, code: string) =>
     CREATE OR REPLACE FUNCTION inject_failure() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
       IF nextval('injected_attempts') <= ${times} THEN
-        RAISE EXCEPTION 'injected failure' USING ERRCODE = '${code}';
+        RAISE EXCEPTION '${message.replaceAll("'", "''")}' USING ERRCODE = '${code}';
       END IF;
       RETURN NEW;
     END $$;
@@ -94,17 +95,18 @@ describe("retry", () => {
           expect(error.message).toMatch(/^put: storage failed after 5 attempts \(SQLSTATE 40001\)/)
           expect(yield* attemptsMade(url)).toBe(5)
 
-          // The default policy is bounded too.
+          // A retry window bounds the attempts by time.
           yield* sql(url, "ALTER SEQUENCE injected_attempts RESTART")
           const started = Date.now()
           const bounded = yield* Effect.flip(
             Storage.use((s) => s.put({ thread_id: "t" }, checkpoint(), metadata(), {})).pipe(
-              Effect.provide(Postgres.layer({ url }))
+              Effect.provide(Postgres.layer({ url, retryWindow: "2 seconds" }))
             )
           )
-          expect(bounded._tag === "StorageFailure" && bounded.attempts).toBeGreaterThan(4)
-          expect(bounded._tag === "StorageFailure" && bounded.attempts).toBeLessThanOrEqual(10)
-          expect(Date.now() - started).toBeLessThan(8_000)
+          expect(bounded._tag === "StorageFailure" && bounded.attempts).toBeGreaterThan(5)
+          expect(bounded._tag === "StorageFailure" && bounded.attempts).toBeLessThanOrEqual(12)
+          expect(Date.now() - started).toBeGreaterThan(1_800)
+          expect(Date.now() - started).toBeLessThan(4_500)
         })),
     30_000
   )
@@ -123,6 +125,38 @@ describe("retry", () => {
         )
         yield* Effect.promise(() => saver.close())
         expect(error).toMatchObject({ _tag: "StorageFailure", attempts: 1, sqlState: "40001", retryable: true })
+      })))
+
+  it.live("fromConnString takes a retry window and the pool's settings", () =>
+    withDatabase("retry_conn_string", (url) =>
+      Effect.gen(function*() {
+        yield* Effect.scoped(Layer.build(Postgres.layer({ url })))
+        yield* inject(url, "checkpoints", 1000, "40001")
+        const saver = yield* Effect.promise(() =>
+          EffectCheckpointSaver.fromConnString(url, { retryWindow: "600 millis", connection: { poolSize: 1 } })
+        )
+        const started = Date.now()
+        const error = yield* Effect.promise(() =>
+          saver.put({ configurable: { thread_id: "t" } }, checkpoint(), metadata(), {}).then(
+            () => undefined,
+            (e: unknown) => e
+          )
+        )
+        const elapsed = Date.now() - started
+        const open = yield* Effect.promise(() =>
+          admin(
+            (client) =>
+              client.query(
+                "SELECT 1 FROM pg_stat_activity WHERE application_name = 'langgraph-checkpoint-effect' AND datname = current_database() AND pid <> pg_backend_pid()"
+              ),
+            url
+          )
+        )
+        yield* Effect.promise(() => saver.close())
+        expect(error).toMatchObject({ _tag: "StorageFailure", sqlState: "40001", retryable: true })
+        expect(elapsed).toBeGreaterThan(500)
+        expect(elapsed).toBeLessThan(3_000)
+        expect(open.rowCount).toBe(1)
       })))
 
   it.live("never retries what cannot succeed: a unique violation, an undefined table", () =>
@@ -181,13 +215,150 @@ describe("retry", () => {
       })))
 })
 
+/** The backends of the pool named `application`. */
+const backendsOf = (url: string, application: string) =>
+  Effect.promise(() =>
+    admin(
+      (client) =>
+        client.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE application_name = $1", [application]),
+      url
+    )
+  ).pipe(Effect.map((result) => new Set(result.rows.map((row) => row.pid))))
+
+describe("what the server says, and what is done about it", () => {
+  it.effect("the default policy keeps trying for its 10-second window, never more than a second apart", () =>
+    Effect.gen(function*() {
+      const lost = new SqlError.SqlError({
+        reason: new SqlError.ConnectionError({
+          cause: new Error("socket hang up"),
+          message: "lost",
+          operation: "query"
+        })
+      })
+      const times: Array<number> = []
+      const run = yield* Clock.currentTimeMillis.pipe(
+        Effect.flatMap((now) => Effect.sync(() => times.push(now))),
+        Effect.andThen(Effect.fail(lost)),
+        Effect.retry(Retry.defaultPolicy),
+        Effect.flip,
+        Effect.forkChild
+      )
+      yield* TestClock.adjust("1 minute")
+      yield* Fiber.join(run)
+      const elapsed = times.at(-1)! - times[0]!
+      const gaps = times.slice(1).map((time, i) => time - times[i]!)
+      expect(elapsed).toBeGreaterThanOrEqual(10_000)
+      expect(elapsed).toBeLessThan(11_500)
+      expect(Math.max(...gaps)).toBeLessThanOrEqual(1_200)
+      expect(times.length).toBeGreaterThan(12)
+    }))
+
+  it.live(
+    "a read-only endpoint (25006): the pool's connections are dropped and the write runs again on new ones",
+    () =>
+      withDatabase("retry_readonly", (url) =>
+        Effect.gen(function*() {
+          const application = "read-only-then-writable"
+          yield* Effect.gen(function*() {
+            const s = yield* Storage
+            yield* s.put({ thread_id: "warm" }, checkpoint(), metadata(), {})
+            const before = yield* backendsOf(url, application)
+            expect(before.size).toBeGreaterThan(0)
+            const counted = yield* retryCount("put", "25006")
+            yield* inject(url, "checkpoints", 2, "25006", "cannot execute INSERT in a read-only transaction")
+            const stored = yield* s.put({ thread_id: "t" }, checkpoint(), metadata(), {})
+            expect(stored.thread_id).toBe("t")
+            expect(yield* attemptsMade(url)).toBe(3)
+            expect((yield* retryCount("put", "25006")) - counted).toBe(2)
+            // None of the connections that met the read-only endpoint is left.
+            const after = yield* backendsOf(url, application)
+            expect([...before].filter((pid) => after.has(pid))).toEqual([])
+          }).pipe(Effect.provide(Postgres.layer({ url, poolSize: 2, applicationName: application })))
+
+          // When the window runs out, the error says the endpoint is read-only.
+          yield* inject(url, "checkpoints", 1000, "25006", "cannot execute INSERT in a read-only transaction")
+          const error = yield* Effect.flip(
+            Storage.use((s) => s.put({ thread_id: "u" }, checkpoint(), metadata(), {})).pipe(
+              Effect.provide(Postgres.layer({ url, retryWindow: "500 millis" }))
+            )
+          )
+          expect(error).toMatchObject({ _tag: "StorageFailure", sqlState: "25006", retryable: true })
+          expect(error.message).toContain("the database endpoint is read-only")
+          expect(error.message).toContain("retryWindow")
+        })),
+    30_000
+  )
+
+  it.live("a protocol violation (08P01) fails at once; a pooler's transient 08P01 is run again", () =>
+    withDatabase("retry_08p01", (url) =>
+      Effect.gen(function*() {
+        yield* Effect.scoped(Layer.build(Postgres.layer({ url })))
+        yield* inject(
+          url,
+          "checkpoints",
+          1000,
+          "08P01",
+          "bind message supplies 1 parameters, but prepared statement requires 2"
+        )
+        const error = yield* Effect.flip(
+          Storage.use((s) => s.put({ thread_id: "t" }, checkpoint(), metadata(), {})).pipe(
+            Effect.provide(Postgres.layer({ url }))
+          )
+        )
+        expect(error).toMatchObject({ _tag: "StorageFailure", attempts: 1, sqlState: "08P01", retryable: false })
+        expect(error.message).toContain("prepare=false")
+        expect(yield* attemptsMade(url)).toBe(1)
+
+        // PgBouncer reports a crashed server connection with the same code.
+        yield* inject(url, "checkpoints", 2, "08P01", "server conn crashed?")
+        yield* Storage.use((s) => s.put({ thread_id: "t" }, checkpoint(), metadata(), {})).pipe(
+          Effect.provide(Postgres.layer({ url }))
+        )
+        expect(yield* attemptsMade(url)).toBe(3)
+      })))
+
+  it.live("statementTimeout cancels a statement on the server and fails without retrying", () =>
+    withDatabase("retry_timeout", (url) =>
+      Effect.gen(function*() {
+        yield* Effect.scoped(Layer.build(Postgres.layer({ url })))
+        yield* sql(
+          url,
+          `CREATE OR REPLACE FUNCTION slow_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+           BEGIN PERFORM pg_sleep(5); RETURN NEW; END $$;
+           CREATE TRIGGER slow_insert BEFORE INSERT ON checkpoints FOR EACH ROW EXECUTE FUNCTION slow_insert();`
+        )
+        yield* Effect.gen(function*() {
+          const s = yield* Storage
+          const started = Date.now()
+          const error = yield* Effect.flip(s.put({ thread_id: "t" }, checkpoint(), metadata(), {}))
+          expect(Date.now() - started).toBeLessThan(2_500)
+          expect(error).toMatchObject({ _tag: "StorageFailure", attempts: 1, retryable: false })
+          expect(error.message).toContain("statement timed out after 300ms (statementTimeout)")
+          // The server stopped running it: the pool's connections are idle, or gone.
+          const running = yield* Effect.promise(() =>
+            admin(
+              (client) =>
+                client.query("SELECT 1 FROM pg_stat_activity WHERE application_name = 'bounded' AND state <> 'idle'"),
+              url
+            )
+          )
+          expect(running.rowCount).toBe(0)
+        }).pipe(Effect.provide(Postgres.layer({ url, statementTimeout: "300 millis", applicationName: "bounded" })))
+      })))
+})
+
 describe("real conflicts and lost connections", () => {
   it.live(
     "SERIALIZABLE writers on the same threads conflict for real, and every operation commits",
     () =>
       withDatabase(
         "serializable",
-        (url) => conflictingWriters(Postgres.layer({ url, poolSize: 8, isolation: "serializable" }))
+        (url) =>
+          // Single statements run at the server's default isolation (poolers refuse it as a startup
+          // parameter): the database's own default makes them SERIALIZABLE.
+          Effect.promise(() => serializableByDefault(url)).pipe(
+            Effect.andThen(conflictingWriters(Postgres.layer({ url, poolSize: 8, isolation: "serializable" })))
+          )
       ),
     60_000
   )

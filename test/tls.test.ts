@@ -142,6 +142,17 @@ describe("TLS and routing parameters of a connection URL", () => {
           ...noRetry
         })))
         expect(String(wrongCa)).toMatch(/certificate/i)
+        // With the default retry window too: a certificate that does not verify is no transient failure.
+        const started = Date.now()
+        const refused = yield* Effect.flip(roundTrip(Postgres.layer({
+          url: url("localhost", `sslmode=verify-full&sslrootcert=${encodeURIComponent(otherCaFile)}`).replace(
+            "cockroachdb://",
+            "postgres://"
+          )
+        })))
+        expect(Date.now() - started).toBeLessThan(2_000)
+        expect(refused).toMatchObject({ _tag: "InvalidConfig" })
+        expect(String(refused)).toMatch(/certificate/i)
         const wrongName = yield* Effect.flip(roundTrip(Cockroach.layer({
           url: url("127.0.0.1", `sslmode=verify-full&sslrootcert=${encodeURIComponent(caFile)}`),
           ...noRetry

@@ -149,7 +149,7 @@ export const run = Effect.fn("CheckpointStorage.migrate")(function*(tables: Tabl
   const lock = migrationLock(dialect, tables)
   const all = steps(tables)
   const known = new Set(all.map(([version]) => version))
-  const retried = Retry.retrying("migrate", policy)
+  const retried = Retry.retrying("migrate", policy, yield* Retry.Reconnect)
   // Run before the lock exists, so processes starting together race here:
   // PostgreSQL reports a lost `IF NOT EXISTS` race as a duplicate, and
   // running the statement again then finds the object there.

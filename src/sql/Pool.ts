@@ -2,22 +2,74 @@
  * A connection pool of its own for the storage, from a URL or host options:
  * what the PostgreSQL and CockroachDB layers share.
  *
+ * It sends nothing a connection pooler in transaction mode refuses
+ * (PgBouncer, Supavisor, Neon's, RDS Proxy): no startup parameter but the
+ * user, database, application name and client encoding; isolation and read-only mode are set
+ * where each transaction begins (`Transactions`); named prepared statements
+ * only when no pooler answers (`Pooler`). It owns its sockets (`Sockets`), so
+ * that a read-only answer can drop them all (`Retry.Reconnect`).
+ *
  * @since 0.1.0
  */
 import { PgClient } from "@effect/sql-pg"
-import { Config, Effect, Layer, Redacted, Schema } from "effect"
-import type { SqlClient } from "effect/sql"
+import { Config, Context, type Duration, Effect, Layer, Redacted, Schema } from "effect"
+import * as Reactivity from "effect/reactivity/Reactivity"
+import { SqlClient, SqlError } from "effect/sql"
 import type { ConnectionOptions } from "node:tls"
 import { formatIssue, type IncompatibleSchema, InvalidConfig, StorageFailure } from "../CheckpointError.ts"
 import type { CheckpointStorage } from "../CheckpointStorage.ts"
+import * as Retry from "../Retry.ts"
 import type { Dialect } from "./Dialect.ts"
+import * as Pooler from "./Pooler.ts"
+import * as Sockets from "./Sockets.ts"
 import * as SqlStorage from "./SqlStorage.ts"
 import * as Tls from "./Tls.ts"
+import * as Transactions from "./Transactions.ts"
+
+/**
+ * The pool's connections: how many, for how long, and how they speak.
+ *
+ * @since 0.1.0
+ */
+export interface ConnectionSettings {
+  /** The most connections the pool opens (default 10). */
+  readonly poolSize?: number | undefined
+  /**
+   * How long a connection may sit unused before the pool closes it (default
+   * 60 seconds). Keep it below whatever reaps idle connections in front of
+   * the server (a pooler's `client_idle_timeout`, a load balancer's idle
+   * timeout, the server's `idle_session_timeout`); a connection closed by
+   * them anyway is replaced silently on next use.
+   */
+  readonly idleTimeout?: Duration.Input | undefined
+  /**
+   * The longest a connection lives, however busy (default: no limit). Set
+   * it to spread connections over servers that DNS or a load balancer adds
+   * later, or to follow a pooler's `server_lifetime`.
+   */
+  readonly connectionTTL?: Duration.Input | undefined
+  /**
+   * Bounds every statement of the storage (default: none). A statement
+   * still running then is cancelled on the server (a cancel request, which
+   * poolers forward) and the call fails with a `StorageFailure` that is not
+   * retried. It is enforced by this process, not sent as the
+   * `statement_timeout` setting, which poolers refuse at connect.
+   */
+  readonly statementTimeout?: Duration.Input | undefined
+  /**
+   * Use named prepared statements. By default, yes unless a connection
+   * pooler answers when the pool starts (see `Pooler`); the URL's
+   * `prepare=false` or `prepare=true` decides too (this option wins). Turn it
+   * on behind PgBouncer 1.21+ with `max_prepared_statements` set, or a
+   * session-mode pooler.
+   */
+  readonly prepare?: boolean | undefined
+}
 
 /**
  * @since 0.1.0
  */
-export interface PoolOptions extends Omit<SqlStorage.SqlStorageOptions, "dialect"> {
+export interface PoolOptions extends Omit<SqlStorage.SqlStorageOptions, "dialect">, ConnectionSettings {
   /** A `postgres://` URL. Explicit fields below win over its parts. */
   readonly url?: string | Redacted.Redacted | undefined
   readonly host?: string | undefined
@@ -25,13 +77,6 @@ export interface PoolOptions extends Omit<SqlStorage.SqlStorageOptions, "dialect
   readonly database?: string | undefined
   readonly username?: string | undefined
   readonly password?: string | Redacted.Redacted | undefined
-  /** The most connections the pool opens (default 10). */
-  readonly poolSize?: number | undefined
-  /**
-   * Use named prepared statements (default `true`). Turn off behind poolers
-   * that do not keep them between transactions (PgBouncer in transaction mode).
-   */
-  readonly prepare?: boolean | undefined
   /** Reported to the server as `application_name`. */
   readonly applicationName?: string | undefined
   /**
@@ -41,8 +86,12 @@ export interface PoolOptions extends Omit<SqlStorage.SqlStorageOptions, "dialect
    */
   readonly maxMessageSize?: number | undefined
   /**
-   * The isolation level of every transaction on the pool's connections
-   * (default: the server's). Serialization failures this may cause are retried.
+   * The isolation level of the transactions opened on the pool — the
+   * storage's own (`deleteThread`, the thread lifecycle, migrations) and any
+   * opened through `layerSqlClient` (default: the server's). It begins each
+   * transaction (`BEGIN ISOLATION LEVEL …`); a single statement outside a
+   * transaction runs at the server's default (see `Transactions`).
+   * Serialization failures it may cause are retried.
    */
   readonly isolation?: "serializable" | "repeatable read" | "read committed" | undefined
   /**
@@ -53,11 +102,35 @@ export interface PoolOptions extends Omit<SqlStorage.SqlStorageOptions, "dialect
   readonly ssl?: boolean | Tls.TlsOptions | undefined
 }
 
+/**
+ * Settings for processes that live for a request or a few (serverless
+ * functions, edge workers, scale-to-zero containers): one connection,
+ * closed after 5 idle seconds, so a frozen or finished instance holds no
+ * connection and its next invocation opens a fresh one. Spread it into the
+ * options: `Postgres.layer({ url, ...Postgres.serverless })`, or
+ * `fromConnString(url, { connection: serverless })`. Pair it with the
+ * provider's pooled endpoint (Supabase's transaction pooler, Neon's
+ * `-pooler` host, RDS Proxy).
+ *
+ * @since 0.1.0
+ */
+export const serverless = {
+  poolSize: 1,
+  idleTimeout: "5 seconds"
+} as const satisfies ConnectionSettings
+
 const redacted = (value: string | Redacted.Redacted | undefined) =>
   value === undefined || Redacted.isRedacted(value) ? value : Redacted.make(value)
 
-/** The pool configuration of the options. */
-const poolConfig = (options: PoolOptions, ssl: boolean | Tls.TlsOptions | undefined): PgClient.PgPoolConfig => ({
+const plain = (value: string | Redacted.Redacted | undefined) =>
+  value === undefined || typeof value === "string" ? value : Redacted.value(value)
+
+/** The pool configuration of the options: no startup parameters (see the module's description). */
+const poolConfig = (
+  options: PoolOptions,
+  ssl: boolean | Tls.TlsOptions | undefined,
+  sockets: Sockets.Sockets
+): PgClient.PgPoolConfig => ({
   url: redacted(options.url),
   // Node reads these fields as they are (a Uint8Array is as good as a Buffer).
   ...(ssl === undefined ? {} : { ssl: ssl as boolean | ConnectionOptions }),
@@ -66,15 +139,12 @@ const poolConfig = (options: PoolOptions, ssl: boolean | Tls.TlsOptions | undefi
   database: options.database,
   username: options.username,
   password: redacted(options.password),
+  stream: sockets.open,
   maxConnections: options.poolSize ?? 10,
-  prepare: options.prepare ?? true,
+  idleTimeout: options.idleTimeout,
+  connectionTTL: options.connectionTTL,
   applicationName: options.applicationName ?? "langgraph-checkpoint-effect",
-  maxMessageSize: options.maxMessageSize ?? 1024 * 1024 * 1024,
-  startupParameters: {
-    ...(options.isolation === undefined ? {} : { default_transaction_isolation: options.isolation }),
-    // The server refuses every write on the pool's connections (see `SqlStorageOptions.readOnly`).
-    ...(options.readOnly === true ? { default_transaction_read_only: "on" } : {})
-  }
+  maxMessageSize: options.maxMessageSize ?? 1024 * 1024 * 1024
 })
 
 /** @since 0.1.0 */
@@ -92,33 +162,71 @@ export const layer = (
 ): Layer.Layer<CheckpointStorage, StorageFailure | IncompatibleSchema | InvalidConfig> =>
   SqlStorage.layer({ ...options, dialect }).pipe(Layer.provide(client(options)))
 
+/** A connection the server or a pooler refused for its settings: an `InvalidConfig` naming what to change. */
+const refused = (failure: StorageFailure): StorageFailure | InvalidConfig => {
+  const cause = failure.cause
+  if (!SqlError.isSqlError(cause) || Retry.classify(cause) !== "rejected") return failure
+  const parameter = Retry.refusedStartupParameter(cause)
+  return new InvalidConfig({
+    operation: "connect",
+    detail: parameter === undefined ? failure.message : `${Retry.startupParameterHint(parameter)} (${failure.message})`
+  })
+}
+
 /**
  * The pool alone, as the application's `SqlClient`, with the same URL
- * handling (TLS parameters, pool size, isolation, `readOnly` sessions): for
- * deploy steps such as `migrate` and `enableTtl`.
+ * handling (TLS parameters, pool size, isolation, `readOnly` transactions,
+ * prepared statements only without a pooler): for deploy steps such as
+ * `migrate` and `enableTtl`.
  *
  * @since 0.1.0
  */
 export const client = (
   options: PoolOptions
 ): Layer.Layer<SqlClient.SqlClient, StorageFailure | InvalidConfig> =>
-  PgClient.layerFrom(
-    (options.ssl !== undefined || options.url === undefined ? Effect.succeed(options.ssl) : Tls.fromUrl(options.url))
-      .pipe(Effect.flatMap((ssl) => PgClient.make(poolConfig(options, ssl)).pipe(Effect.mapError(connectFailure))))
-  )
+  Layer.effectContext(Effect.gen(function*() {
+    const url = plain(options.url)
+    const ssl = options.ssl !== undefined || url === undefined ? options.ssl : yield* Tls.fromUrl(url)
+    const prepareInUrl = Pooler.preparedFromUrl(url)
+    if (typeof prepareInUrl === "string") {
+      return yield* new InvalidConfig({ operation: "connect", detail: prepareInUrl })
+    }
+    const sockets = Sockets.make(Sockets.endpoint(url, options.host, options.port))
+    const config = poolConfig(options, ssl, sockets)
+    const policy = Retry.policyOf(options) ?? (yield* Retry.RetryPolicy)
+    const pooled = yield* Pooler.detect(config).pipe(Retry.retrying("connect", policy), Effect.mapError(refused))
+    const pg = yield* PgClient.make({ ...config, prepare: options.prepare ?? prepareInUrl ?? !pooled }).pipe(
+      Effect.mapError(connectFailure)
+    )
+    const begin = Transactions.beginStatement({ isolation: options.isolation, readOnly: options.readOnly })
+    const sql = begin === undefined ? pg : Transactions.beginningWith(pg, begin)
+    return Context.make(PgClient.PgClient, sql).pipe(
+      Context.add(SqlClient.SqlClient, sql),
+      Context.add(Retry.Reconnect, sockets.closeAll)
+    )
+  })).pipe(Layer.provide(Reactivity.layer))
+
+const optional = <A>(config: Config.Config<A>) => config.pipe(Config.withDefault(undefined))
 
 /**
  * Where `layerConfig` reads its settings unless told otherwise:
- * `DATABASE_URL`, and optionally `CHECKPOINT_SCHEMA` and
- * `CHECKPOINT_POOL_SIZE`. Spread it and replace a field to rename one
- * variable, e.g. `{ ...defaultConfig, url: Config.Redacted("PG_URL") }`.
+ * `DATABASE_URL`, and optionally `CHECKPOINT_SCHEMA`,
+ * `CHECKPOINT_POOL_SIZE`, `CHECKPOINT_IDLE_TIMEOUT`,
+ * `CHECKPOINT_CONNECTION_TTL`, `CHECKPOINT_STATEMENT_TIMEOUT` and
+ * `CHECKPOINT_RETRY_WINDOW` (durations such as `"30 seconds"`). Spread it
+ * and replace a field to rename one variable, e.g.
+ * `{ ...defaultConfig, url: Config.Redacted("PG_URL") }`.
  *
  * @since 0.1.0
  */
 export const defaultConfig = {
   url: Config.Redacted("DATABASE_URL"),
-  schema: Config.String("CHECKPOINT_SCHEMA").pipe(Config.withDefault(undefined)),
-  poolSize: Config.Int("CHECKPOINT_POOL_SIZE").pipe(Config.withDefault(undefined))
+  schema: optional(Config.String("CHECKPOINT_SCHEMA")),
+  poolSize: optional(Config.Int("CHECKPOINT_POOL_SIZE")),
+  idleTimeout: optional(Config.Duration("CHECKPOINT_IDLE_TIMEOUT")),
+  connectionTTL: optional(Config.Duration("CHECKPOINT_CONNECTION_TTL")),
+  statementTimeout: optional(Config.Duration("CHECKPOINT_STATEMENT_TIMEOUT")),
+  retryWindow: optional(Config.Duration("CHECKPOINT_RETRY_WINDOW"))
 } satisfies Config.Wrap<PoolOptions>
 
 /**

@@ -24,7 +24,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Option, Schedule, Stream } from "effect"
+import { Context, Duration, Effect, Option, Schedule, Stream } from "effect"
 import { SqlClient, SqlError } from "effect/sql"
 import { StorageFailure } from "../CheckpointError.ts"
 import * as Retry from "../Retry.ts"
@@ -44,7 +44,25 @@ export interface SqlDriverOptions {
    * `GroupCommit`); `false` sends each call alone.
    */
   readonly groupCommit?: GroupCommit.GroupCommitOptions | false | undefined
+  /**
+   * Bounds each statement (default: none): one still running then is
+   * interrupted, which cancels it on the server, and fails without retry.
+   * Enforced here rather than as `statement_timeout`, which poolers refuse
+   * at connect and which a single statement outside a transaction could
+   * only get from the role's or database's settings.
+   */
+  readonly statementTimeout?: Duration.Input | undefined
 }
+
+/** The failure of a statement that outlived `statementTimeout`. */
+const timedOut = (timeout: Duration.Duration) =>
+  new SqlError.SqlError({
+    reason: new SqlError.StatementTimeoutError({
+      cause: new Error(`statement timed out after ${Duration.format(timeout)} (statementTimeout)`),
+      message: `statement timed out after ${Duration.format(timeout)} (statementTimeout)`,
+      operation: "query"
+    })
+  })
 
 /**
  * Set inside a transaction the driver opened itself (`exclusive`): its
@@ -66,6 +84,14 @@ export const make = Effect.fnUntraced(function*(tables: Tables, options: SqlDriv
 
   const policy = yield* Retry.RetryPolicy
   const once: Retry.Policy = Schedule.recurs(0)
+  const reconnect = yield* Retry.Reconnect
+  const timeout = options.statementTimeout === undefined
+    ? undefined
+    : Duration.fromInputUnsafe(options.statementTimeout)
+  const bounded = <A, R>(statement: Effect.Effect<A, SqlError.SqlError, R>) =>
+    timeout === undefined
+      ? statement
+      : Effect.timeoutOrElse(statement, { duration: timeout, orElse: () => Effect.fail(timedOut(timeout)) })
 
   /**
    * One statement. On its own it is retried by the policy. Inside a
@@ -79,11 +105,11 @@ export const make = Effect.fnUntraced(function*(tables: Tables, options: SqlDriv
     input: Input,
     retry = policy
   ) => {
-    const statement = sql.unsafe<Row>(text, params(input))
+    const statement = bounded(sql.unsafe<Row>(text, params(input)))
     return Effect.all([Effect.serviceOption(sql.transactionService), OwnTransaction]).pipe(
       Effect.flatMap(([transaction, own]) =>
         Option.isNone(transaction)
-          ? statement.pipe(Retry.retrying(operation, retry))
+          ? statement.pipe(Retry.retrying(operation, retry, reconnect))
           : own
           ? statement.pipe(Effect.mapError((cause) => Retry.failure(operation, cause)))
           : sql.withTransaction(statement).pipe(Effect.mapError((cause) => Retry.failure(operation, cause)))
@@ -179,7 +205,7 @@ export const make = Effect.fnUntraced(function*(tables: Tables, options: SqlDriv
             ? Effect.fail(error.cause)
             : Effect.succeed({ ok: false as const, error })
         }),
-        Retry.retrying("exclusive", policy),
+        Retry.retrying("exclusive", policy, reconnect),
         Effect.flatMap((outcome) => outcome.ok ? Effect.succeed(outcome.value) : Effect.fail(outcome.error))
       )
       return Effect.flatMap(

@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { Effect, Layer } from "effect"
+import { type Duration, Effect, Layer } from "effect"
 import type { SqlClient } from "effect/sql"
 import { type IncompatibleSchema, StorageFailure } from "../CheckpointError.ts"
 import { type CheckpointStorage, layerDriver } from "../CheckpointStorage.ts"
@@ -24,8 +24,15 @@ export interface SqlStorageOptions extends SqlDriver.SqlDriverOptions {
   readonly schema?: string | undefined
   /** The database behind the client (default `postgres`; PGlite is `postgres`). */
   readonly dialect?: Dialect | undefined
-  /** How retryable failures are retried (default `Retry.defaultPolicy`). */
+  /** How retryable failures are retried (default `Retry.defaultPolicy`); wins over `retryWindow`. */
   readonly retry?: Retry.Policy | undefined
+  /**
+   * How long an operation keeps retrying (default `Retry.defaultWindow`,
+   * 10 seconds): long enough for the failover of a primary to its standby,
+   * as in `Retry.windowed`. Raise it to ride out a managed failover (often
+   * 30 seconds or more).
+   */
+  readonly retryWindow?: Duration.Input | undefined
   /**
    * Run the migrations when the layer starts (default `true`). With `false`
    * the layer only checks that the schema is current, e.g. when migrations
@@ -46,8 +53,11 @@ export interface SqlStorageOptions extends SqlDriver.SqlDriverOptions {
    * `getDeltaChannelHistory`) work on both. Every write (`put`,
    * `putWrites`, `deleteThread` and the thread lifecycle) fails with a
    * `StorageFailure` before it reaches a connection. The layers that open
-   * their own connections (PostgreSQL, CockroachDB, PGlite) also make the
-   * session itself refuse writes (`default_transaction_read_only`).
+   * their own connections also make the server refuse writes: the
+   * PostgreSQL and CockroachDB pools begin every transaction `READ ONLY`
+   * (not a session default, which poolers refuse), PGlite's session is
+   * read-only. For a guarantee from the server itself on every statement,
+   * connect as a role that may only read.
    *
    * **Gotchas**: `migrate` is ignored. A database without checkpoint tables,
    * part-way through this library's migrations, or newer than this library
@@ -62,8 +72,8 @@ export interface SqlStorageOptions extends SqlDriver.SqlDriverOptions {
  *
  * @since 0.1.0
  */
-export const migrate = (options: Pick<SqlStorageOptions, "schema" | "dialect" | "retry"> = {}) =>
-  withPolicy(Migrations.run(Tables.make(options.schema), options.dialect), options.retry)
+export const migrate = (options: Pick<SqlStorageOptions, "schema" | "dialect" | "retry" | "retryWindow"> = {}) =>
+  withPolicy(Migrations.run(Tables.make(options.schema), options.dialect), options)
 
 /**
  * Runs the migrations when built, and provides nothing: a deploy step.
@@ -71,7 +81,7 @@ export const migrate = (options: Pick<SqlStorageOptions, "schema" | "dialect" | 
  * @since 0.1.0
  */
 export const layerMigrations = (
-  options: Pick<SqlStorageOptions, "schema" | "dialect" | "retry"> = {}
+  options: Pick<SqlStorageOptions, "schema" | "dialect" | "retry" | "retryWindow"> = {}
 ): Layer.Layer<never, StorageFailure | IncompatibleSchema, SqlClient.SqlClient> => Layer.effectDiscard(migrate(options))
 
 /**
@@ -89,7 +99,7 @@ export const layer = (
       Effect.flatMap((tables) => SqlDriver.make(tables, options)),
       Effect.map((driver) => options.readOnly === true ? refusingWrites(driver) : driver)
     ),
-    options.retry
+    options
   ))
 
 /**
@@ -115,5 +125,11 @@ const refusingWrites = (driver: StorageDriver): StorageDriver => {
   }
 }
 
-const withPolicy = <A, E, R>(effect: Effect.Effect<A, E, R>, policy: Retry.Policy | undefined) =>
-  policy === undefined ? effect : Effect.provideService(effect, Retry.RetryPolicy, policy)
+/** The effect under the options' retry policy, if they name one. */
+const withPolicy = <A, E, R>(
+  effect: Effect.Effect<A, E, R>,
+  options: Pick<SqlStorageOptions, "retry" | "retryWindow">
+) => {
+  const policy = Retry.policyOf(options)
+  return policy === undefined ? effect : Effect.provideService(effect, Retry.RetryPolicy, policy)
+}

@@ -26,6 +26,20 @@ export const admin = async <A>(f: (client: Client) => Promise<A>, url = serverUr
   }
 }
 
+/**
+ * Makes every statement on the database at `url` run SERIALIZABLE by the
+ * server's own default (which any pooler passes through), for sessions that
+ * start from now on.
+ */
+export const serializableByDefault = (url: string) =>
+  admin(
+    (client) =>
+      client.query(
+        `DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET default_transaction_isolation = %L', current_database(), 'serializable'); END $$`
+      ),
+    url
+  )
+
 /** Creates an empty database and returns its URL and a function that drops it. */
 export const createDatabase = async (prefix: string) => {
   const name = `lce_${prefix}_${process.pid}_${Math.random().toString(36).slice(2, 8)}`

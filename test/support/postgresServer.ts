@@ -11,6 +11,7 @@ import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync 
 import { createServer } from "node:net"
 import { tmpdir, userInfo } from "node:os"
 import { join } from "node:path"
+import { Client } from "pg"
 import type { TestProject } from "vitest/node"
 
 declare module "vitest" {
@@ -19,7 +20,8 @@ declare module "vitest" {
   }
 }
 
-const binaries = (): string => {
+/** The newest PostgreSQL server binaries on this machine (initdb, pg_ctl, pg_basebackup). */
+export const binaries = (): string => {
   const root = "/usr/lib/postgresql"
   const versions = existsSync(root) ? readdirSync(root).sort((a, b) => Number(b) - Number(a)) : []
   const found = versions.map((version) => join(root, version, "bin")).find((bin) => existsSync(join(bin, "initdb")))
@@ -32,7 +34,8 @@ const binaries = (): string => {
   return found
 }
 
-const freePort = () =>
+/** A loopback port nobody listens on now. */
+export const freePort = () =>
   new Promise<number>((resolve, reject) => {
     const server = createServer()
     server.once("error", reject)
@@ -45,8 +48,23 @@ const freePort = () =>
   })
 
 /** PostgreSQL refuses to run as root: run its tools as the `postgres` user then. */
-const asServerUser = (command: string, args: Array<string>) =>
+export const asServerUser = (command: string, args: Array<string>) =>
   userInfo().uid === 0 ? ["runuser", ["-u", "postgres", "--", command, ...args]] as const : [command, args] as const
+
+/** The `postgres` user, when this process runs as root (PostgreSQL and PgBouncer refuse root). */
+export const serverUser = (): { readonly uid: number; readonly gid: number } | undefined =>
+  userInfo().uid === 0
+    ? {
+      uid: Number(execFileSync("id", ["-u", "postgres"], { encoding: "utf8" }).trim()),
+      gid: Number(execFileSync("id", ["-g", "postgres"], { encoding: "utf8" }).trim())
+    }
+    : undefined
+
+/** Gives `path` to the server's user (when running as root). */
+export const own = (path: string) => {
+  const owner = serverUser()
+  if (owner !== undefined) chownSync(path, owner.uid, owner.gid)
+}
 
 /**
  * A server of its own. `files` are written next to its data, owned by the
@@ -62,13 +80,6 @@ export const startThrowaway = async (
 ) => {
   const bin = binaries()
   const dir = mkdtempSync(join(tmpdir(), "lce-postgres-"))
-  const owner = userInfo().uid === 0
-    ? {
-      uid: Number(execFileSync("id", ["-u", "postgres"], { encoding: "utf8" }).trim()),
-      gid: Number(execFileSync("id", ["-g", "postgres"], { encoding: "utf8" }).trim())
-    }
-    : undefined
-  const own = (path: string) => owner === undefined ? undefined : chownSync(path, owner.uid, owner.gid)
   own(dir)
   for (const [name, content] of Object.entries(extra.files ?? {})) {
     writeFileSync(join(dir, name), content, { mode: 0o600 })
@@ -111,8 +122,38 @@ export const ensureServer = async (): Promise<{ readonly url: string; readonly s
   return url !== undefined && url !== "" ? { url, stop: () => undefined } : startThrowaway()
 }
 
+/**
+ * The role the CockroachDB stand-in connects as (see `support/cockroach.ts`):
+ * on PostgreSQL, every statement of its sessions runs SERIALIZABLE, as on
+ * CockroachDB, by the role's own default, which the server applies at
+ * connect and any pooler passes through. Created once per server, with the
+ * password of the server's URL, and left there: runs of the tests at once
+ * share it.
+ */
+export const cockroachRole = "lce_cockroach"
+
+const createCockroachRole = async (url: string) => {
+  const client = new Client({ connectionString: url })
+  await client.connect()
+  try {
+    const password = decodeURIComponent(new URL(url).password)
+    const exists = await client.query("SELECT 1 FROM pg_roles WHERE rolname = $1", [cockroachRole])
+    if (exists.rowCount === 0) {
+      await client.query(`CREATE ROLE ${cockroachRole} LOGIN SUPERUSER`).catch((error: { code?: string }) => {
+        // Another run created it in between.
+        if (error.code !== "42710" && error.code !== "23505") throw error
+      })
+    }
+    await client.query(`ALTER ROLE ${cockroachRole} SET default_transaction_isolation = 'serializable'`)
+    if (password !== "") await client.query(`ALTER ROLE ${cockroachRole} PASSWORD '${password.replaceAll("'", "''")}'`)
+  } finally {
+    await client.end()
+  }
+}
+
 export default async function setup(project: TestProject) {
   const server = await ensureServer()
+  await createCockroachRole(server.url)
   project.provide("databaseUrl", server.url)
   return server.stop
 }
