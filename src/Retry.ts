@@ -125,6 +125,19 @@ export const isRetryable = (error: SqlError.SqlError): boolean => {
 }
 
 /**
+ * Whether a failure concerns the endpoint rather than the statement (the
+ * session is gone, or it reaches a read-only endpoint): a statement of many
+ * calls is run again whole only for these (see `GroupCommit`), as its
+ * members could not have caused them.
+ *
+ * @since 0.1.0
+ */
+export const isEndpointFailure = (error: SqlError.SqlError): boolean => {
+  const verdict = classify(error)
+  return verdict === "reconnect" || verdict === "readOnly"
+}
+
+/**
  * The schedule a retried operation follows: its input is the failure.
  *
  * @since 0.1.0
@@ -219,38 +232,43 @@ export const retries = Metric.counter("langgraph_checkpoint_retries", {
 export const registerRetries: Effect.Effect<void> = Metric.update(retries, 0)
 
 /**
- * Runs `effect` under `policy`, retrying retryable failures; before a
- * retry after a read-only answer it runs `reconnect`. Each retry is a span
- * event and a metric increment; when retries run out, the `StorageFailure`
- * says how many attempts were made, the last SQLSTATE, and what it means.
+ * Runs `effect` under `policy`, retrying the failures `retryable` accepts
+ * (by default every retryable one); before a retry after a read-only answer
+ * it runs `reconnect`. Each retry is a span event and a metric increment;
+ * when retries run out, the `StorageFailure` says how many attempts were
+ * made, the last SQLSTATE, and what it means.
  *
  * @since 0.1.0
  */
-export const retrying =
-  (operation: string, policy: Policy, reconnect: Effect.Effect<void> = Effect.void) =>
-  <A, R>(effect: Effect.Effect<A, SqlError.SqlError, R>): Effect.Effect<A, StorageFailure, R> =>
-    Effect.suspend(() => {
-      let attempts = 0
-      const counted = Effect.suspend(() => {
-        attempts++
-        return effect
-      })
-      const observed = policy.pipe(Schedule.tap(({ attempt, input }) => {
-        const state = sqlState(input) ?? input.reason._tag
-        return Effect.all([Effect.currentSpan, Clock.currentTimeNanos]).pipe(
-          Effect.tap(([span, now]) =>
-            Effect.sync(() => span.event("checkpoint.retry", now, { operation, attempt, sqlstate: state }))
-          ),
-          Effect.ignore,
-          Effect.andThen(Metric.update(Metric.withAttributes(retries, { operation, sqlstate: state }), 1)),
-          Effect.andThen(classify(input) === "readOnly" ? reconnect : Effect.void)
-        )
-      }))
-      return counted.pipe(
-        Effect.retry({ schedule: observed, while: isRetryable }),
-        Effect.mapError((cause) => failure(operation, cause, attempts))
-      )
+export const retrying = (
+  operation: string,
+  policy: Policy,
+  reconnect: Effect.Effect<void> = Effect.void,
+  retryable: (error: SqlError.SqlError) => boolean = isRetryable
+) =>
+<A, R>(effect: Effect.Effect<A, SqlError.SqlError, R>): Effect.Effect<A, StorageFailure, R> =>
+  Effect.suspend(() => {
+    let attempts = 0
+    const counted = Effect.suspend(() => {
+      attempts++
+      return effect
     })
+    const observed = policy.pipe(Schedule.tap(({ attempt, input }) => {
+      const state = sqlState(input) ?? input.reason._tag
+      return Effect.all([Effect.currentSpan, Clock.currentTimeNanos]).pipe(
+        Effect.tap(([span, now]) =>
+          Effect.sync(() => span.event("checkpoint.retry", now, { operation, attempt, sqlstate: state }))
+        ),
+        Effect.ignore,
+        Effect.andThen(Metric.update(Metric.withAttributes(retries, { operation, sqlstate: state }), 1)),
+        Effect.andThen(classify(input) === "readOnly" ? reconnect : Effect.void)
+      )
+    }))
+    return counted.pipe(
+      Effect.retry({ schedule: observed, while: retryable }),
+      Effect.mapError((cause) => failure(operation, cause, attempts))
+    )
+  })
 
 /** What a failure means to the person reading it, for the verdicts that need saying. */
 const hintFor = (cause: SqlError.SqlError, verdict: Verdict, attempts: number): string | undefined => {

@@ -18,13 +18,15 @@
  * (a later put of a thread may need the earlier one as its parent); each
  * round is one statement for the writes and one for the puts. Every call
  * gets its own outcome (a put whose parent or base is gone concerns that put
- * only), and a failure is isolated: a statement of several calls is tried
- * once, and if it fails it is split in halves, each tried the same way,
- * down to calls alone, which the retry policy runs again. One failing row
- * (a serialization failure, a value the server refuses) so costs its batch
- * a few statements, never its members' success: each call's chance is what
- * it would be alone. Every statement is idempotent, so running a call again
- * after a failed batch cannot store it twice.
+ * only), and a failure is isolated: a statement of several calls is run
+ * again whole only when the endpoint failed (a lost session, a read-only
+ * endpoint: no member caused it); any other failure splits it in halves,
+ * each run the same way, down to calls alone, which the retry policy runs
+ * again. One failing row (a serialization failure, a value the server
+ * refuses) so costs its batch a few statements, never its members' success:
+ * each call's chance is what it would be alone. Every statement is
+ * idempotent, so running a call again after a failed batch cannot store it
+ * twice.
  *
  * @since 0.1.0
  */
@@ -141,8 +143,8 @@ const roundsOf = (entries: ReadonlyArray<Entry>): Array<Array<Entry>> => {
 
 /**
  * The statements a batch runs: several calls' writes at once, or several
- * puts at once answering each put's outcome in order, each tried once; and
- * one call alone, retried by the policy.
+ * puts at once answering each put's outcome in order, run again only when
+ * the endpoint failed; and one call alone, retried by the policy.
  *
  * @since 0.1.0
  */

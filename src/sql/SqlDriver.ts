@@ -24,7 +24,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Duration, Effect, Option, Schedule, Stream } from "effect"
+import { Context, Duration, Effect, Option, Stream } from "effect"
 import { SqlClient, SqlError } from "effect/sql"
 import { StorageFailure } from "../CheckpointError.ts"
 import * as Retry from "../Retry.ts"
@@ -83,7 +83,6 @@ export const make = Effect.fnUntraced(function*(tables: Tables, options: SqlDriv
   const pageSize = options.pageSize ?? 100
 
   const policy = yield* Retry.RetryPolicy
-  const once: Retry.Policy = Schedule.recurs(0)
   const reconnect = yield* Retry.Reconnect
   const timeout = options.statementTimeout === undefined
     ? undefined
@@ -103,13 +102,13 @@ export const make = Effect.fnUntraced(function*(tables: Tables, options: SqlDriv
     operation: string,
     { decode, params, text }: Statement<Input, Row, Output>,
     input: Input,
-    retry = policy
+    retryable?: (error: SqlError.SqlError) => boolean
   ) => {
     const statement = bounded(sql.unsafe<Row>(text, params(input)))
     return Effect.all([Effect.serviceOption(sql.transactionService), OwnTransaction]).pipe(
       Effect.flatMap(([transaction, own]) =>
         Option.isNone(transaction)
-          ? statement.pipe(Retry.retrying(operation, retry, reconnect))
+          ? statement.pipe(Retry.retrying(operation, policy, reconnect, retryable))
           : own
           ? statement.pipe(Effect.mapError((cause) => Retry.failure(operation, cause)))
           : sql.withTransaction(statement).pipe(Effect.mapError((cause) => Retry.failure(operation, cause)))
@@ -118,11 +117,15 @@ export const make = Effect.fnUntraced(function*(tables: Tables, options: SqlDriv
     )
   }
 
-  /** Writes as statements of many calls each (tried once: group commit splits a failed batch), or one alone. */
+  /**
+   * Writes as statements of many calls each, or one alone. Many are run
+   * again only when the endpoint failed (a failure one of them may have
+   * caused, group commit answers by splitting them).
+   */
   const batches: GroupCommit.Statements = {
-    put: (calls) => run("put", q.put, calls, once),
+    put: (calls) => run("put", q.put, calls, Retry.isEndpointFailure),
     putOne: (call) => Effect.map(run("put", q.putOne, [call]), (outcomes) => outcomes[0]!),
-    putWrites: (calls) => run("putWrites", q.putWrites, calls, once),
+    putWrites: (calls) => run("putWrites", q.putWrites, calls, Retry.isEndpointFailure),
     putWritesOne: (call) => run("putWrites", q.putWrites, [call])
   }
   const alone = GroupCommit.alone(batches)
