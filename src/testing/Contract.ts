@@ -527,6 +527,12 @@ const run = async (saver: BaseCheckpointSaver, sequence: ReadonlyArray<Operation
             model.remove(c)
           }
         }
+        // A kept checkpoint whose parent went names no parent: no link dangles.
+        for (const c of model.checkpoints.filter((c) => c.thread_id === thread_id)) {
+          if (c.parent !== undefined && model.find(thread_id, c.checkpoint_ns, c.parent) === undefined) {
+            model.reparent(c, undefined)
+          }
+        }
         await expectThread(step, operation, thread_id)
         for (const [head, history] of histories) {
           const channels = Object.keys(history)
