@@ -17,8 +17,9 @@
  * 1. listens on a name of its own (bound under another name, then renamed
  *    into place: a socket is never listed before it answers);
  * 2. lists the directory's owner sockets: one that refuses connections is
- *    dead for good (no name is used twice) and is removed; one that accepts
- *    is alive;
+ *    dead for good (no name is used twice) and is removed; one that hangs
+ *    up without answering is closing; one that answers (or keeps silent) is
+ *    alive;
  * 3. owns the directory if none other is alive. One that says it owns it
  *    (or says nothing in time) is the holder: the opener withdraws and
  *    fails. Openers at the same moment may each see the other still
@@ -125,11 +126,11 @@ const failure = (cause: unknown) => new StorageFailure({ operation: "connect", r
 /** An exchange whose failure is a cause: the fs call that failed. */
 const attempt = <A>(f: () => Promise<A>) => Effect.tryPromise({ try: f, catch: failure })
 
+/** A failure because the file is not there. */
+const isMissing = (error: StorageFailure) => (error.cause as NodeJS.ErrnoException).code === "ENOENT"
+
 /** Removes a file that may already be gone. */
-const remove = (path: string) =>
-  attempt(() => unlink(path)).pipe(
-    Effect.catchIf((error) => (error.cause as NodeJS.ErrnoException).code === "ENOENT", () => Effect.void)
-  )
+const remove = (path: string) => attempt(() => unlink(path)).pipe(Effect.catchIf(isMissing, () => Effect.void))
 
 interface State {
   owner: boolean
@@ -164,7 +165,7 @@ const survey = (place: Protocol.Place, own: string): Effect.Effect<Survey, Stora
         if (name.startsWith(OWNER)) yield* remove(place.path(SNAPSHOT + name.slice(OWNER.length)))
         continue
       }
-      if (reply._tag === "Absent") continue
+      if (reply._tag === "Absent" || reply._tag === "Gone") continue
       const who = reply._tag === "Answered" ? Protocol.decodeWho(reply.header) : undefined
       if (who !== undefined && !who.owner) contender = who.pid
       else return { holder: who?.pid ?? pidOf(name) }
@@ -174,8 +175,8 @@ const survey = (place: Protocol.Place, own: string): Effect.Effect<Survey, Stora
 
 /**
  * Listens under a name of its own, in place. `undefined`: the bound socket
- * was taken for dead and removed before it was renamed (it had not started
- * listening yet); try again.
+ * was taken for dead and removed before it was in place (someone asked it
+ * between Node's bind and listen); try again.
  */
 const enter = (place: Protocol.Place, state: State, id: string, scope: Scope.Scope) =>
   Effect.gen(function*() {
@@ -185,12 +186,11 @@ const enter = (place: Protocol.Place, state: State, id: string, scope: Scope.Sco
       scope,
       remove(place.path(name)).pipe(Effect.ignore, Effect.andThen(server.close))
     )
-    yield* attempt(() => chmod(place.path(bound), 0o600))
-    const moved = yield* attempt(() => rename(place.path(bound), place.path(name))).pipe(
-      Effect.as(true),
-      Effect.catchIf((error) => (error.cause as NodeJS.ErrnoException).code === "ENOENT", () => Effect.succeed(false))
-    )
-    return moved ? name : undefined
+    return yield* attempt(async () => {
+      await chmod(place.path(bound), 0o600)
+      await rename(place.path(bound), place.path(name))
+      return name
+    }).pipe(Effect.catchIf(isMissing, () => Effect.succeed(undefined)))
   })
 
 /** Owns the directory with a name no other process can take (a Windows pipe). */

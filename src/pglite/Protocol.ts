@@ -11,9 +11,8 @@
  *
  * A file, not the socket, carries the snapshot: the owner writes it in one
  * go, where a socket would take a turn of its event loop (busy with the
- * application) per buffer full. Nothing else is understood; a request line
- * longer than 64 bytes, or not sent within 5 seconds, closes the
- * connection.
+ * application) per buffer full. Anything else, a request line longer than
+ * 64 bytes, or none within 5 seconds, is answered as `who`.
  *
  * @since 0.1.0
  */
@@ -142,23 +141,20 @@ export const Snapshot = Schema.Union([
 const MAX_REQUEST = 64
 const REQUEST_TIMEOUT = 5_000
 
-/** Reads one request line from `socket` and answers it with `handle`; the client hangs up. */
+/**
+ * Reads one request line from `socket` and answers it with `handle`; the
+ * client hangs up. A request that is not one, or does not come in time, is
+ * answered as `who`: the owner never hangs up without saying who it is,
+ * so a client that sees a hang-up knows the socket is closing.
+ */
 const answer = (socket: Socket, handle: (request: Request) => Effect.Effect<Response>) => {
-  socket.on("error", () => socket.destroy())
-  socket.setTimeout(REQUEST_TIMEOUT, () => socket.destroy())
   let received = ""
-  const onData = (chunk: Buffer) => {
-    received += chunk.toString("latin1")
-    const end = received.indexOf("\n")
-    if (end === -1) {
-      if (received.length > MAX_REQUEST) socket.destroy()
-      return
-    }
-    socket.off("data", onData)
-    const request = parse(received.slice(0, end))
-    if (request === undefined) return void socket.destroy()
-    // Answering may wait for the database (a snapshot): the timeout was for the request.
+  let asked = false
+  const reply = (request: Request) => {
+    if (asked) return
+    asked = true
     socket.setTimeout(0)
+    socket.off("data", onData)
     void Effect.runPromise(handle(request)).then((response) => {
       if (response.hungUp !== undefined) {
         const hungUp = response.hungUp
@@ -167,12 +163,20 @@ const answer = (socket: Socket, handle: (request: Request) => Effect.Effect<Resp
       socket.end(`${JSON.stringify(response.header)}\n`)
     }, () => socket.destroy())
   }
+  const onData = (chunk: Buffer) => {
+    received += chunk.toString("latin1")
+    const end = received.indexOf("\n")
+    if (end !== -1) reply(parse(received.slice(0, end)) ?? { _tag: "who" })
+    else if (received.length > MAX_REQUEST) reply({ _tag: "who" })
+  }
+  socket.on("error", () => socket.destroy())
+  socket.setTimeout(REQUEST_TIMEOUT, () => reply({ _tag: "who" }))
   socket.on("data", onData)
 }
 
 /**
- * A socket listening: `close` stops it (Node also removes the path it was
- * bound to).
+ * A socket listening: `close` stops it and hangs up on its clients (Node
+ * also removes the path it was bound to).
  *
  * @since 0.1.0
  */
@@ -197,11 +201,20 @@ export const listen = (
   handle: (request: Request) => Effect.Effect<Response>
 ): Effect.Effect<Listening, ListenError> =>
   Effect.callback<Listening, ListenError>((resume) => {
-    const server = createServer((socket) => answer(socket, handle))
+    const connections = new Set<Socket>()
+    const server = createServer((socket) => {
+      connections.add(socket)
+      socket.once("close", () => connections.delete(socket))
+      answer(socket, handle)
+    })
     server.once("error", (error) => resume(Effect.fail(error)))
     server.listen(address, () =>
       resume(Effect.succeed({
-        close: Effect.callback<void>((done) => void server.close(() => done(Effect.void)))
+        close: Effect.callback<void>((done) => {
+          server.close(() => done(Effect.void))
+          // A client that keeps its connection open does not keep the owner from closing.
+          for (const socket of connections) socket.destroy()
+        })
       })))
   })
 
@@ -215,12 +228,23 @@ export type Reply =
   | { readonly _tag: "Refused" }
   /** No such socket (removed since it was listed). */
   | { readonly _tag: "Absent" }
+  /** It hung up without answering: it stopped listening (it withdrew, closed or died) meanwhile. */
+  | { readonly _tag: "Gone"; readonly code?: string | undefined }
   /** Something listens, but did not answer in time (or answered nonsense), or cannot be reached. */
   | { readonly _tag: "Silent"; readonly code?: string | undefined }
   | { readonly _tag: "Answered"; readonly header: unknown }
 
 /** The longest header line a client reads. */
 const MAX_HEADER = 4096
+
+/** What a socket error says of the other side. */
+const failed = (code: string | undefined, connected: boolean): Reply => {
+  if (!connected && code === "ECONNREFUSED") return { _tag: "Refused" }
+  if (!connected && code === "ENOENT") return { _tag: "Absent" }
+  // Reset, even before Node saw the connection made: the listener closed with it pending.
+  if (connected || code === "ECONNRESET" || code === "EPIPE") return { _tag: "Gone", code }
+  return { _tag: "Silent", code }
+}
 
 /** Connects, sends `request` and reads the header line; the socket stays open. */
 const exchange = (address: string, request: string, timeout: number) =>
@@ -242,16 +266,7 @@ const exchange = (address: string, request: string, timeout: number) =>
       connected = true
       socket.write(`${request}\n`)
     })
-    socket.on("error", (error: NodeJS.ErrnoException) =>
-      done(
-        connected
-          ? { _tag: "Silent", code: error.code }
-          : error.code === "ECONNREFUSED"
-          ? { _tag: "Refused" }
-          : error.code === "ENOENT"
-          ? { _tag: "Absent" }
-          : { _tag: "Silent", code: error.code }
-      ))
+    socket.on("error", (error: NodeJS.ErrnoException) => done(failed(error.code, connected)))
     socket.on("data", (chunk: Buffer) => {
       if (settled) return
       received = Buffer.concat([received, chunk])
@@ -264,7 +279,7 @@ const exchange = (address: string, request: string, timeout: number) =>
       }
     })
     // Ended before the whole line came: not an answer.
-    socket.on("end", () => done({ _tag: "Silent" }))
+    socket.on("end", () => done({ _tag: "Gone" }))
     return Effect.sync(() => socket.destroy())
   })
 

@@ -165,7 +165,7 @@ const fromOwner = (place: Protocol.Place, name: string, maxBytes: number) =>
   Effect.gen(function*() {
     const { directory } = place
     const reply = yield* Protocol.ask(place.address(name), `snapshot ${maxBytes}`, TIMEOUT)
-    if (reply._tag === "Refused" || reply._tag === "Absent") return undefined
+    if (reply._tag === "Refused" || reply._tag === "Absent" || reply._tag === "Gone") return undefined
     const pid = Owner.pidOf(name)
     if (reply._tag === "Silent") {
       return yield* failure(`process ${pid} holds ${directory} but sent no snapshot within ${TIMEOUT / 1000} s`)
