@@ -150,11 +150,14 @@ export const routes = (options: {
         Effect.succeed(json({
           write: options.write,
           layout: inspector.layout,
-          snapshot: options.snapshot === undefined ? null : {
-            directory: options.snapshot.directory,
-            pid: options.snapshot.pid,
-            takenAt: options.snapshot.takenAt.toISOString()
-          }
+          // Only when what is served is a snapshot (of a PGlite directory another process holds).
+          ...(options.snapshot === undefined ? {} : {
+            snapshot: {
+              directory: options.snapshot.directory,
+              pid: options.snapshot.pid,
+              takenAt: options.snapshot.takenAt.toISOString()
+            }
+          })
         }))
       )
   ),
