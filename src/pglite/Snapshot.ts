@@ -17,7 +17,7 @@
  * @since 0.1.0
  */
 import { Effect, Option, Schema } from "effect"
-import { lstatSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
+import { closeSync, lstatSync, openSync, readdirSync, readSync, writeFileSync } from "node:fs"
 import { readFile, realpath, stat, unlink } from "node:fs/promises"
 import { join } from "node:path"
 import { InvalidConfig, StorageFailure } from "../CheckpointError.ts"
@@ -99,6 +99,21 @@ const walk = (root: string, relative = "", found: Array<Found> = []): Array<Foun
   return found
 }
 
+/** Reads the file at `path` into `target`, which it must fill exactly (the database is not writing meanwhile). */
+const readInto = (path: string) => (target: Uint8Array) => {
+  const fd = openSync(path, "r")
+  try {
+    let filled = 0
+    while (filled < target.length) {
+      const read = readSync(fd, target, filled, target.length - filled, filled)
+      if (read === 0) throw new Error(`${path} became shorter while it was read`)
+      filled += read
+    }
+  } finally {
+    closeSync(fd)
+  }
+}
+
 /** The archive of `directory`, taken while `session` runs nothing; `number`: its size, more than `maxBytes`. */
 const take = (directory: string, session: Session, maxBytes: number) =>
   Effect.tryPromise({
@@ -108,8 +123,8 @@ const take = (directory: string, session: Session, maxBytes: number) =>
         const files = walk(directory)
         const size = Tar.sizeOf(files.map((file) => file.directory ? 0 : file.size))
         if (size > maxBytes) return size
-        const entries = files.map(({ directory: isDirectory, mode, mtime, path }): Tar.Entry =>
-          isDirectory ? { path, mode, mtime } : { path, mode, mtime, data: readFileSync(join(directory, path)) }
+        const entries = files.map(({ directory: isDirectory, mode, mtime, path, size }): Tar.Entry =>
+          isDirectory ? { path, mode, mtime } : { path, mode, mtime, size, read: readInto(join(directory, path)) }
         )
         return { data: Tar.archive(entries), takenAt }
       }),

@@ -8,18 +8,22 @@
  */
 
 /**
- * One entry: a path relative to the archive's root (`/`-separated), and a
- * directory's nothing or a file's bytes.
+ * One entry: a path relative to the archive's root (`/`-separated); a
+ * directory has no `size`, a file its size and what fills its bytes (`read`
+ * writes exactly `size` bytes into the view it is given, in the archive
+ * itself: no file is copied twice).
  *
  * @since 0.1.0
  */
-export interface Entry {
-  readonly path: string
-  readonly mode: number
-  /** Seconds since the epoch. */
-  readonly mtime: number
-  readonly data?: Uint8Array | undefined
-}
+export type Entry =
+  | { readonly path: string; readonly mode: number; readonly mtime: number }
+  | {
+    readonly path: string
+    readonly mode: number
+    readonly mtime: number
+    readonly size: number
+    readonly read: (into: Uint8Array) => void
+  }
 
 const BLOCK = 512
 
@@ -41,7 +45,7 @@ const split = (path: string): readonly [name: string, prefix: string] => {
 const header = (entry: Entry, size: number): Uint8Array => {
   const block = new Uint8Array(BLOCK)
   const put = (offset: number, text: string) => block.set(encoder.encode(text), offset)
-  const directory = entry.data === undefined
+  const directory = !("size" in entry)
   const [name, prefix] = split(directory ? `${entry.path}/` : entry.path)
   put(0, name)
   put(100, octal(entry.mode & 0o7777, 8))
@@ -65,14 +69,14 @@ const header = (entry: Entry, size: number): Uint8Array => {
  * @since 0.1.0
  */
 export const archive = (entries: ReadonlyArray<Entry>): Uint8Array => {
-  const out = new Uint8Array(sizeOf(entries.map((entry) => entry.data?.length ?? 0)))
+  const out = new Uint8Array(sizeOf(entries.map((entry) => "size" in entry ? entry.size : 0)))
   let offset = 0
   for (const entry of entries) {
-    const length = entry.data?.length ?? 0
-    out.set(header(entry, length), offset)
+    const size = "size" in entry ? entry.size : 0
+    out.set(header(entry, size), offset)
     offset += BLOCK
-    if (entry.data !== undefined) out.set(entry.data, offset)
-    offset += Math.ceil(length / BLOCK) * BLOCK
+    if ("size" in entry) entry.read(out.subarray(offset, offset + size))
+    offset += Math.ceil(size / BLOCK) * BLOCK
   }
   return out
 }
