@@ -151,9 +151,11 @@ export const serve = (owner: Owner.Owner, session: Session): Owner.Serve => {
     return take(owner.directory, session, maxBytes).pipe(
       Effect.flatMap((taken) => {
         if (typeof taken === "number") return Effect.succeed(refuse(`it takes ${taken} bytes, more than ${maxBytes}`))
+        const file = join(owner.directory, owner.snapshotFile)
         return Effect.try({
           try: (): Protocol.Response => {
-            writeFileSync(join(owner.directory, owner.snapshotFile), taken.data, { mode: 0o600 })
+            // A new file, only this user's: never one that is there already (nor what a link there points to).
+            writeFileSync(file, taken.data, { mode: 0o600, flag: "wx" })
             return {
               header: {
                 pid: process.pid,
@@ -161,11 +163,11 @@ export const serve = (owner: Owner.Owner, session: Session): Owner.Serve => {
                 file: owner.snapshotFile,
                 bytes: taken.data.length
               },
-              hungUp: remove(join(owner.directory, owner.snapshotFile)).pipe(Effect.andThen(done))
+              hungUp: remove(file).pipe(Effect.andThen(done))
             }
           },
           catch: (cause) => new StorageFailure({ operation: "snapshot", retryable: false, cause })
-        })
+        }).pipe(Effect.tapError(() => remove(file)))
       }),
       Effect.catch((error) => Effect.succeed(refuse(error.message))),
       Effect.tap((response) => response.hungUp === undefined ? done : Effect.void)
