@@ -174,7 +174,8 @@ describe("an application holding its directory", () => {
       const web = cli!.start(["web", `pglite:${dataDir}`])
       started.push(web)
       const url = await web.take((line) => line.startsWith("http://"), 120_000)
-      expect(web.stderr()).toMatch(
+      // stderr and stdout are separate pipes: the note, printed first, may arrive second.
+      await expect.poll(() => web.stderr()).toMatch(
         new RegExp(`^note: the PGlite database at ${dataDir} is in use by process ${app.pid}: reading a snapshot`)
       )
       const token = new URL(url).searchParams.get("token")!
