@@ -11,6 +11,10 @@
  *   npm start -- --thread alice      another thread
  *   npm start -- --reset             delete the thread first
  *   DATABASE_URL=postgres://… npm start   use PostgreSQL instead
+ *
+ * `.data/agent` is one process's database: a second `npm start` while one
+ * runs fails with DatabaseLocked, and `npx langgraph-checkpoints threads
+ * pglite:.data/agent` reads a snapshot of it meanwhile.
  */
 import { HumanMessage } from "@langchain/core/messages"
 import { Command } from "@langchain/langgraph"

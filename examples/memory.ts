@@ -5,7 +5,7 @@
 import { EffectCheckpointSaver } from "../src/index.ts"
 import { buildAgent, say, text } from "./agent/graph.ts"
 
-// An embedded PostgreSQL in memory; "pglite:<dir>" would keep it on disk.
+// An embedded PostgreSQL in memory; "pglite:<dir>" would keep it on disk, for one process at a time.
 const checkpointer = await EffectCheckpointSaver.fromConnString("pglite:")
 const agent = buildAgent(checkpointer)
 

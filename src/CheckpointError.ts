@@ -169,6 +169,26 @@ export class CheckpointNotFound extends Schema.TaggedError<CheckpointNotFound>()
 }
 
 /**
+ * A PGlite directory another opener holds. PGlite is one process's
+ * database: a second one over the same files would overwrite the first's
+ * work when it closes, so the second opener (another process, or another
+ * layer in this one) gets this instead, naming the holder's process.
+ *
+ * @since 0.1.0
+ */
+export class DatabaseLocked extends Schema.TaggedError<DatabaseLocked>()("DatabaseLocked", {
+  directory: Schema.String,
+  pid: Schema.Finite
+}) {
+  override get message(): string {
+    const self = typeof process !== "undefined" && process.pid === this.pid ? " (this process: another layer)" : ""
+    return `connect: the PGlite database at ${this.directory} is in use by process ${this.pid}${self}: ` +
+      "PGlite is one process's database (stop that process, or read a snapshot: Pglite.snapshot, or " +
+      "langgraph-checkpoints' reading commands)"
+  }
+}
+
+/**
  * Every error a checkpoint operation or a storage layer can fail with.
  *
  * @since 0.1.0
@@ -183,6 +203,7 @@ export type CheckpointError =
   | ThreadNotFound
   | ThreadExists
   | CheckpointNotFound
+  | DatabaseLocked
 
 /**
  * The schema of the union, for matching and for crossing process boundaries.
@@ -198,7 +219,8 @@ export const CheckpointError = Schema.Union([
   IncompatibleSchema,
   ThreadNotFound,
   ThreadExists,
-  CheckpointNotFound
+  CheckpointNotFound,
+  DatabaseLocked
 ])
 
 /**

@@ -7,8 +7,11 @@
  * to PGlite directly instead of over a socket.
  *
  * PGlite is one session, so the client has exactly one connection, and each
- * exchange runs under PGlite's own lock. `@electric-sql/pglite` is a
- * dependency that only this module loads.
+ * exchange runs under PGlite's own lock. And it is one process's database:
+ * a directory is opened by one owner at a time (see `pglite/Owner.ts`); a
+ * second opener gets `DatabaseLocked`, and can read a `snapshot` the owner
+ * takes instead. `@electric-sql/pglite` is a dependency that only this
+ * module loads.
  *
  * @since 0.1.0
  */
@@ -17,11 +20,15 @@ import { PGlite } from "@electric-sql/pglite"
 import { Effect, Layer, type Scope } from "effect"
 import type { SqlClient } from "effect/sql"
 import { access, mkdir } from "node:fs/promises"
-import { dirname, join, resolve } from "node:path"
+import { join, resolve } from "node:path"
 import { Duplex } from "node:stream"
-import { type IncompatibleSchema, InvalidConfig, StorageFailure } from "./CheckpointError.ts"
+import { type DatabaseLocked, type IncompatibleSchema, InvalidConfig, StorageFailure } from "./CheckpointError.ts"
 import type { CheckpointStorage } from "./CheckpointStorage.ts"
+import * as Owner from "./pglite/Owner.ts"
+import * as Snapshot from "./pglite/Snapshot.ts"
 import * as SqlStorage from "./sql/SqlStorage.ts"
+
+export type { Snapshot } from "./pglite/Snapshot.ts"
 
 /**
  * @since 0.1.0
@@ -30,9 +37,16 @@ export interface PgliteOptions extends Omit<SqlStorage.SqlStorageOptions, "diale
   /**
    * A directory to persist the database in (created if missing, unless
    * `readOnly`). Without one, the database lives in memory and goes with
-   * the layer.
+   * the layer. One process at a time: while a layer holds the directory,
+   * any other opener (another process, or another layer here), read-only
+   * or not, fails with `DatabaseLocked`.
    */
   readonly dataDir?: string | undefined
+  /**
+   * A snapshot of a held directory (see `snapshot`) to open in memory
+   * instead of `dataDir`: what is written to it goes with the layer.
+   */
+  readonly snapshot?: Snapshot.Snapshot | undefined
   /**
    * A PGlite instance to use instead of opening one (e.g. one the
    * application also queries). The layer does not close it, nor changes its
@@ -100,41 +114,83 @@ const existing = (dataDir: string) =>
       })
   })
 
-const open = (
-  dataDir: string | undefined,
-  readOnly: boolean
-): Effect.Effect<PgliteSession, StorageFailure | InvalidConfig, Scope.Scope> =>
-  Effect.andThen(
-    readOnly && dataDir !== undefined ? existing(dataDir) : Effect.void,
-    Effect.acquireRelease(
-      Effect.tryPromise({
-        try: async () => {
-          // PGlite creates the directory itself, but not its parents.
-          if (dataDir !== undefined && !readOnly) await mkdir(dirname(resolve(dataDir)), { recursive: true })
-          const pglite = await PGlite.create(dataDir)
-          // PGlite is one session: this makes it refuse every write.
-          if (readOnly) await pglite.exec("SET default_transaction_read_only = on")
-          return pglite
-        },
-        catch: connectFailure
-      }),
-      (pglite) => Effect.promise(() => pglite.close())
-    )
+/** A PGlite database, closed with the scope; `readOnly`: its session refuses every write. */
+const create = (from: string | { readonly loadDataDir: Blob } | undefined, readOnly: boolean) =>
+  Effect.acquireRelease(
+    Effect.tryPromise({
+      try: async () => {
+        const pglite = typeof from === "object" ? await PGlite.create(from) : await PGlite.create(from)
+        // PGlite is one session: this makes it refuse every write.
+        if (readOnly) await pglite.exec("SET default_transaction_read_only = on")
+        return pglite
+      },
+      catch: connectFailure
+    }),
+    (pglite) => Effect.promise(() => pglite.close())
   )
+
+/**
+ * The database in `dataDir`, owned by this process while the scope lasts:
+ * ownership comes first, so a second opener never touches the files. The
+ * owner serves snapshots of it meanwhile.
+ */
+const openDirectory = (dataDir: string, readOnly: boolean) =>
+  Effect.gen(function*() {
+    // PGlite would create the directory, but the lock lives in it and comes first.
+    yield* readOnly
+      ? existing(dataDir)
+      : Effect.tryPromise({
+        try: () => mkdir(resolve(dataDir), { recursive: true, mode: 0o700 }),
+        catch: connectFailure
+      })
+    const owner = yield* Owner.acquire(dataDir)
+    const pglite = yield* create(owner.directory, readOnly)
+    owner.serve(Snapshot.serve(owner, pglite))
+    // Stop serving before the database closes.
+    yield* Effect.addFinalizer(() => Effect.sync(() => owner.serve(undefined)))
+    return pglite
+  })
+
+const open = (
+  options: Pick<PgliteOptions, "dataDir" | "snapshot">,
+  readOnly: boolean
+): Effect.Effect<PgliteSession, StorageFailure | InvalidConfig | DatabaseLocked, Scope.Scope> =>
+  options.snapshot !== undefined
+    ? create({ loadDataDir: new Blob([options.snapshot.data as Uint8Array<ArrayBuffer>]) }, readOnly)
+    : options.dataDir !== undefined
+    ? openDirectory(options.dataDir, readOnly)
+    : create(undefined, readOnly)
+
+/**
+ * A consistent copy of the database in `dataDir`, taken by the process that
+ * holds it (the one a `DatabaseLocked` names) under PGlite's own lock, to
+ * open in memory with `layer({ snapshot })` while that process runs: the
+ * live files are never opened twice. At most `maxBytes` (default 512 MiB);
+ * the holder's queries wait while it copies the files.
+ *
+ * @since 0.1.0
+ */
+export const snapshot: (
+  dataDir: string,
+  options?: { readonly maxBytes?: number | undefined }
+) => Effect.Effect<Snapshot.Snapshot, StorageFailure | InvalidConfig> = Snapshot.fetch
 
 /**
  * The client alone: one connection to the PGlite database `options` names
  * (opened with the layer and closed with it, unless `options.pglite` is
  * given), as a `SqlClient`. With `readOnly`, a database the layer opens
- * refuses writes and a `dataDir` holding none is an `InvalidConfig`.
+ * refuses writes and a `dataDir` holding none is an `InvalidConfig`. A
+ * `dataDir` another opener holds is `DatabaseLocked`, read-only or not (a
+ * reader over live files is what loses the owner's work); an instance given
+ * as `options.pglite` is the caller's to share, and takes no lock.
  *
  * @since 0.1.0
  */
 export const layerSqlClient = (
-  options: Pick<PgliteOptions, "dataDir" | "pglite" | "readOnly"> = {}
-): Layer.Layer<SqlClient.SqlClient, StorageFailure | InvalidConfig> =>
+  options: Pick<PgliteOptions, "dataDir" | "snapshot" | "pglite" | "readOnly"> = {}
+): Layer.Layer<SqlClient.SqlClient, StorageFailure | InvalidConfig | DatabaseLocked> =>
   PgClient.layerFrom(
-    (options.pglite === undefined ? open(options.dataDir, options.readOnly === true) : Effect.succeed(options.pglite))
+    (options.pglite === undefined ? open(options, options.readOnly === true) : Effect.succeed(options.pglite))
       .pipe(
         Effect.flatMap((pglite) =>
           PgClient.makeClient({
@@ -150,13 +206,15 @@ export const layerSqlClient = (
 
 /**
  * The storage on an embedded PGlite database, opened with the layer and
- * closed (and flushed to `dataDir`) when the layer is released.
+ * closed (and flushed to `dataDir`) when the layer is released. While it
+ * lasts, this process owns `dataDir`: any other opener gets
+ * `DatabaseLocked`, and can read a `snapshot` this process serves.
  *
  * @since 0.1.0
  */
 export const layer = (
   options: PgliteOptions = {}
-): Layer.Layer<CheckpointStorage, StorageFailure | IncompatibleSchema | InvalidConfig> =>
+): Layer.Layer<CheckpointStorage, StorageFailure | IncompatibleSchema | InvalidConfig | DatabaseLocked> =>
   // One session, in this process: one batch at a time, the others gathering behind it, as large
   // as they come (there is no server to keep busy meanwhile, only statements to save).
   SqlStorage.layer({ groupCommit: { concurrency: 1, maxBatch: 256 }, ...options, dialect: "postgres" }).pipe(

@@ -8,15 +8,23 @@
  * user says `--migrate`. Encryption keys come from the environment as the
  * library reads them (`CHECKPOINT_ENCRYPTION_KEYS`, `LANGGRAPH_AES_KEY`).
  *
+ * A PGlite directory another process holds (an application running on it)
+ * is never opened a second time: writing commands fail with
+ * `DatabaseLocked`; reading ones read a snapshot the holder takes, and say
+ * so on stderr (a read answers as of one moment anyway; this one is the
+ * snapshot's, and the line gives it).
+ *
  * @since 0.1.0
  */
-import { Config, Effect, Layer } from "effect"
+import { Config, Context, Effect, Layer } from "effect"
 import type { SqlClient } from "effect/sql"
 import { InvalidConfig } from "../CheckpointError.ts"
 import type { CheckpointStorage } from "../CheckpointStorage.ts"
 import * as Encryption from "../Encryption.ts"
 import * as Inspector from "../inspector/Inspector.ts"
 import * as Values from "../inspector/Values.ts"
+import type * as PgliteModule from "../pglite.ts"
+import type { Label } from "../pglite/Snapshot.ts"
 import * as Serializer from "../Serializer.ts"
 import type { Dialect } from "../sql/Dialect.ts"
 import * as Layout from "../sql/Layout.ts"
@@ -29,9 +37,49 @@ import * as SqlStorage from "../sql/SqlStorage.ts"
  */
 export type Access = "read" | "write" | "migrate"
 
+/**
+ * Where what a command reads comes from: the database itself, or (a PGlite
+ * directory another process holds) a snapshot of it.
+ *
+ * @since 0.1.0
+ */
+export class Source extends Context.Service<Source, {
+  readonly snapshot?: Label | undefined
+}>()("langgraph-checkpoint-effect/cli/Database/Source") {}
+
+const live = Layer.succeed(Source, {})
+
+/** The line a command prints on stderr when it reads a snapshot. */
+const snapshotNote = (snapshot: Label) =>
+  `note: the PGlite database at ${snapshot.directory} is in use by process ${snapshot.pid}: ` +
+  `reading a snapshot it took at ${snapshot.takenAt.toISOString()} (later changes are not in it)\n`
+
+/**
+ * A PGlite directory: opened itself, or, held by another process and only
+ * read, a snapshot of it in memory.
+ */
+const pgliteClient = (Pglite: typeof PgliteModule, dataDir: string, readOnly: boolean) => {
+  const own = Layer.merge(Pglite.layerSqlClient({ dataDir, readOnly }), live)
+  if (!readOnly) return own
+  return own.pipe(Layer.catchTag("DatabaseLocked", () =>
+    Layer.unwrap(
+      Pglite.snapshot(dataDir).pipe(
+        Effect.tap((snapshot) => Effect.sync(() => process.stderr.write(snapshotNote(snapshot)))),
+        Effect.map((snapshot) =>
+          Layer.merge(
+            Pglite.layerSqlClient({ snapshot, readOnly }),
+            Layer.succeed(Source, {
+              snapshot: { directory: snapshot.directory, pid: snapshot.pid, takenAt: snapshot.takenAt }
+            })
+          )
+        )
+      )
+    )))
+}
+
 /** The connection a URL names, as a client layer and its dialect. */
 const clientOf = (url: string, readOnly: boolean): Effect.Effect<
-  { readonly client: Layer.Layer<SqlClient.SqlClient, unknown>; readonly dialect: Dialect },
+  { readonly client: Layer.Layer<SqlClient.SqlClient | Source, unknown>; readonly dialect: Dialect },
   InvalidConfig
 > => {
   const scheme = url.slice(0, url.indexOf(":") + 1).toLowerCase()
@@ -40,7 +88,7 @@ const clientOf = (url: string, readOnly: boolean): Effect.Effect<
     case "postgresql:":
       return Effect.promise(() => import("../postgres.ts")).pipe(
         Effect.map((Postgres) => ({
-          client: Postgres.layerSqlClient({ url, readOnly, poolSize: 4 }),
+          client: Layer.merge(Postgres.layerSqlClient({ url, readOnly, poolSize: 4 }), live),
           dialect: "postgres"
         }))
       )
@@ -48,7 +96,7 @@ const clientOf = (url: string, readOnly: boolean): Effect.Effect<
     case "cockroach:":
       return Effect.promise(() => import("../cockroach.ts")).pipe(
         Effect.map((Cockroach) => ({
-          client: Cockroach.layerSqlClient({ url, readOnly, poolSize: 4 }),
+          client: Layer.merge(Cockroach.layerSqlClient({ url, readOnly, poolSize: 4 }), live),
           dialect: "cockroach"
         }))
       )
@@ -60,7 +108,7 @@ const clientOf = (url: string, readOnly: boolean): Effect.Effect<
         )
       }
       return Effect.promise(() => import("../pglite.ts")).pipe(
-        Effect.map((Pglite) => ({ client: Pglite.layerSqlClient({ dataDir, readOnly }), dialect: "postgres" }))
+        Effect.map((Pglite) => ({ client: pgliteClient(Pglite, dataDir, readOnly), dialect: "postgres" }))
       )
     }
   }
@@ -88,14 +136,15 @@ const lenient = Layer.effect(
 )
 
 /**
- * The storage and the inspector over the database `url` names.
+ * The storage and the inspector over the database `url` names, and where
+ * what they read comes from.
  *
  * @since 0.1.0
  */
 export const layer = (
   url: string,
   access: Access
-): Layer.Layer<CheckpointStorage | Inspector.Inspector, unknown> =>
+): Layer.Layer<CheckpointStorage | Inspector.Inspector | Source, unknown> =>
   Layer.unwrap(
     clientOf(url, access === "read").pipe(Effect.map(({ client, dialect }) => {
       const readOnly = access === "read"
@@ -107,7 +156,7 @@ export const layer = (
       return inspector.pipe(
         Layer.provideMerge(guarded),
         Layer.provide(Layer.mergeAll(encryption, readOnly ? lenient : Layer.empty)),
-        Layer.provide(client)
+        Layer.provideMerge(client)
       )
     }))
   )

@@ -1,7 +1,9 @@
 /**
  * `langgraph-checkpoints web [url]`: the inspector as a local web page.
  * Prints one line, the page's URL with its token, and serves until
- * interrupted (Ctrl-C). Read-only unless `--write`.
+ * interrupted (Ctrl-C). Read-only unless `--write`. On a PGlite directory
+ * another process holds, it serves a snapshot, read-only, and the page says
+ * so (`--write` is refused there, see `Database`).
  *
  * @since 0.1.0
  */
@@ -9,7 +11,7 @@ import { Effect } from "effect"
 import { Command, Flag } from "effect/cli"
 import * as Server from "../web/Server.ts"
 import { inDatabase, positional, UsageError, withArgs } from "./Arguments.ts"
-import type * as Database from "./Database.ts"
+import * as Database from "./Database.ts"
 import * as Output from "./Output.ts"
 
 const access = (input: { readonly write: boolean; readonly migrate: boolean }): Database.Access =>
@@ -41,7 +43,8 @@ export const web = Command.make("web", {
     if (input.port < 0 || input.port > 65535) {
       return yield* new UsageError({ command: "web", detail: "--port must be from 0 to 65535" })
     }
-    const running = yield* Server.start({ host: input.host, port: input.port, write: input.write })
+    const { snapshot } = yield* Database.Source
+    const running = yield* Server.start({ host: input.host, port: input.port, write: input.write, snapshot })
     yield* Output.line(Output.clean(running.url))
     return yield* Effect.never
   }).pipe(Effect.scoped, inDatabase("web", input.args, access(input)))).pipe(

@@ -18,6 +18,7 @@ import { CheckpointStorage } from "../CheckpointStorage.ts"
 import { type HistoryEntry, Inspector, type Shown, type ThreadCursor } from "../inspector/Inspector.ts"
 import * as Tree from "../inspector/Tree.ts"
 import * as Values from "../inspector/Values.ts"
+import type { Label } from "../pglite/Snapshot.ts"
 
 /**
  * A route of the API.
@@ -137,11 +138,28 @@ const planOf = (thread_id: string, action: string) =>
  *
  * @since 0.1.0
  */
-export const routes = (options: { readonly write: boolean }): ReadonlyArray<Route> => [
+export const routes = (options: {
+  readonly write: boolean
+  readonly snapshot?: Label | undefined
+}): ReadonlyArray<Route> => [
   route(
     "GET",
     "/api/info",
-    () => Inspector.use((inspector) => Effect.succeed(json({ write: options.write, layout: inspector.layout })))
+    () =>
+      Inspector.use((inspector) =>
+        Effect.succeed(json({
+          write: options.write,
+          layout: inspector.layout,
+          // Only when what is served is a snapshot (of a PGlite directory another process holds).
+          ...(options.snapshot === undefined ? {} : {
+            snapshot: {
+              directory: options.snapshot.directory,
+              pid: options.snapshot.pid,
+              takenAt: options.snapshot.takenAt.toISOString()
+            }
+          })
+        }))
+      )
   ),
 
   route("GET", "/api/threads", (_, query) =>

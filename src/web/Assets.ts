@@ -33,6 +33,7 @@ const html = String.raw`<!doctype html>
 </head>
 <body>
 <header><a class="brand" href="#/">LangGraph checkpoints</a><span id="mode"></span></header>
+<div id="snapshot" role="status" hidden></div>
 <div id="error" role="alert" hidden></div>
 <main id="main"><p class="status">loading…</p></main>
 </body>
@@ -528,7 +529,12 @@ function route() {
 
 const ready = api("/api/info").then(function(found) {
   info = found;
-  document.getElementById("mode").textContent = (found.write ? "read and write" : "read-only") + " · " + (found.layout === "langgraph" ? "LangGraph's own tables" : "this library's tables");
+  document.getElementById("mode").textContent = (found.snapshot ? "snapshot, read-only" : found.write ? "read and write" : "read-only") + " · " + (found.layout === "langgraph" ? "LangGraph's own tables" : "this library's tables");
+  if (found.snapshot) {
+    const notice = document.getElementById("snapshot");
+    notice.textContent = "Snapshot: the PGlite database at " + found.snapshot.directory + " is in use by process " + found.snapshot.pid + ". This page shows a copy it took at " + found.snapshot.takenAt + "; later changes are not in it, and nothing can be written here. Restart the command for a newer one.";
+    notice.hidden = false;
+  }
 }).catch(showError);
 window.addEventListener("hashchange", route);
 route();
@@ -576,6 +582,7 @@ main { padding: 1em; }
 a { color: var(--accent); }
 code, pre, .json { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; font-size: 12.5px; }
 pre { white-space: pre-wrap; word-break: break-word; margin: 0.3em 0; padding: 0.5em; background: var(--bg); border: 1px solid var(--line); border-radius: 4px; max-height: 24em; overflow: auto; }
+#snapshot { margin: 0.5em 1em; padding: 0.5em 0.8em; border: 1px solid var(--fork); color: var(--fork); border-radius: 4px; }
 #error { margin: 0.5em 1em; padding: 0.5em 0.8em; border: 1px solid var(--danger); color: var(--danger); border-radius: 4px; }
 .status { color: var(--muted); }
 input[type="search"], input[type="text"] { padding: 0.4em 0.6em; border: 1px solid var(--line); border-radius: 4px; min-width: 22em; background: var(--panel); color: var(--fg); }

@@ -34,6 +34,7 @@ import type { AddressInfo } from "node:net"
 import { Readable } from "node:stream"
 import type { CheckpointStorage } from "../CheckpointStorage.ts"
 import type { Inspector } from "../inspector/Inspector.ts"
+import type { Label } from "../pglite/Snapshot.ts"
 import { type Route, routes } from "./Api.ts"
 import * as Assets from "./Assets.ts"
 
@@ -49,6 +50,8 @@ export interface Options {
   readonly write?: boolean | undefined
   /** The token to require (a random one unless given). */
   readonly token?: string | undefined
+  /** What is served is a snapshot of a database another process holds (the page says so). */
+  readonly snapshot?: Label | undefined
 }
 
 /**
@@ -139,7 +142,9 @@ const find = (table: ReadonlyArray<Route>, method: string, segments: ReadonlyArr
  *
  * @since 0.1.0
  */
-export const app = (options: { readonly token: string; readonly write: boolean }) => {
+export const app = (
+  options: { readonly token: string; readonly write: boolean; readonly snapshot?: Label | undefined }
+) => {
   const expected = digest(options.token)
   const table = routes(options).filter((candidate) => options.write || !candidate.writes)
   const page = Assets.page(options.token)
@@ -257,7 +262,7 @@ export const start = (
     }
     const services = yield* Effect.context<Inspector | CheckpointStorage>()
     const handler = HttpEffect.toWebHandler(
-      Effect.provideContext(app({ token, write: options.write === true }), services)
+      Effect.provideContext(app({ token, write: options.write === true, snapshot: options.snapshot }), services)
     )
     const server = yield* listen(handler, host, options.port ?? 0)
     const { port } = server.address() as AddressInfo

@@ -11,6 +11,7 @@ import { copyFile, mkdtemp, rm, symlink } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
+import { type Lines, spawnLines } from "./children.ts"
 
 const root = join(import.meta.dirname, "..", "..")
 
@@ -35,6 +36,8 @@ export interface BuiltCli {
   /** How long `tsc` took, in milliseconds. */
   readonly buildMs: number
   readonly run: (args: ReadonlyArray<string>, options?: RunOptions) => Promise<CliResult>
+  /** Starts a command that keeps running (`web`), its output read line by line. */
+  readonly start: (args: ReadonlyArray<string>, options?: Omit<RunOptions, "timeout">) => Lines
   readonly dispose: () => Promise<void>
 }
 
@@ -112,7 +115,10 @@ export const buildCli = async (): Promise<BuiltCli> => {
       child.stdin?.end()
     })
 
-  return { dir, buildMs, run, dispose: () => rm(dir, { recursive: true, force: true }) }
+  const start = (args: ReadonlyArray<string>, options: Omit<RunOptions, "timeout"> = {}) =>
+    spawnLines(process.execPath, [main, ...args], { cwd: options.cwd ?? dir, env: environment(options.env) })
+
+  return { dir, buildMs, run, start, dispose: () => rm(dir, { recursive: true, force: true }) }
 }
 
 /** A result, for an assertion's message: the command's code and both streams. */
