@@ -32,12 +32,12 @@ import {
   type ThreadExists,
   type ThreadNotFound
 } from "./CheckpointError.ts"
-import * as Codec from "./Codec.ts"
+import * as Codec from "./codec/Codec.ts"
 import { decodeIdRef, decodeRef, decodeThreadId, invalidInput } from "./Input.ts"
+import * as ThreadLifecycle from "./lifecycle/ThreadLifecycle.ts"
+import type { ReencryptProgress, RetentionPolicy, RetentionReport } from "./lifecycle/ThreadLifecycle.ts"
 import * as MemoryDriver from "./memory/MemoryDriver.ts"
 import type { CheckpointRow, StorageDriver, StoredCheckpoint, ThreadRows } from "./StorageDriver.ts"
-import * as ThreadLifecycle from "./ThreadLifecycle.ts"
-import type { ReencryptProgress, RetentionPolicy, RetentionReport } from "./ThreadLifecycle.ts"
 
 /** @since 0.1.0 */
 export type WriteError = InvalidConfig | InvalidInput | SerializationFailed | StorageFailure
@@ -45,8 +45,13 @@ export type WriteError = InvalidConfig | InvalidInput | SerializationFailed | St
 /** @since 0.1.0 */
 export type PutError = WriteError | CheckpointNotFound
 
-export type { ReencryptProgress, ReencryptSummary, RetentionPolicy, RetentionReport } from "./ThreadLifecycle.ts"
-export { summarizeReencrypt } from "./ThreadLifecycle.ts"
+export type {
+  ReencryptProgress,
+  ReencryptSummary,
+  RetentionPolicy,
+  RetentionReport
+} from "./lifecycle/ThreadLifecycle.ts"
+export { summarizeReencrypt } from "./lifecycle/ThreadLifecycle.ts"
 
 /** @since 0.1.0 */
 export type ReadError = InvalidConfig | InvalidInput | CorruptedCheckpoint | StorageFailure

@@ -35,13 +35,13 @@ import {
   type RetentionReport,
   summarizeReencrypt
 } from "./CheckpointStorage.ts"
-import * as Encryption from "./Encryption.ts"
-import { SafeJsonPlusSerializer } from "./JsonPlus.ts"
-import * as Retry from "./Retry.ts"
-import type * as Revival from "./Revival.ts"
-import * as Serializer from "./Serializer.ts"
-import * as Sharing from "./Sharing.ts"
+import * as Encryption from "./codec/Encryption.ts"
+import { SafeJsonPlusSerializer } from "./codec/JsonPlus.ts"
+import type * as Revival from "./codec/Revival.ts"
+import * as Serializer from "./codec/Serializer.ts"
+import * as Sharing from "./codec/Sharing.ts"
 import type { ConnectionSettings } from "./sql/Pool.ts"
+import * as Retry from "./sql/Retry.ts"
 
 /**
  * @since 0.1.0

@@ -18,8 +18,8 @@ import { type Config, Effect, type Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import type { IncompatibleSchema, InvalidConfig, StorageFailure } from "./CheckpointError.ts"
 import type { CheckpointStorage } from "./CheckpointStorage.ts"
-import * as Retry from "./Retry.ts"
 import * as Pool from "./sql/Pool.ts"
+import * as Retry from "./sql/Retry.ts"
 import * as Tables from "./sql/Tables.ts"
 
 /**

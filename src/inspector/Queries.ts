@@ -8,7 +8,7 @@
  *
  * @since 0.1.0
  */
-import * as Sharing from "../Sharing.ts"
+import * as Sharing from "../codec/Sharing.ts"
 import * as Jsonb from "../sql/Jsonb.ts"
 import { listTypes } from "../sql/Projection.ts"
 import { statement } from "../sql/Statements.ts"

@@ -11,7 +11,7 @@
  */
 import type { CheckpointTuple } from "@langchain/langgraph-checkpoint"
 import { Effect } from "effect"
-import type * as Serializer from "../Serializer.ts"
+import type * as Serializer from "../codec/Serializer.ts"
 
 /**
  * A stored value the serializer cannot read (Python's `msgpack`, a custom

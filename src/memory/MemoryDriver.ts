@@ -7,7 +7,7 @@
  */
 import { Context, Effect, Option, Semaphore, Stream } from "effect"
 import type { Location } from "../Checkpoint.ts"
-import * as Sharing from "../Sharing.ts"
+import * as Sharing from "../codec/Sharing.ts"
 import type {
   BlobRow,
   CheckpointRow,

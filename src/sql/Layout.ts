@@ -14,9 +14,9 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { IncompatibleSchema, type StorageFailure } from "../CheckpointError.ts"
-import * as Retry from "../Retry.ts"
 import type { Dialect } from "./Dialect.ts"
 import * as Migrations from "./Migrations.ts"
+import * as Retry from "./Retry.ts"
 import * as Tables from "./Tables.ts"
 
 /**

@@ -12,8 +12,8 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { IncompatibleSchema, type StorageFailure } from "../CheckpointError.ts"
-import * as Retry from "../Retry.ts"
 import { type Dialect, migrationLock } from "./Dialect.ts"
+import * as Retry from "./Retry.ts"
 import type { Tables } from "./Tables.ts"
 
 /**

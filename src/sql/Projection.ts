@@ -12,7 +12,7 @@
  *
  * @since 0.1.0
  */
-import * as Sharing from "../Sharing.ts"
+import * as Sharing from "../codec/Sharing.ts"
 import type { BlobRow, CheckpointRow, SharedBase, StoredCheckpoint, ThreadRows, WriteRow } from "../StorageDriver.ts"
 import * as Jsonb from "./Jsonb.ts"
 import type { Tables } from "./Tables.ts"

@@ -27,9 +27,9 @@
 import { Context, Duration, Effect, Option, Stream } from "effect"
 import { SqlClient, SqlError } from "effect/sql"
 import { StorageFailure } from "../CheckpointError.ts"
-import * as Retry from "../Retry.ts"
 import type { StorageDriver, StoredCheckpoint } from "../StorageDriver.ts"
 import * as GroupCommit from "./GroupCommit.ts"
+import * as Retry from "./Retry.ts"
 import { type Statement, statements } from "./Statements.ts"
 import type { Tables } from "./Tables.ts"
 

@@ -13,7 +13,7 @@
  */
 import { Option } from "effect"
 import type { Location } from "../Checkpoint.ts"
-import * as Sharing from "../Sharing.ts"
+import * as Sharing from "../codec/Sharing.ts"
 import type {
   Ancestors,
   BlobRow,

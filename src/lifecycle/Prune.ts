@@ -24,8 +24,8 @@
  * @since 0.1.0
  */
 import { Result } from "effect"
+import type { IndexEntry } from "../StorageDriver.ts"
 import * as ParentLinks from "./ParentLinks.ts"
-import type { IndexEntry } from "./StorageDriver.ts"
 
 /**
  * A checkpoint pointed at a new parent (none when `parent_checkpoint_id` is

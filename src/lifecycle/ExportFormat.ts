@@ -42,9 +42,9 @@
  * @since 0.1.0
  */
 import { Clock, Effect, Schema, Stream } from "effect"
-import { Name } from "./Checkpoint.ts"
-import { formatIssue, InvalidInput } from "./CheckpointError.ts"
-import type { CheckpointRow, ThreadRows } from "./StorageDriver.ts"
+import { Name } from "../Checkpoint.ts"
+import { formatIssue, InvalidInput } from "../CheckpointError.ts"
+import type { CheckpointRow, ThreadRows } from "../StorageDriver.ts"
 import * as ThreadCheck from "./ThreadCheck.ts"
 
 /**

@@ -28,9 +28,9 @@
  */
 import { Metric } from "effect"
 import { createHmac } from "node:crypto"
+import type { BlobRow, CheckpointRow, Piece, SharedBase, ThreadRows, WriteRow } from "../StorageDriver.ts"
 import { type DataKey, type Encryption, isKeyId, SEALED_METADATA } from "./Encryption.ts"
 import * as Sharing from "./Sharing.ts"
-import type { BlobRow, CheckpointRow, Piece, SharedBase, ThreadRows, WriteRow } from "./StorageDriver.ts"
 
 /**
  * Counts rows read without a seal under `allowPlaintext`.

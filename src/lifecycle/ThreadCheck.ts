@@ -12,11 +12,11 @@
  *
  * @since 0.1.0
  */
-import { depthOf } from "./JsonPlus.ts"
+import { depthOf } from "../codec/JsonPlus.ts"
+import { MAX_DEPTH } from "../codec/Revival.ts"
+import * as Sharing from "../codec/Sharing.ts"
+import type { ThreadRows } from "../StorageDriver.ts"
 import * as ParentLinks from "./ParentLinks.ts"
-import { MAX_DEPTH } from "./Revival.ts"
-import * as Sharing from "./Sharing.ts"
-import type { ThreadRows } from "./StorageDriver.ts"
 
 /**
  * The kinds of rows of a thread.

@@ -17,7 +17,7 @@
  */
 import { Config, Context, Effect, Layer, Redacted } from "effect"
 import { createCipheriv, createDecipheriv, createHmac, createSecretKey, hkdfSync, randomBytes } from "node:crypto"
-import { InvalidConfig } from "./CheckpointError.ts"
+import { InvalidConfig } from "../CheckpointError.ts"
 
 /**
  * One data key: authenticated encryption and a keyed hash. `seal`'s output

@@ -35,7 +35,7 @@ import { Serializable } from "@langchain/core/load/serializable"
 import { BaseMessage } from "@langchain/core/messages"
 import { Context } from "effect"
 import { createHash } from "node:crypto"
-import type { BlobRow, Piece, SharedBase } from "./StorageDriver.ts"
+import type { BlobRow, Piece, SharedBase } from "../StorageDriver.ts"
 
 /**
  * The storage `type` of a shared list (format 1). Its bytes are the

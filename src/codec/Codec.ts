@@ -25,20 +25,26 @@ import {
   writesSortKey
 } from "@langchain/langgraph-checkpoint"
 import { Clock, Effect, Metric, Option, Schema } from "effect"
-import { CheckpointHeader, CheckpointMetadata, type CheckpointTuple, configOf, type StoredWrite } from "./Checkpoint.ts"
+import {
+  CheckpointHeader,
+  CheckpointMetadata,
+  type CheckpointTuple,
+  configOf,
+  type StoredWrite
+} from "../Checkpoint.ts"
 import {
   CorruptedCheckpoint,
   formatIssue,
   InvalidConfig,
   InvalidInput,
   SerializationFailed
-} from "./CheckpointError.ts"
+} from "../CheckpointError.ts"
+import type { BlobRow, CheckpointRow, Piece, StoredCheckpoint, ThreadRows, WriteRow } from "../StorageDriver.ts"
 import { Encryption } from "./Encryption.ts"
 import * as Revival from "./Revival.ts"
 import * as Sealing from "./Sealing.ts"
 import * as Serializer from "./Serializer.ts"
 import * as Sharing from "./Sharing.ts"
-import type { BlobRow, CheckpointRow, Piece, StoredCheckpoint, ThreadRows, WriteRow } from "./StorageDriver.ts"
 
 /**
  * The pieces read with a checkpoint, by hash, opened; and why those that

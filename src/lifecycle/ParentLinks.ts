@@ -13,7 +13,7 @@
  *
  * @since 0.1.0
  */
-import { CorruptedCheckpoint } from "./CheckpointError.ts"
+import { CorruptedCheckpoint } from "../CheckpointError.ts"
 
 /**
  * A checkpoint's link to its parent, in its namespace.

@@ -37,7 +37,7 @@
  */
 import { Clock, Context, Duration, Effect, Metric, Schedule } from "effect"
 import type { SqlError } from "effect/sql"
-import { StorageFailure } from "./CheckpointError.ts"
+import { StorageFailure } from "../CheckpointError.ts"
 
 /**
  * The SQLSTATE the server reported, if the failure is a server error

@@ -8,13 +8,13 @@
  * @since 0.1.0
  */
 import { Clock, Duration, Effect, Result, Schema, Stream } from "effect"
-import { CheckpointHeader, CheckpointRef } from "./Checkpoint.ts"
-import { InvalidConfig, InvalidInput, ThreadExists, ThreadNotFound } from "./CheckpointError.ts"
-import type { Codec } from "./Codec.ts"
-import { decodeThreadId, invalidInput } from "./Input.ts"
+import { CheckpointHeader, CheckpointRef } from "../Checkpoint.ts"
+import { InvalidConfig, InvalidInput, ThreadExists, ThreadNotFound } from "../CheckpointError.ts"
+import type { Codec } from "../codec/Codec.ts"
+import { decodeThreadId, invalidInput } from "../Input.ts"
+import type { StorageDriver, ThreadRows } from "../StorageDriver.ts"
 import * as ParentLinks from "./ParentLinks.ts"
 import * as Prune from "./Prune.ts"
-import type { StorageDriver, ThreadRows } from "./StorageDriver.ts"
 import * as ThreadCheck from "./ThreadCheck.ts"
 
 /**
