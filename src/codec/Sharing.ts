@@ -34,38 +34,22 @@
 import { Serializable } from "@langchain/core/load/serializable"
 import { BaseMessage } from "@langchain/core/messages"
 import { Context } from "effect"
-import { createHash } from "node:crypto"
 import type { BlobRow, Piece, SharedBase } from "../StorageDriver.ts"
+import { BASE_DEPTH, hashOf, join, packHashes, pieceOf, SHARED, unpackHashes } from "./StorageFormat.ts"
 
-/**
- * The storage `type` of a shared list (format 1). Its bytes are the
- * 16-byte hashes of its own entries; it reads back as a `json` value.
- *
- * @since 0.1.0
- */
-export const SHARED = "shared-json/1"
+/** The storage format, as it was exported here before it had a module of its own. */
+export {
+  BASE_DEPTH,
+  distinct,
+  HASH_BYTES,
+  hashOf,
+  LIST_TYPES,
+  pieceKey,
+  references,
+  SEALED_SUFFIX,
+  SHARED
+} from "./StorageFormat.ts"
 
-/**
- * What a sealed row's stored `type` ends with (see `Sealing`).
- *
- * @since 0.1.0
- */
-export const SEALED_SUFFIX = "+sealed"
-
-/**
- * The stored types of lists: plain, and sealed (whose bytes are the hashes
- * followed by a trailer of whole hash-sized units, see `Sealing`).
- *
- * @since 0.1.0
- */
-export const LIST_TYPES: ReadonlyArray<string> = [SHARED, SHARED + SEALED_SUFFIX]
-
-/**
- * The bytes of a piece's hash: a list's bytes are its entries' hashes, back to back.
- *
- * @since 0.1.0
- */
-export const HASH_BYTES = 16
 /**
  * Arrays smaller than this serialized, or whose elements are smaller than
  * `MIN_ELEMENT_BYTES` on average, keep the plain encoding: a piece row and
@@ -93,21 +77,6 @@ export const Enabled = Context.Reference<boolean>("langgraph-checkpoint-effect/S
 })
 
 /**
- * The pieces without repeats (an element may occur in several places).
- *
- * @since 0.1.0
- */
-export const distinct = (pieces: ReadonlyArray<Piece>): Array<Piece> => {
-  const seen = new Set<string>()
-  return pieces.filter((piece) => {
-    const key = pieceKey(piece.hash)
-    if (seen.has(key)) return false
-    seen.add(key)
-    return true
-  })
-}
-
-/**
  * An element as stored: its piece's bytes and hash (as a latin1 string, the
  * form compared and mapped).
  *
@@ -124,15 +93,6 @@ interface Base {
   readonly keep: number
   readonly base: Base | undefined
 }
-
-/**
- * How many bases deep a list may be: a list may extend a base, which may
- * extend one more. Readers follow this many (the SQL driver's projection,
- * the decoder, what `remove` keeps), so a deeper chain reads as damaged.
- *
- * @since 0.1.0
- */
-export const BASE_DEPTH = 2
 
 /** The bases of a list, nearest first. */
 const chainOf = (base: Base | undefined): Array<Base> => base === undefined ? [] : [base, ...chainOf(base.base)]
@@ -163,19 +123,6 @@ export interface Laid {
   readonly list: List
 }
 
-const utf8 = new TextEncoder()
-const [OPEN, COMMA, CLOSE] = utf8.encode("[,]") as unknown as [number, number, number]
-
-/**
- * A piece's plain address: the first 16 bytes of its SHA-256, as a latin1
- * string (with encryption on, pieces are addressed by a keyed hash instead,
- * see `Sealing`).
- *
- * @since 0.1.0
- */
-export const hashOf = (bytes: Uint8Array): string =>
-  createHash("sha256").update(bytes).digest().toString("latin1", 0, HASH_BYTES)
-
 /**
  * Where a thread stores an element: its plain hash, or (encryption on) a
  * keyed hash of it.
@@ -185,51 +132,6 @@ export const hashOf = (bytes: Uint8Array): string =>
 export type Address = (element: Element) => string
 
 const plainAddress: Address = (element) => element.key
-
-/** A list's hashes as stored. */
-const packHashes = (keys: ReadonlyArray<string>): Uint8Array => Buffer.from(keys.join(""), "latin1")
-
-/** The hashes of a stored list; undefined when its length is not a whole number of hashes. */
-const unpackHashes = (bytes: Uint8Array): Array<string> | undefined => {
-  if (bytes.byteLength % HASH_BYTES !== 0) return undefined
-  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("latin1")
-  return Array.from({ length: text.length / HASH_BYTES }, (_, i) => text.slice(i * HASH_BYTES, (i + 1) * HASH_BYTES))
-}
-
-/**
- * The pieces (by {@link pieceKey}) a stored blob or write refers to itself
- * (its base's, if any, are the base's own).
- *
- * @since 0.1.0
- */
-export const references = (row: { readonly type: string; readonly bytes: Uint8Array | undefined }): Array<string> =>
-  LIST_TYPES.includes(row.type) && row.bytes !== undefined ? unpackHashes(row.bytes) ?? [] : []
-
-/**
- * A piece's hash as a map key.
- *
- * @since 0.1.0
- */
-export const pieceKey = (hash: Uint8Array): string =>
-  Buffer.from(hash.buffer, hash.byteOffset, hash.byteLength).toString("latin1")
-
-const pieceOf = (key: string, bytes: Uint8Array): Piece => ({ hash: Buffer.from(key, "latin1"), bytes })
-
-/** `[` + the texts joined by `,` + `]`: the array's text. */
-const join = (texts: ReadonlyArray<Uint8Array>): Uint8Array => {
-  let length = 2 + Math.max(0, texts.length - 1)
-  for (const text of texts) length += text.byteLength
-  const out = new Uint8Array(length)
-  out[0] = OPEN
-  let at = 1
-  texts.forEach((text, i) => {
-    if (i > 0) out[at++] = COMMA
-    out.set(text, at)
-    at += text.byteLength
-  })
-  out[at] = CLOSE
-  return out
-}
 
 /**
  * Whether a LangChain message serializes through `Serializable.toJSON`,

@@ -8,7 +8,7 @@
  *
  * @since 0.1.0
  */
-import * as Sharing from "../codec/Sharing.ts"
+import * as StorageFormat from "../codec/StorageFormat.ts"
 import * as Jsonb from "../sql/Jsonb.ts"
 import { listTypes } from "../sql/Projection.ts"
 import { statement } from "../sql/Statements.ts"
@@ -206,7 +206,7 @@ SELECT
   (SELECT coalesce(sum(octet_length(blob)), 0) FROM ${t.pieces}) AS piece_bytes,
   (SELECT coalesce(sum(octet_length(blob)), 0) FROM ${t.blobs} WHERE type IN (${listTypes})) AS list_bytes,
   (SELECT coalesce(sum(l.entries * p.bytes / p.n), 0) FROM (
-     SELECT thread_id, sum(coalesce(keep, 0) + octet_length(blob) / ${Sharing.HASH_BYTES}) AS entries
+     SELECT thread_id, sum(coalesce(keep, 0) + octet_length(blob) / ${StorageFormat.HASH_BYTES}) AS entries
      FROM ${t.blobs} WHERE type IN (${listTypes}) GROUP BY thread_id
    ) l JOIN (
      SELECT thread_id, count(*) AS n, sum(octet_length(blob)) AS bytes FROM ${t.pieces} GROUP BY thread_id

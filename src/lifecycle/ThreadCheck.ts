@@ -14,7 +14,7 @@
  */
 import { depthOf } from "../codec/JsonPlus.ts"
 import { MAX_DEPTH } from "../codec/Revival.ts"
-import * as Sharing from "../codec/Sharing.ts"
+import * as StorageFormat from "../codec/StorageFormat.ts"
 import type { ThreadRows } from "../StorageDriver.ts"
 import * as ParentLinks from "./ParentLinks.ts"
 
@@ -162,7 +162,7 @@ const tooDeep = (rows: ThreadRows): Problem | undefined => {
     )
   }
   const piece = rows.pieces.findIndex((piece) =>
-    deeper(piece.bytes, MAX_DEPTH - 1) && Sharing.pieceKey(piece.hash) === Sharing.hashOf(piece.bytes)
+    deeper(piece.bytes, MAX_DEPTH - 1) && StorageFormat.pieceKey(piece.hash) === StorageFormat.hashOf(piece.bytes)
   )
   if (piece >= 0) return problem(`an element of a shared list ${deeperThan(MAX_DEPTH - 1)}`, "piece", piece)
   return undefined

@@ -7,7 +7,7 @@
  */
 import { Context, Effect, Option, Semaphore, Stream } from "effect"
 import type { Location } from "../Checkpoint.ts"
-import * as Sharing from "../codec/Sharing.ts"
+import * as StorageFormat from "../codec/StorageFormat.ts"
 import type {
   BlobRow,
   CheckpointRow,
@@ -55,7 +55,7 @@ export const make = (): StorageDriver => {
     let stored = pieces.get(thread_id)
     if (stored === undefined) pieces.set(thread_id, stored = new Map())
     for (const piece of added) {
-      const pieceKey = Sharing.pieceKey(piece.hash)
+      const pieceKey = StorageFormat.pieceKey(piece.hash)
       if (!stored.has(pieceKey)) stored.set(pieceKey, piece.bytes)
     }
   }
@@ -65,7 +65,7 @@ export const make = (): StorageDriver => {
     copy({ ...blob, base: readBase(thread_id, checkpoint_ns, blob.channel, blob.base) })
 
   /**
-   * A base with the bases below it, down to `Sharing.BASE_DEPTH` as the SQL
+   * A base with the bases below it, down to `StorageFormat.BASE_DEPTH` as the SQL
    * driver reads them: one past the deepest is named without its list (so
    * bases that loop, which stored data may hold, end too).
    */
@@ -77,7 +77,7 @@ export const make = (): StorageDriver => {
     depth = 1
   ): SharedBase | undefined => {
     if (base === undefined) return undefined
-    if (depth > Sharing.BASE_DEPTH) return { version: base.version, keep: 0, list: undefined, base: undefined }
+    if (depth > StorageFormat.BASE_DEPTH) return { version: base.version, keep: 0, list: undefined, base: undefined }
     const stored = blobs.get(key(thread_id, checkpoint_ns, channel, base.version))
     return {
       version: base.version,
@@ -87,7 +87,7 @@ export const make = (): StorageDriver => {
     }
   }
 
-  /** A blob's key and those of the bases it extends, down to `Sharing.BASE_DEPTH`, as the SQL driver keeps them. */
+  /** A blob's key and those of the bases it extends, down to `StorageFormat.BASE_DEPTH`, as the SQL driver keeps them. */
   const withBases = (
     thread_id: string,
     checkpoint_ns: string,
@@ -97,7 +97,7 @@ export const make = (): StorageDriver => {
   ): Array<string> => {
     const blobKey = key(thread_id, checkpoint_ns, channel, version)
     const base = blobs.get(blobKey)?.base
-    return base === undefined || depth === Sharing.BASE_DEPTH
+    return base === undefined || depth === StorageFormat.BASE_DEPTH
       ? [blobKey]
       : [blobKey, ...withBases(thread_id, checkpoint_ns, channel, base.version, depth + 1)]
   }
@@ -109,9 +109,9 @@ export const make = (): StorageDriver => {
   const piecesFor = (thread_id: string, rows: ReadonlyArray<BlobRow | WriteRow>): Map<string, Uint8Array> => {
     const stored = pieces.get(thread_id)
     const keys = new Set(rows.flatMap((row) => [
-      ...Sharing.references(row),
+      ...StorageFormat.references(row),
       ...("base" in row ? chainLists(row.base) : []).flatMap((list) =>
-        Sharing.references({ type: row.type, bytes: list })
+        StorageFormat.references({ type: row.type, bytes: list })
       )
     ]))
     return new Map([...keys].flatMap((pieceKey) => {
@@ -308,11 +308,11 @@ export const make = (): StorageDriver => {
         }
         const live = new Set<string>()
         for (const [blobKey, blob] of blobs) {
-          if (blobKey.startsWith(prefix)) { for (const piece of Sharing.references(blob)) live.add(piece) }
+          if (blobKey.startsWith(prefix)) { for (const piece of StorageFormat.references(blob)) live.add(piece) }
         }
         for (const [writesKey, stored] of writes) {
           if (!writesKey.startsWith(prefix)) continue
-          for (const write of stored.values()) for (const piece of Sharing.references(write)) live.add(piece)
+          for (const write of stored.values()) for (const piece of StorageFormat.references(write)) live.add(piece)
         }
         for (const pieceKey of pieces.get(thread_id)?.keys() ?? []) {
           if (!live.has(pieceKey)) pieces.get(thread_id)!.delete(pieceKey)

@@ -5,14 +5,14 @@
  *
  * - A checkpoint as a tuple (`getTuple`, `list`, `ancestors`): its row, its
  *   blobs and writes as parallel one-dimensional arrays (CockroachDB has no
- *   others), each shared list's bases down to `Sharing.BASE_DEPTH`, and the
+ *   others), each shared list's bases down to `StorageFormat.BASE_DEPTH`, and the
  *   pieces all of them refer to, once per page.
  * - A thread as its rows (`threadRows`): every table's rows of the thread,
  *   as parallel arrays.
  *
  * @since 0.1.0
  */
-import * as Sharing from "../codec/Sharing.ts"
+import * as StorageFormat from "../codec/StorageFormat.ts"
 import type { BlobRow, CheckpointRow, SharedBase, StoredCheckpoint, ThreadRows, WriteRow } from "../StorageDriver.ts"
 import * as Jsonb from "./Jsonb.ts"
 import type { Tables } from "./Tables.ts"
@@ -44,7 +44,7 @@ const zip = <A>(length: number, f: (i: number) => A): Array<A> => Array.from({ l
  *
  * @since 0.1.0
  */
-export const listTypes = Sharing.LIST_TYPES.map((type) => `'${type}'`).join(", ")
+export const listTypes = StorageFormat.LIST_TYPES.map((type) => `'${type}'`).join(", ")
 
 /**
  * The hashes a list (a `bytea` of back-to-back hashes) holds, as rows `hash`.
@@ -52,8 +52,8 @@ export const listTypes = Sharing.LIST_TYPES.map((type) => `'${type}'`).join(", "
  * @since 0.1.0
  */
 export const hashesOf = (list: string) =>
-  `SELECT DISTINCT substring(${list} FROM 1 + ${Sharing.HASH_BYTES} * i FOR ${Sharing.HASH_BYTES}) AS hash
-   FROM generate_series(0, length(${list}) / ${Sharing.HASH_BYTES} - 1) AS i`
+  `SELECT DISTINCT substring(${list} FROM 1 + ${StorageFormat.HASH_BYTES} * i FOR ${StorageFormat.HASH_BYTES}) AS hash
+   FROM generate_series(0, length(${list}) / ${StorageFormat.HASH_BYTES} - 1) AS i`
 
 /** The checkpoint's own columns, from `page`. */
 const checkpointColumns = {
@@ -76,8 +76,8 @@ const blobColumns = {
 /** The alias of the blob `depth` bases below a checkpoint's own blob `bl`. */
 const blobAt = (depth: number) => depth === 0 ? "bl" : `base${depth}`
 
-/** The depths of the bases a read fetches: 1 (the list a blob extends) to `Sharing.BASE_DEPTH`. */
-const baseDepths = Array.from({ length: Sharing.BASE_DEPTH }, (_, i) => i + 1)
+/** The depths of the bases a read fetches: 1 (the list a blob extends) to `StorageFormat.BASE_DEPTH`. */
+const baseDepths = Array.from({ length: StorageFormat.BASE_DEPTH }, (_, i) => i + 1)
 
 /** The names of the columns of each blob's base at a depth. */
 const baseColumn = {
@@ -104,7 +104,7 @@ const baseColumns: Columns = Object.fromEntries([
     [baseColumn.keep(depth), column(`array_agg(${blobAt(depth - 1)}.keep)`)],
     [baseColumn.list(depth), column(`array_agg(${blobAt(depth)}.blob)`)]
   ]),
-  [baseColumn.version(Sharing.BASE_DEPTH + 1), column(`array_agg(${blobAt(Sharing.BASE_DEPTH)}.base)`)]
+  [baseColumn.version(StorageFormat.BASE_DEPTH + 1), column(`array_agg(${blobAt(StorageFormat.BASE_DEPTH)}.base)`)]
 ])
 
 /** Each base's row: one primary-key probe, by the version the level above names. */
@@ -128,9 +128,11 @@ const listReferences = [
   "bl.blob",
   ...baseDepths.map((depth) => {
     const base = blobAt(depth)
-    return depth < Sharing.BASE_DEPTH
+    return depth < StorageFormat.BASE_DEPTH
       ? `coalesce(${base}.blob, ''::bytea)`
-      : `coalesce(substring(${base}.blob FROM 1 FOR ${Sharing.HASH_BYTES} * ${blobAt(depth - 1)}.keep), ''::bytea)`
+      : `coalesce(substring(${base}.blob FROM 1 FOR ${StorageFormat.HASH_BYTES} * ${
+        blobAt(depth - 1)
+      }.keep), ''::bytea)`
   })
 ].join("\n            || ")
 
@@ -243,7 +245,7 @@ ORDER BY tuples.position`
 const baseAt = (row: TupleRow, i: number, depth: number): SharedBase | undefined => {
   const version = row[baseColumn.version(depth)]?.[i]
   if (version === null || version === undefined) return undefined
-  return depth > Sharing.BASE_DEPTH
+  return depth > StorageFormat.BASE_DEPTH
     // Named, without its list: `Sharing` reads it as deeper than this library writes.
     ? { version, keep: 0, list: undefined, base: undefined }
     : {
@@ -293,7 +295,10 @@ const toStored = (row: TupleRow, pieces: StoredCheckpoint["pieces"]): StoredChec
 export const toStoredPage = (rows: ReadonlyArray<TupleRow>): Array<StoredCheckpoint> => {
   const first = rows[0]
   const pieces = new Map(
-    zip(first?.piece_hashes?.length ?? 0, (i) => [Sharing.pieceKey(first!.piece_hashes![i]!), first!.piece_values![i]!])
+    zip(
+      first?.piece_hashes?.length ?? 0,
+      (i) => [StorageFormat.pieceKey(first!.piece_hashes![i]!), first!.piece_values![i]!]
+    )
   )
   return rows.map((row) => toStored(row, pieces))
 }

@@ -13,7 +13,7 @@
  */
 import { Option } from "effect"
 import type { Location } from "../Checkpoint.ts"
-import * as Sharing from "../codec/Sharing.ts"
+import * as StorageFormat from "../codec/StorageFormat.ts"
 import type {
   Ancestors,
   BlobRow,
@@ -121,10 +121,10 @@ const newestFirst = "page.checkpoint_id DESC, page.thread_id, page.checkpoint_ns
 /**
  * `remove`'s CTEs of the blobs it keeps, by depth: at 0 (`direct`) those the
  * remaining checkpoints reference, then at each depth the bases the level
- * above extends, down to `Sharing.BASE_DEPTH`.
+ * above extends, down to `StorageFormat.BASE_DEPTH`.
  */
 const keptAt = (depth: number) => depth === 0 ? "direct" : `bases_${depth}`
-const keptDepths = Array.from({ length: Sharing.BASE_DEPTH + 1 }, (_, depth) => depth)
+const keptDepths = Array.from({ length: StorageFormat.BASE_DEPTH + 1 }, (_, depth) => depth)
 
 /**
  * Every statement the driver runs, built once per set of tables.
@@ -521,7 +521,7 @@ WHERE jsonb_typeof(metadata -> 'run_id') = 'string' AND metadata ->> 'run_id' = 
     }),
 
     // What stays referenced is worked out once, from the checkpoints that
-    // stay: their blobs, the bases those extend (`Sharing.BASE_DEPTH` deep),
+    // stay: their blobs, the bases those extend (`StorageFormat.BASE_DEPTH` deep),
     // and the pieces of all of them and of the remaining writes. (Every part
     // reads the statement's one snapshot, so removed rows are excluded by name.)
     remove: statement({
