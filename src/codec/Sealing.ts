@@ -56,9 +56,6 @@ export const plaintextRows = Metric.counter("langgraph_checkpoint_plaintext_rows
   incremental: true
 })
 
-/** A namespace of a thread. */
-type Location = { readonly thread_id: string; readonly checkpoint_ns: string }
-
 /**
  * The sealing of one storage service: rows sealed for their place on the
  * way in, opened (or said to be wrong) on the way out.
@@ -71,7 +68,7 @@ export interface Sealing {
   /** A channel's value sealed for its place. */
   readonly sealBlob: (key: ThreadKey, thread_id: string, checkpoint_ns: string, blob: BlobRow) => BlobRow
   /** A channel's value opened, with the bases read with it; a string saying what is wrong. */
-  readonly openBlob: (location: Location, blob: BlobRow, tally: Rows.Tally) => BlobRow | string
+  readonly openBlob: (location: Rows.Location, blob: BlobRow, tally: Rows.Tally) => BlobRow | string
   /** A pending write sealed for its checkpoint. */
   readonly sealWrite: (key: ThreadKey, at: CheckpointPlace, write: WriteRow) => WriteRow
   /** A pending write opened; a string saying what is wrong. */

@@ -48,7 +48,15 @@ export interface OpenedPieces {
 }
 
 type Value = { readonly type: string; readonly bytes: Uint8Array | undefined }
-type Location = { readonly thread_id: string; readonly checkpoint_ns: string }
+/**
+ * A namespace of a thread: where a channel's values belong.
+ *
+ * @since 0.1.0
+ */
+export interface Location {
+  readonly thread_id: string
+  readonly checkpoint_ns: string
+}
 
 /** A value's stored form: `type+sealed`, a list keeping its hashes readable. */
 const sealValue = (sealer: Sealer, type: string, bytes: Uint8Array, at: Uint8Array) => ({
