@@ -288,15 +288,10 @@ export const make = Effect.fnUntraced(function*() {
     remembering?: { readonly channel: string; readonly version: string }
   ): Effect.Effect<unknown, CorruptedCheckpoint> => {
     if (stored.type === Sharing.SHARED) {
-      const bytes = sharing.decode(
-        stored,
-        pieces.readable,
-        remembering && { ...row, ...remembering },
-        pieces.unreadable
-      )
-      return typeof bytes === "string"
-        ? Effect.fail(corrupted(row, `${what}: ${bytes}`))
-        : readJson(row, what, bytes, tally)
+      const decoded = sharing.decode(stored, pieces.readable, pieces.unreadable)
+      if (typeof decoded === "string") return Effect.fail(corrupted(row, `${what}: ${decoded}`))
+      if (remembering !== undefined) sharing.remember({ ...row, ...remembering }, decoded)
+      return readJson(row, what, decoded.bytes, tally)
     }
     const bytes = stored.bytes ?? new Uint8Array()
     if (serializer.json !== undefined && stored.type === "json") return readJson(row, what, bytes, tally)

@@ -1,0 +1,138 @@
+/**
+ * Resealing a thread: its rows opened and sealed again for another place
+ * (a copy's thread) or under the thread's current key (a key rotation), and
+ * the check that a thread needs none.
+ *
+ * @since 0.1.0
+ */
+import type { CheckpointRow, Piece, ThreadRows } from "../../StorageDriver.ts"
+import { SEALED_METADATA } from "../Encryption.ts"
+import { hashOf, pieceKey, references, SEALED_SUFFIX, SHARED } from "../StorageFormat.ts"
+import { isSealed, isUnder, listTrailer } from "./Frames.ts"
+import type { ThreadKey } from "./Keys.ts"
+import { openSecret, sealMetadata, sealSecret } from "./Metadata.ts"
+import { blobPlace } from "./Places.ts"
+import { type Opener, openPieces, openValue, openWrite, sealBlob, sealWrite, type Tally } from "./Rows.ts"
+
+/**
+ * What resealing needs beside opening: the thread keys, the piece sealer
+ * and the metadata keys kept plaintext.
+ *
+ * @since 0.1.0
+ */
+export interface Resealer extends Opener {
+  readonly threadKey: (thread_id: string) => ThreadKey | string
+  readonly sealPiece: (key: ThreadKey, piece: Piece) => Piece
+  readonly plaintextMetadata: ReadonlySet<string>
+}
+
+type Value = { readonly type: string; readonly bytes: Uint8Array | undefined }
+
+/**
+ * A thread's pieces sealed for `target`, with each old address's new one.
+ * Pieces keep their address when they stay in their sealed thread, so lists
+ * written concurrently under the old addresses still find them; others get
+ * the target's.
+ */
+const resealPieces = (resealer: Resealer, key: ThreadKey, rows: ThreadRows, target: string, tally: Tally) => {
+  const moved = new Map<string, string>()
+  const pieces: Array<Piece> = []
+  for (const piece of rows.pieces) {
+    const from = pieceKey(piece.hash)
+    const opened = openPieces(resealer, new Map([[from, piece.bytes]]), tally)
+    const bytes = opened.sealed.get(from) ?? opened.plain.get(from)
+    if (bytes === undefined) return `a piece ${opened.unreadable.get(from)}`
+    const to = opened.sealed.has(from) && target === rows.thread_id
+      ? from
+      : key.address({ key: hashOf(bytes), bytes })
+    moved.set(from, to)
+    pieces.push(resealer.sealPiece(key, { hash: Buffer.from(to, "latin1"), bytes }))
+  }
+  return { moved, pieces }
+}
+
+/** An opened value for its new place: a list's hashes become its pieces' new addresses. */
+const move = <A extends Value>(moved: ReadonlyMap<string, string>, opened: A | string): A | string => {
+  if (typeof opened === "string" || opened.type !== SHARED || opened.bytes === undefined) return opened
+  const keys: Array<string> = []
+  for (const from of references(opened)) {
+    const to = moved.get(from)
+    if (to === undefined) return "refers to a piece that is missing"
+    keys.push(to)
+  }
+  return { ...opened, bytes: Buffer.from(keys.join(""), "latin1") }
+}
+
+/**
+ * A thread's rows, sealed for `target` (a copy's thread, or the same thread
+ * under its current key); a string saying what is wrong.
+ *
+ * @since 0.1.0
+ */
+export const reseal = (resealer: Resealer, rows: ThreadRows, target: string): ThreadRows | string => {
+  const key = resealer.threadKey(target)
+  if (typeof key === "string") return key
+  const tally: Tally = { plaintext: 0 }
+  const resealed = resealPieces(resealer, key, rows, target, tally)
+  if (typeof resealed === "string") return resealed
+  const { moved, pieces } = resealed
+  const blobs: Array<ThreadRows["blobs"][number]> = []
+  for (const blob of rows.blobs) {
+    const opened = move(
+      moved,
+      openValue(resealer, blob, (type) => blobPlace(rows.thread_id, blob.checkpoint_ns, blob, type), tally)
+    )
+    if (typeof opened === "string") {
+      return `the value of channel "${blob.channel}" at version ${blob.version} ${opened}`
+    }
+    blobs.push({
+      ...sealBlob(key, target, blob.checkpoint_ns, { ...blob, ...opened }),
+      checkpoint_ns: blob.checkpoint_ns
+    })
+  }
+  const writes: Array<ThreadRows["writes"][number]> = []
+  for (const write of rows.writes) {
+    const opened = move(moved, openWrite(resealer, { ...write, thread_id: rows.thread_id }, write, tally))
+    if (typeof opened === "string") {
+      return `write ${write.idx} of task ${write.task_id} on checkpoint ${write.checkpoint_id} ${opened}`
+    }
+    const at = { ...write, thread_id: target }
+    writes.push({
+      ...sealWrite(key, at, opened),
+      checkpoint_ns: write.checkpoint_ns,
+      checkpoint_id: write.checkpoint_id
+    })
+  }
+  const checkpoints: Array<CheckpointRow> = []
+  for (const row of rows.checkpoints) {
+    const opened = openSecret(resealer, row, tally)
+    if (typeof opened === "string") return `checkpoint ${row.checkpoint_id}: ${opened}`
+    const copy = { ...row, thread_id: target }
+    checkpoints.push({
+      ...copy,
+      metadata: opened.secret === undefined
+        ? sealMetadata(key, resealer.plaintextMetadata, copy, row.metadata)
+        : sealSecret(key, copy, opened.plain, opened.secret)
+    })
+  }
+  return { ...rows, thread_id: target, checkpoints, blobs, writes, pieces }
+}
+
+/**
+ * Whether every row of a thread is sealed under `key`.
+ *
+ * @since 0.1.0
+ */
+export const allUnder = (key: ThreadKey, rows: ThreadRows): boolean => {
+  const under = (frame: Uint8Array) => isUnder(frame, key.head)
+  const valueUnder = (row: Value) =>
+    row.bytes === undefined ||
+    (isSealed(row.type) && under(row.type === SHARED + SEALED_SUFFIX ? listTrailer(row.bytes) : row.bytes))
+  return rows.pieces.every((piece) => under(piece.bytes)) &&
+    rows.blobs.every(valueUnder) &&
+    rows.writes.every(valueUnder) &&
+    rows.checkpoints.every((row) => {
+      const sealed = (JSON.parse(row.metadata) as Record<string, unknown>)[SEALED_METADATA]
+      return typeof sealed === "string" && under(Buffer.from(sealed, "base64"))
+    })
+}
