@@ -3,8 +3,8 @@
  * its rows by namespace, and what the driver's operations leave there.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
-import { MemoryDriver } from "../src/index.ts"
+import { Effect, Layer } from "effect"
+import { CheckpointStorage, MemoryDriver } from "../src/index.ts"
 import type { CheckpointRow } from "../src/StorageDriver.ts"
 
 const noShared = { pieces: [], requires: [] }
@@ -79,4 +79,32 @@ describe("MemoryDriver", () => {
       yield* put.pipe(Effect.provide(MemoryDriver.MemoryDriver.layer))
       expect(yield* size.pipe(Effect.provide(MemoryDriver.MemoryDriver.layer))).toBe(0)
     }))
+
+  it.effect("under the service: what a put through CheckpointStorage stored is in view", () =>
+    Effect.gen(function*() {
+      const storage = yield* CheckpointStorage.CheckpointStorage
+      const { threads } = yield* MemoryDriver.MemoryDriver
+      yield* storage.put(
+        { thread_id: "s" },
+        {
+          v: 4,
+          id: "1f0b8a42-0000-6000-8000-000000000000",
+          ts: "",
+          channel_values: { a: "value" },
+          channel_versions: { a: 1 },
+          versions_seen: {}
+        },
+        { source: "input", step: -1, parents: {} },
+        { a: 1 }
+      )
+      const namespace = threads.get("s")!.namespaces.get("")!
+      expect(namespace.checkpoints.size).toBe(1)
+      expect([...namespace.blobs.keys()]).toEqual(["a"])
+    }).pipe(
+      Effect.provide(
+        CheckpointStorage.layerDriver(Effect.map(MemoryDriver.MemoryDriver, ({ driver }) => driver)).pipe(
+          Layer.provideMerge(MemoryDriver.MemoryDriver.layer)
+        )
+      )
+    ))
 })
