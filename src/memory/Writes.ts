@@ -8,7 +8,7 @@
  */
 import { Effect } from "effect"
 import * as StorageFormat from "../codec/StorageFormat.ts"
-import type { BlobRow, Piece, StorageDriver, ThreadRows } from "../StorageDriver.ts"
+import type { BlobRow, Piece, StorageDriver, ThreadRows, WriteRow } from "../StorageDriver.ts"
 import {
   copy,
   hold,
@@ -69,14 +69,12 @@ export const writes = (threads: Threads, writing: Writing): Writes => ({
     writing(() => {
       const thread = holdThread(threads, checkpoint.thread_id)
       addPieces(thread, pieces)
-      const stored = hold(holdNamespace(thread, checkpoint.checkpoint_ns).writes, checkpoint.checkpoint_id, () =>
-        new Map())
+      const namespace = holdNamespace(thread, checkpoint.checkpoint_ns)
+      const stored = hold(namespace.writes, checkpoint.checkpoint_id, () => new Map<string, WriteRow>())
       for (const write of rows) {
         const key = writeKey(write)
-        if (write.idx >= 0 && stored.has(key)) {
-          continue
-        }
-        stored.set(key, copy(write))
+        // Special channels (negative idx) replace an earlier write; ordinary writes keep the first.
+        if (write.idx < 0 || !stored.has(key)) stored.set(key, copy(write))
       }
     }),
 
@@ -102,7 +100,7 @@ export const writes = (threads: Threads, writing: Writing): Writes => ({
       for (const { checkpoint_id, checkpoint_ns, parent_checkpoint_id } of checkpoints) {
         const stored = threads.get(thread_id)?.namespaces.get(checkpoint_ns)?.checkpoints
         const row = stored?.get(checkpoint_id)
-        if (row !== undefined) stored!.set(checkpoint_id, { ...row, parent_checkpoint_id })
+        if (stored !== undefined && row !== undefined) stored.set(checkpoint_id, { ...row, parent_checkpoint_id })
       }
     }),
 
