@@ -42,6 +42,9 @@ interface StoredWrite {
 const key = (...parts: ReadonlyArray<string | number>) => JSON.stringify(parts)
 
 /**
+ * The reference checkpointer: checkpoints and pending writes as the contract
+ * says every saver must return them.
+ *
  * @since 0.1.0
  */
 export class Model {

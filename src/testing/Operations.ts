@@ -8,7 +8,11 @@
 import { ERROR, INTERRUPT, RESUME, SCHEDULED } from "@langchain/langgraph-checkpoint"
 import { Arbitrary, Schema } from "effect"
 
-/** Names the operations draw from: unicode and astral characters, never NUL (keys are SQL text). */
+/**
+ * Names the operations draw from: unicode and astral characters, never NUL (keys are SQL text).
+ *
+ * @since 0.1.0
+ */
 export const names = {
   threads: ["thread-a", "thread é 😀", "t"],
   namespaces: ["", "child:1|node"],
@@ -46,7 +50,11 @@ export const Value = Schema.Union([
   })
 ])
 
-/** @since 0.1.0 */
+/**
+ * A generated channel value (see the schema of the same name).
+ *
+ * @since 0.1.0
+ */
 export type Value = typeof Value.Type
 
 const Primitive = Schema.Union([Schema.String, Schema.Int, Schema.Boolean])
@@ -118,11 +126,17 @@ const Other = Schema.Union([
 ])
 
 /**
+ * One generated operation: a put, or a step over what earlier puts created.
+ *
  * @since 0.1.0
  */
 export const Operation = Schema.Union([Put, ...Other.members])
 
-/** @since 0.1.0 */
+/**
+ * One generated operation (see the schema of the same name).
+ *
+ * @since 0.1.0
+ */
 export type Operation = typeof Operation.Type
 
 /** Steps of a `put` and another operation, each optional: about half the operations write checkpoints. */
