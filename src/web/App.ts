@@ -73,7 +73,7 @@ const files = (token: string) => [
   HttpRouter.route(
     "GET",
     "/app.js",
-    HttpServerResponse.text(Assets.script, { contentType: "text/javascript; charset=utf-8" })
+    HttpServerResponse.text(Assets.script(), { contentType: "text/javascript; charset=utf-8" })
   ),
   HttpRouter.route("GET", "/app.css", HttpServerResponse.text(Assets.style, { contentType: "text/css; charset=utf-8" }))
 ]
