@@ -1,5 +1,3 @@
-/// <reference lib="dom" />
-/// <reference lib="dom.iterable" />
 /**
  * The web inspector's page: a plain ES module, no framework (a few hundred
  * lines of DOM calls need none), served as `/app.js` (`../Assets.ts`).
@@ -10,6 +8,9 @@
  *
  * @since 0.1.0
  */
+// The browser's types, for this file (they reach the whole program, which uses none of them).
+/// <reference lib="dom" />
+/// <reference lib="dom.iterable" />
 import type { Change, Checkpoint, Diff, History, Info, Message, Plan, Row, Thread, ThreadPage } from "./Shapes.ts"
 
 /** What an element is given: attributes, its `text`, `on…` listeners. */
