@@ -3,8 +3,8 @@
  * (with `write`) the lifecycle actions it asks the `CheckpointStorage` to do.
  * Each route is one entry of a table: its method, its path (`:name` segments
  * are parameters, percent-decoded), whether it writes, and its handler. The
- * server (`Server.ts`) checks the token, finds the route and turns what a
- * handler fails with into a status.
+ * app (`App.ts`) puts them in an `HttpRouter` behind the guards and turns
+ * what a handler fails with into a status.
  *
  * Values leave as plain JSON (`Values.toPlain`): the page inserts every one
  * as text, never as markup.
@@ -12,7 +12,7 @@
  * @since 0.1.0
  */
 import { Effect, Schema, Stream } from "effect"
-import { HttpServerRequest, HttpServerResponse } from "effect/http"
+import { type HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { InvalidInput } from "../CheckpointError.ts"
 import { CheckpointStorage } from "../CheckpointStorage.ts"
 import { type HistoryEntry, Inspector, type Shown, type ThreadCursor } from "../inspector/Inspector.ts"
@@ -27,12 +27,12 @@ import type { Label } from "../pglite/Snapshot.ts"
  */
 export interface Route {
   readonly method: "GET" | "POST"
-  /** Segments; `:name` captures one. */
-  readonly path: ReadonlyArray<string>
+  /** As `HttpRouter` reads it: `:name` captures a segment. */
+  readonly path: HttpRouter.PathInput
   /** An action: exists only when the server writes, and takes its token from the header alone. */
   readonly writes: boolean
   readonly handle: (
-    params: Readonly<Record<string, string>>,
+    params: Readonly<Record<string, string | undefined>>,
     query: URLSearchParams
   ) => Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, Inspector | CheckpointStorage | Request>
 }
@@ -41,10 +41,10 @@ type Request = HttpServerRequest.HttpServerRequest
 
 const route = (
   method: Route["method"],
-  path: string,
+  path: Route["path"],
   handle: Route["handle"],
   writes = false
-): Route => ({ method, path: path.split("/").filter((segment) => segment !== ""), writes, handle })
+): Route => ({ method, path, writes, handle })
 
 /** Threads per page unless the page asks for another number (at most `MAX_LIMIT`). */
 const PAGE = 50
@@ -189,7 +189,7 @@ export const routes = (options: {
     "GET",
     "/api/threads/:thread/checkpoints/:ref",
     ({ ref, thread }, query) =>
-      Inspector.use((inspector) => inspector.checkpoint(thread!, ref, { checkpoint_ns: optional(query, "ns") })).pipe(
+      Inspector.use((inspector) => inspector.checkpoint(thread!, ref!, { checkpoint_ns: optional(query, "ns") })).pipe(
         Effect.map((shown) => json(shownJson(shown)))
       )
   ),

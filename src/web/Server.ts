@@ -19,24 +19,25 @@
  *   origins and caching (`Content-Security-Policy`, `no-store`), and the page
  *   inserts every value as text: what a message says can never run.
  *
- * The app is `effect/http`'s, served by `node:http` through its web handler
- * (`@effect/platform-node`'s server would make every install of this
- * library pull in a Redis client, a peer dependency of that package).
+ * The app (`App.ts`) is an `effect/http` router, served by `node:http`
+ * through its web handler (`@effect/platform-node`'s server would make every
+ * install of this library pull in a Redis client, a peer dependency of that
+ * package).
  *
  * @since 0.1.0
  */
-import { Cause, Effect, Option, type Scope } from "effect"
-import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { Effect, type Scope } from "effect"
+import { HttpEffect, HttpRouter } from "effect/http"
 import { ServeError } from "effect/http/HttpServerError"
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
+import { randomBytes } from "node:crypto"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { Readable } from "node:stream"
 import type { CheckpointStorage } from "../CheckpointStorage.ts"
 import type { Inspector } from "../inspector/Inspector.ts"
 import type { Label } from "../pglite/Snapshot.ts"
-import { type Route, routes } from "./Api.ts"
-import * as Assets from "./Assets.ts"
+import * as App from "./App.ts"
+import { securityHeaders } from "./Guard.ts"
 
 /**
  * @since 0.1.0
@@ -67,134 +68,9 @@ export interface Running {
   readonly port: number
 }
 
-/**
- * The headers every response carries.
- *
- * @since 0.1.0
- */
-export const securityHeaders = {
-  "content-security-policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
-    "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-  "x-content-type-options": "nosniff",
-  "referrer-policy": "no-referrer",
-  "cache-control": "no-store",
-  "cross-origin-opener-policy": "same-origin",
-  "cross-origin-resource-policy": "same-origin"
-} as const
-
-/** The header the page sends its token in. */
-export const TOKEN_HEADER = "x-inspector-token"
+export { securityHeaders, TOKEN_HEADER } from "./Guard.ts"
 
 const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"])
-
-const digest = (text: string) => createHash("sha256").update(text).digest()
-
-/** `given` is the token, compared in constant time (both hashed to the same length first). */
-const matches = (expected: Buffer, given: string | undefined) =>
-  given !== undefined && timingSafeEqual(expected, digest(given))
-
-const error = (status: number, message: string) => HttpServerResponse.jsonUnsafe({ error: message }, { status })
-
-/** What a handler failed with, as a status. */
-const statusOf = (cause: unknown): number => {
-  const tag = typeof cause === "object" && cause !== null && "_tag" in cause ? cause._tag : undefined
-  switch (tag) {
-    case "ThreadNotFound":
-      return 404
-    case "ThreadExists":
-      return 409
-    case "InvalidInput":
-    case "SchemaError":
-    case "HttpServerError":
-      return 400
-    default:
-      return 500
-  }
-}
-
-const messageOf = (cause: unknown) =>
-  cause instanceof Error ? cause.message : typeof cause === "string" ? cause : "internal error"
-
-/** The route `method` and `segments` name, with its parameters. */
-const find = (table: ReadonlyArray<Route>, method: string, segments: ReadonlyArray<string>) => {
-  let pathMatched = false
-  for (const candidate of table) {
-    if (candidate.path.length !== segments.length) continue
-    const params: Record<string, string> = {}
-    const same = candidate.path.every((part, i) => {
-      if (part.startsWith(":")) {
-        params[part.slice(1)] = segments[i]!
-        return true
-      }
-      return part === segments[i]
-    })
-    if (!same) continue
-    pathMatched = true
-    if (candidate.method === method || (method === "HEAD" && candidate.method === "GET")) {
-      return { route: candidate, params } as const
-    }
-  }
-  return pathMatched ? "method" as const : undefined
-}
-
-/**
- * The request handler: token, then static assets or an API route.
- *
- * @since 0.1.0
- */
-export const app = (
-  options: { readonly token: string; readonly write: boolean; readonly snapshot?: Label | undefined }
-) => {
-  const expected = digest(options.token)
-  const table = routes(options).filter((candidate) => options.write || !candidate.writes)
-  const page = Assets.page(options.token)
-  const assets: Record<string, HttpServerResponse.HttpServerResponse> = {
-    "/": HttpServerResponse.text(page, { contentType: "text/html; charset=utf-8" }),
-    "/app.js": HttpServerResponse.text(Assets.script, { contentType: "text/javascript; charset=utf-8" }),
-    "/app.css": HttpServerResponse.text(Assets.style, { contentType: "text/css; charset=utf-8" })
-  }
-
-  return Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const url = new URL(request.url, "http://inspector.invalid")
-    const header = request.headers[TOKEN_HEADER]
-    const fromQuery = url.searchParams.get("token") ?? undefined
-    if (!matches(expected, header) && !matches(expected, fromQuery)) {
-      return error(401, "a valid token is required: open the URL the command printed")
-    }
-    const asset = assets[url.pathname]
-    if (asset !== undefined) {
-      return request.method === "GET" || request.method === "HEAD" ? asset : error(405, "method not allowed")
-    }
-    let segments: Array<string>
-    try {
-      segments = url.pathname.split("/").filter((segment) => segment !== "").map(decodeURIComponent)
-    } catch {
-      return error(400, "malformed path")
-    }
-    const found = find(table, request.method, segments)
-    if (found === undefined) return error(404, "not found")
-    if (found === "method") return error(405, "method not allowed")
-    if (found.route.writes) {
-      if (!matches(expected, header)) {
-        return error(403, `actions take the token in the ${TOKEN_HEADER} header`)
-      }
-      if (!(request.headers["content-type"] ?? "").toLowerCase().startsWith("application/json")) {
-        return error(415, "actions take a JSON body")
-      }
-    }
-    return yield* found.route.handle(found.params, url.searchParams).pipe(
-      Effect.catchCause((cause) => {
-        const failure = Cause.findErrorOption(cause)
-        return Option.isSome(failure)
-          ? Effect.succeed(error(statusOf(failure.value), messageOf(failure.value)))
-          : Effect.logError("web inspector: a request failed", cause).pipe(Effect.as(error(500, "internal error")))
-      })
-    )
-  }).pipe(
-    Effect.map(HttpServerResponse.setHeaders(securityHeaders))
-  )
-}
 
 /** A `node:http` request as a web one (its body streamed, for the methods that have one). */
 const toWebRequest = (incoming: IncomingMessage): Request => {
@@ -261,9 +137,10 @@ export const start = (
       )
     }
     const services = yield* Effect.context<Inspector | CheckpointStorage>()
-    const handler = HttpEffect.toWebHandler(
-      Effect.provideContext(app({ token, write: options.write === true, snapshot: options.snapshot }), services)
-    )
+    const app = yield* HttpRouter.toHttpEffect(
+      App.layer({ token, write: options.write === true, snapshot: options.snapshot })
+    ).pipe(Effect.provideService(HttpRouter.RouterConfig, App.routerConfig))
+    const handler = HttpEffect.toWebHandler(Effect.provideContext(app, services))
     const server = yield* listen(handler, host, options.port ?? 0)
     const { port } = server.address() as AddressInfo
     const shown = host.includes(":") ? `[${host}]` : host

@@ -1,0 +1,143 @@
+/**
+ * What the page reads from the web inspector's API (`../Api.ts`), as the
+ * page uses it. Types only: the page's script imports them with
+ * `import type`, which leaves nothing behind, so the served script stays
+ * one file with no import (a module the browser fetched would arrive
+ * without the token and be refused).
+ *
+ * @since 0.1.0
+ */
+
+/**
+ * `GET /api/info`.
+ *
+ * @since 0.1.0
+ */
+export interface Info {
+  readonly write: boolean
+  readonly layout: string
+  /** Only when what is served is a snapshot of a PGlite directory another process holds. */
+  readonly snapshot?: { readonly directory: string; readonly pid: number; readonly takenAt: string }
+}
+
+/**
+ * A thread in the list.
+ *
+ * @since 0.1.0
+ */
+export interface Thread {
+  readonly thread_id: string
+  readonly namespaces: ReadonlyArray<string>
+  readonly checkpoints: number
+  readonly latest_step?: number
+  readonly last_activity: string
+  readonly interrupts: number
+}
+
+/**
+ * `GET /api/threads`: a page of threads and the cursor of the next one.
+ *
+ * @since 0.1.0
+ */
+export interface ThreadPage {
+  readonly threads: ReadonlyArray<Thread>
+  readonly next: string | null
+}
+
+/**
+ * A checkpoint of the history, laid out in lanes.
+ *
+ * @since 0.1.0
+ */
+export interface Row {
+  readonly checkpoint_id: string
+  readonly parent_checkpoint_id?: string
+  readonly ts: string
+  readonly step?: number
+  readonly source?: string
+  readonly next: ReadonlyArray<string>
+  readonly changed: ReadonlyArray<string>
+  readonly interrupts: ReadonlyArray<unknown>
+  readonly lane: number
+  readonly open: ReadonlyArray<number>
+  readonly joins: ReadonlyArray<unknown>
+  readonly head: boolean
+}
+
+/**
+ * `GET /api/threads/:thread/history`: namespace by namespace, the root first.
+ *
+ * @since 0.1.0
+ */
+export interface History {
+  readonly namespaces: ReadonlyArray<{
+    readonly name: string
+    readonly parent: string | null
+    readonly rows: ReadonlyArray<Row>
+  }>
+}
+
+/**
+ * A message as the page shows it.
+ *
+ * @since 0.1.0
+ */
+export interface Message {
+  readonly role: string
+  readonly text: string
+}
+
+/**
+ * `GET /api/threads/:thread/checkpoints/:ref`.
+ *
+ * @since 0.1.0
+ */
+export interface Checkpoint {
+  readonly checkpoint_id: string
+  readonly checkpoint_ns: string
+  readonly parent_checkpoint_id: string | null
+  readonly checkpoint: { readonly ts: string; readonly channel_values?: Readonly<Record<string, unknown>> }
+  readonly metadata?: Readonly<Record<string, unknown>>
+  readonly pendingWrites?: ReadonlyArray<readonly [string, string, unknown]>
+  readonly next: ReadonlyArray<string>
+  readonly interrupts: ReadonlyArray<unknown>
+  /** The messages of each channel that holds a list of them. */
+  readonly messages: Readonly<Record<string, ReadonlyArray<Message>>>
+}
+
+/**
+ * How a channel differs between two checkpoints.
+ *
+ * @since 0.1.0
+ */
+export type Change =
+  | { readonly channel: string; readonly change: "added"; readonly after: unknown }
+  | { readonly channel: string; readonly change: "removed"; readonly before: unknown }
+  | { readonly channel: string; readonly change: "changed"; readonly before: unknown; readonly after: unknown }
+  | {
+    readonly channel: string
+    readonly change: "messages"
+    readonly appended: ReadonlyArray<Message>
+    readonly removed: ReadonlyArray<Message>
+    readonly edited: ReadonlyArray<{ readonly before: Message; readonly after: Message }>
+  }
+
+/**
+ * `GET /api/threads/:thread/diff`.
+ *
+ * @since 0.1.0
+ */
+export interface Diff {
+  readonly a: { readonly checkpoint_id: string }
+  readonly b: { readonly checkpoint_id: string }
+  readonly channels: ReadonlyArray<Change>
+}
+
+/**
+ * `GET /api/threads/:thread/plan`: what an action would remove.
+ *
+ * @since 0.1.0
+ */
+export interface Plan {
+  readonly removals: ReadonlyArray<{ readonly checkpoints: number; readonly whole: boolean }>
+}

@@ -1,0 +1,596 @@
+/**
+ * The web inspector's page: a plain ES module, no framework (a few hundred
+ * lines of DOM calls need none), served as `/app.js` (`../Assets.ts`).
+ * Everything the server sends is data from users and tools: it is inserted
+ * with `textContent` / `createElement` only, never as markup, and every link
+ * points at this page's own routes. It imports nothing at run time (a module
+ * the browser fetched would arrive without the token and be refused).
+ *
+ * @since 0.1.0
+ */
+// The browser's types, for this file; as tsc builds the page with the server, they reach the whole program.
+/// <reference lib="dom" />
+/// <reference lib="dom.iterable" />
+import type { Change, Checkpoint, Diff, History, Info, Message, Plan, Row, Thread, ThreadPage } from "./Shapes.ts"
+
+/** What an element is given: attributes, its `text`, `on…` listeners. */
+type Props = Readonly<Record<string, string | number | boolean | null | undefined | EventListener>>
+type Child = Node | string | null | undefined
+
+const byId = (id: string): HTMLElement => {
+  const found = document.getElementById(id)
+  if (found === null) throw new Error(`the page has no #${id}`)
+  return found
+}
+
+const token = new URL(import.meta.url).searchParams.get("token") || ""
+const main = byId("main")
+const banner = byId("error")
+const SVG = "http://www.w3.org/2000/svg"
+let info: Info = { write: false, layout: "" }
+let poll: number | undefined = undefined
+let search = ""
+
+const set = (node: Element, props: Props | undefined) => {
+  for (const [key, value] of Object.entries(props || {})) {
+    if (value === undefined || value === null || value === false) continue
+    if (key === "text") node.textContent = String(value)
+    else if (typeof value === "function") node.addEventListener(key.slice(2), value)
+    else node.setAttribute(key, String(value))
+  }
+}
+
+const appendAll = (node: Element, children: ReadonlyArray<Child> | undefined) => {
+  for (const child of children || []) if (child !== null && child !== undefined) node.append(child)
+}
+
+/** An element: props set as attributes (class, text and on* handled apart), children appended as nodes or text. */
+const el = <K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  props?: Props,
+  children?: ReadonlyArray<Child>
+): HTMLElementTagNameMap[K] => {
+  const node = document.createElement(tag)
+  set(node, props)
+  appendAll(node, children)
+  return node
+}
+
+const svg = <K extends keyof SVGElementTagNameMap>(
+  tag: K,
+  props?: Props,
+  children?: ReadonlyArray<Child>
+): SVGElementTagNameMap[K] => {
+  const node = document.createElementNS(SVG, tag)
+  set(node, props)
+  appendAll(node, children)
+  return node
+}
+
+const showError = (error: unknown) => {
+  banner.textContent = error instanceof Error ? error.message : String(error)
+  banner.hidden = false
+}
+
+const clearError = () => {
+  banner.hidden = true
+  banner.textContent = ""
+}
+
+/** An API call: the token in its header, a JSON body for actions. */
+const api = async <A>(path: string, body?: unknown): Promise<A> => {
+  const headers: Record<string, string> = { "x-inspector-token": token }
+  const init: RequestInit = { headers }
+  if (body !== undefined) {
+    headers["content-type"] = "application/json"
+    init.method = "POST"
+    init.body = JSON.stringify(body)
+  }
+  const response = await fetch(path, init)
+  const data: unknown = await response.json().catch(() => ({}))
+  if (!response.ok) {
+    const message = (data as { readonly error?: unknown }).error
+    throw new Error(
+      typeof message === "string" && message !== "" ? message : `${response.status} ${response.statusText}`
+    )
+  }
+  return data as A
+}
+
+const enc = encodeURIComponent
+const short = (id: string) => String(id).slice(-12)
+const threadHref = (id: string) => `#/thread/${enc(id)}`
+
+const json = (value: unknown) => {
+  const text = JSON.stringify(value, null, 2) as string | undefined
+  return text === undefined ? "undefined" : text
+}
+
+const cut = (text: string, max: number) => text.length > max ? `${text.slice(0, max - 1)}…` : text
+
+const when = (iso: string) => {
+  const date = new Date(iso)
+  return Number.isNaN(date.getTime()) ? String(iso) : date.toISOString().replace("T", " ").replace(/\.\d+Z$/, "Z")
+}
+
+const stopPolling = () => {
+  if (poll !== undefined) window.clearInterval(poll)
+  poll = undefined
+}
+
+// --- threads -----------------------------------------------------------------
+
+const threadRow = (thread: Thread) => {
+  const namespaces = thread.namespaces.map((name) => name === "" ? "(root)" : name).join(", ")
+  return el("tr", { class: "thread-row" }, [
+    el("td", {}, [el("a", { class: "thread-link", href: threadHref(thread.thread_id), text: thread.thread_id })]),
+    el("td", { class: "namespaces", text: cut(namespaces, 80) }),
+    el("td", { class: "num", text: thread.checkpoints }),
+    el("td", { class: "num", text: thread.latest_step === undefined ? "" : thread.latest_step }),
+    el("td", { text: when(thread.last_activity) }),
+    el("td", {}, [thread.interrupts > 0 ? el("span", { class: "badge interrupt", text: thread.interrupts }) : null])
+  ])
+}
+
+const showThreads = async () => {
+  const input = el("input", {
+    id: "prefix",
+    type: "search",
+    placeholder: "thread id starts with…",
+    "aria-label": "thread id prefix",
+    value: search,
+    autocomplete: "off"
+  })
+  const body = el("tbody")
+  const columns = ["thread", "namespaces", "checkpoints", "step", "last activity", "interrupts"]
+  const head = el("thead", {}, [el("tr", {}, columns.map((name) => el("th", { text: name })))])
+  const more = el("button", { id: "more", type: "button", text: "more" })
+  const status = el("p", { class: "status", id: "threads-status" })
+  more.hidden = true
+  main.replaceChildren(
+    el("section", { class: "threads" }, [
+      el("h2", { text: "Threads" }),
+      input,
+      status,
+      el("table", { id: "threads" }, [head, body]),
+      more
+    ])
+  )
+  input.focus()
+  let cursor: string | null = null
+  let generation = 0
+  const load = async (reset: boolean) => {
+    const mine = reset ? ++generation : generation
+    const query = new URLSearchParams({ prefix: search, limit: "50" })
+    if (!reset && cursor !== null) query.set("after", cursor)
+    const page = await api<ThreadPage>(`/api/threads?${query.toString()}`)
+    if (mine !== generation) return
+    if (reset) body.replaceChildren()
+    const shown = new Set(Array.from(body.querySelectorAll("a.thread-link"), (a) => a.textContent))
+    for (const thread of page.threads) if (!shown.has(thread.thread_id)) body.append(threadRow(thread))
+    cursor = page.next
+    more.hidden = cursor === null
+    const count = body.children.length
+    status.textContent = count === 0
+      ? "no threads"
+      : `${count} thread(s), newest activity first${cursor === null ? "" : " (more below)"}`
+    document.body.dataset.rendered = "threads"
+    if (document.body.dataset.firstRender === undefined) {
+      document.body.dataset.firstRender = String(Math.round(performance.now()))
+    }
+  }
+  let timer: number | undefined = undefined
+  input.addEventListener("input", () => {
+    window.clearTimeout(timer)
+    timer = window.setTimeout(() => {
+      search = input.value
+      load(true).catch(showError)
+    }, 200)
+  })
+  more.addEventListener("click", () => {
+    load(false).catch(showError)
+  })
+  await load(true)
+}
+
+// --- a thread's history, drawn ----------------------------------------------
+
+const ROW = 30
+const LANE = 22
+const LEFT = 16
+
+/** Which checkpoint is shown, and which one it is compared with. */
+interface Selection {
+  selected: { readonly id: string; readonly ns: string } | null
+  compare: { readonly id: string; readonly ns: string } | null
+  signature: string
+}
+
+type Pick = (row: Row, ns: string, compare: boolean) => void
+
+/** The line from a checkpoint to its parent: straight down its lane, or across to the parent's. */
+const edge = (me: { x: number; y: number }, parent: { x: number; y: number }) => {
+  const d = parent.x === me.x
+    ? `M${me.x} ${me.y} L${parent.x} ${parent.y}`
+    : `M${me.x} ${me.y} L${me.x} ${parent.y - ROW / 2} L${parent.x} ${parent.y}`
+  return svg("path", { class: parent.x === me.x ? "edge" : "edge branch", d })
+}
+
+/** A checkpoint of the history: its circle and label, a button that picks it. */
+const historyNode = (row: Row, first: boolean, at: { x: number; y: number }, textX: number, ns: string, pick: Pick) => {
+  const classes = ["node"]
+  const tags: Array<string> = []
+  if (first) {
+    classes.push("head")
+    tags.push("HEAD")
+  } else if (row.head) {
+    classes.push("branch-end")
+    tags.push("branch end")
+  }
+  if (row.joins.length > 0) {
+    classes.push("fork")
+    tags.push("fork")
+  }
+  if (row.interrupts.length > 0) classes.push("interrupted")
+  const words = [short(row.checkpoint_id), `step ${row.step === undefined ? "?" : row.step}`, row.source || ""]
+  if (row.next.length > 0) words.push(`next: ${row.next.join(", ")}`)
+  const label = svg("text", { class: "label", x: textX, y: at.y + 4 })
+  label.append(svg("tspan", { class: "id", text: words.join("  ") }))
+  for (const tag of tags) label.append(svg("tspan", { class: "tag", dx: 8, text: tag }))
+  if (row.interrupts.length > 0) {
+    const interrupt = cut(json(row.interrupts[0]).replace(/\s+/g, " "), 60)
+    label.append(svg("tspan", { class: "tag interrupt", dx: 8, text: `⏸ interrupt: ${interrupt}` }))
+  }
+  const changed = row.changed.length > 0 ? `\nchanged: ${row.changed.join(", ")}` : ""
+  const node = svg("g", {
+    class: classes.join(" "),
+    tabindex: 0,
+    role: "button",
+    "data-id": row.checkpoint_id,
+    "data-ns": ns
+  }, [
+    svg("title", { text: `${row.checkpoint_id} (${when(row.ts)})${changed}` }),
+    svg("rect", { class: "hit", x: 0, y: at.y - ROW / 2, width: textX + 560, height: ROW }),
+    svg("circle", { cx: at.x, cy: at.y, r: first ? 8 : 6 }),
+    label
+  ])
+  node.addEventListener("click", (event) => {
+    pick(row, ns, event.shiftKey || event.ctrlKey || event.metaKey)
+  })
+  node.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" || event.key === " ") {
+      event.preventDefault()
+      pick(row, ns, event.shiftKey)
+    }
+  })
+  return node
+}
+
+/** The history as SVG: one group per namespace, a lane per branch, lines from each checkpoint to its parent. */
+const drawHistory = (history: History, state: Selection, pick: Pick) => {
+  const root = svg("svg", { class: "history", role: "group", "aria-label": "checkpoint history" })
+  const several = history.namespaces.length > 1
+  let y = 8
+  let width = 320
+  for (const namespace of history.namespaces) {
+    const group = svg("g", { class: "namespace", "data-ns": namespace.name })
+    if (several || namespace.name !== "") {
+      const under = namespace.parent === "" ? "the root" : namespace.parent
+      const label = namespace.name === "" ? "root graph" : `subgraph ${namespace.name} (under ${under})`
+      group.append(svg("text", { class: "ns-label", x: 4, y: y + 14, text: label }))
+      y += 24
+    }
+    const rows = namespace.rows
+    const lanes = Math.max(1, ...rows.map((row) => Math.max(row.lane, ...row.open) + 1))
+    const textX = LEFT + lanes * LANE + 6
+    const at = new Map<string, { x: number; y: number }>()
+    rows.forEach((row, i) => {
+      at.set(row.checkpoint_id, { x: LEFT + row.lane * LANE, y: y + i * ROW + ROW / 2 })
+    })
+    const edges = svg("g", { class: "edges" })
+    const nodes = svg("g", { class: "nodes" })
+    rows.forEach((row, i) => {
+      const me = at.get(row.checkpoint_id)!
+      const parent = row.parent_checkpoint_id === undefined ? undefined : at.get(row.parent_checkpoint_id)
+      if (parent !== undefined) edges.append(edge(me, parent))
+      nodes.append(historyNode(row, i === 0, me, textX, namespace.name, pick))
+    })
+    group.append(edges, nodes)
+    root.append(group)
+    y += rows.length * ROW + 16
+    width = Math.max(width, textX + 560)
+  }
+  root.setAttribute("width", String(width))
+  root.setAttribute("height", String(y))
+  root.setAttribute("viewBox", `0 0 ${width} ${y}`)
+  mark(root, state)
+  return root
+}
+
+/** Marks the selected checkpoint and the one compared with it. */
+const mark = (root: Element, state: Selection) => {
+  for (const node of root.querySelectorAll<SVGGElement>("g.node")) {
+    node.classList.toggle("selected", state.selected !== null && node.dataset.id === state.selected.id)
+    node.classList.toggle("compared", state.compare !== null && node.dataset.id === state.compare.id)
+  }
+}
+
+// --- a checkpoint's state ----------------------------------------------------
+
+const ROLES = new Set(["human", "ai", "tool", "system", "function", "chat", "remove"])
+
+const conversation = (messages: ReadonlyArray<Message>) =>
+  el(
+    "div",
+    { class: "conversation" },
+    messages.map((message) =>
+      el("div", { class: `message role-${ROLES.has(message.role) ? message.role : "other"}` }, [
+        el("span", { class: "role", text: message.role }),
+        el("div", { class: "text", text: message.text })
+      ])
+    )
+  )
+
+const field = (name: string, value: Child) => [el("dt", { text: name }), el("dd", {}, [value])]
+
+const pendingWrites = (writes: NonNullable<Checkpoint["pendingWrites"]>) =>
+  el("table", { class: "writes" }, [
+    el("thead", {}, [
+      el("tr", {}, [el("th", { text: "task" }), el("th", { text: "channel" }), el("th", { text: "value" })])
+    ]),
+    el(
+      "tbody",
+      {},
+      writes.map((write) =>
+        el("tr", {}, [
+          el("td", {}, [el("code", { text: short(write[0]) })]),
+          el("td", { text: write[1] }),
+          el("td", {}, [el("pre", { class: "json", text: json(write[2]) })])
+        ])
+      )
+    )
+  ])
+
+const showCheckpoint = (panel: HTMLElement, checkpoint: Checkpoint) => {
+  const metadata = checkpoint.metadata || {}
+  const parent = checkpoint.parent_checkpoint_id
+  const facts = el("dl", { class: "facts" }, [
+    ...field("id", el("code", { text: checkpoint.checkpoint_id })),
+    ...field("namespace", checkpoint.checkpoint_ns === "" ? "(root)" : checkpoint.checkpoint_ns),
+    ...field("parent", parent === null ? "none" : el("code", { text: parent })),
+    ...field("step", metadata.step === undefined ? "?" : String(metadata.step)),
+    ...field("source", metadata.source === undefined ? "?" : String(metadata.source)),
+    ...field("written", when(checkpoint.checkpoint.ts)),
+    ...field("next", checkpoint.next.length === 0 ? "nothing (done)" : checkpoint.next.join(", "))
+  ])
+  const parts: Array<Node> = [el("h3", { text: `Checkpoint ${short(checkpoint.checkpoint_id)}` }), facts]
+  if (checkpoint.interrupts.length > 0) {
+    parts.push(el("h4", { class: "interrupt", text: "Interrupts" }))
+    for (const value of checkpoint.interrupts) parts.push(el("pre", { class: "json interrupt", text: json(value) }))
+  }
+  parts.push(el("h4", { text: "Channels" }))
+  const values = checkpoint.checkpoint.channel_values || {}
+  const names = Object.keys(values).filter((name) => !name.startsWith("branch:to:")).sort()
+  if (names.length === 0) parts.push(el("p", { class: "status", text: "no values" }))
+  for (const name of names) {
+    const messages = checkpoint.messages[name]
+    parts.push(el("div", { class: "channel", "data-channel": name }, [
+      el("h5", { text: name + (messages === undefined ? "" : ` (${messages.length} messages)`) }),
+      messages === undefined ? el("pre", { class: "json", text: json(values[name]) }) : conversation(messages)
+    ]))
+  }
+  const writes = checkpoint.pendingWrites || []
+  if (writes.length > 0) parts.push(el("h4", { text: "Pending writes" }), pendingWrites(writes))
+  parts.push(el("h4", { text: "Metadata" }), el("pre", { class: "json", text: json(metadata) }))
+  panel.replaceChildren(...parts)
+}
+
+// --- a diff ------------------------------------------------------------------
+
+const messageDiff = (change: Extract<Change, { change: "messages" }>) => {
+  const list = el("ul", { class: "message-diff" })
+  const line = (kind: string, sign: string, message: Message) =>
+    el("li", { class: kind }, [
+      el("span", { class: "role", text: `${sign} ${message.role}` }),
+      el("span", { class: "text", text: message.text })
+    ])
+  for (const message of change.appended) list.append(line("added", "+", message))
+  for (const message of change.removed) list.append(line("removed", "−", message))
+  for (const edit of change.edited) {
+    list.append(el("li", { class: "edited" }, [
+      el("span", { class: "role", text: `~ ${edit.after.role}` }),
+      el("span", { class: "text", text: edit.before.text }),
+      " → ",
+      el("span", { class: "text", text: edit.after.text })
+    ]))
+  }
+  const counts = `${change.appended.length} appended, ${change.removed.length} removed, ${change.edited.length} edited`
+  return [el("p", { class: "status", text: counts }), list]
+}
+
+const changeBody = (change: Change): Array<Node> => {
+  switch (change.change) {
+    case "added":
+      return [el("pre", { class: "json added", text: json(change.after) })]
+    case "removed":
+      return [el("pre", { class: "json removed", text: json(change.before) })]
+    case "changed":
+      return [
+        el("pre", { class: "json removed", text: json(change.before) }),
+        el("pre", { class: "json added", text: json(change.after) })
+      ]
+    case "messages":
+      return messageDiff(change)
+  }
+}
+
+const showDiff = (panel: HTMLElement, found: Diff) => {
+  const parts: Array<Node> = [
+    el("h3", { text: `Diff ${short(found.a.checkpoint_id)} → ${short(found.b.checkpoint_id)}` })
+  ]
+  if (found.channels.length === 0) parts.push(el("p", { class: "status", text: "no channel differs" }))
+  for (const change of found.channels) {
+    const title = el("h5", {}, [
+      `${change.channel} `,
+      el("span", { class: `badge ${change.change}`, text: change.change })
+    ])
+    parts.push(el("div", { class: "change", "data-channel": change.channel }, [title, ...changeBody(change)]))
+  }
+  panel.replaceChildren(...parts)
+  panel.hidden = false
+}
+
+// --- actions (with --write) --------------------------------------------------
+
+const actionBar = (id: string, refresh: () => Promise<void>) => {
+  const confirm = el("div", { class: "confirm", id: "confirm" })
+  confirm.hidden = true
+  const ask = (question: string, controls: ReadonlyArray<Node>, run: () => Promise<void>) => {
+    const go = el("button", { type: "button", class: "danger", text: "Confirm" })
+    const cancel = el("button", { type: "button", text: "Cancel" })
+    go.addEventListener("click", () => {
+      go.disabled = true
+      run().then(() => {
+        confirm.hidden = true
+      }, showError).finally(() => {
+        go.disabled = false
+      })
+    })
+    cancel.addEventListener("click", () => {
+      confirm.hidden = true
+    })
+    confirm.replaceChildren(el("p", { text: question }), ...controls, go, cancel)
+    confirm.hidden = false
+  }
+  const removal = async (action: string) => {
+    const plan = await api<Plan>(`/api/threads/${enc(id)}/plan?action=${action}`)
+    const total = plan.removals.reduce((sum, removal) => sum + removal.checkpoints, 0)
+    const whole = plan.removals.some((removal) => removal.whole) ? ", the whole thread" : ""
+    return total === 0 ? "nothing would be removed" : `this removes ${total} checkpoint(s)${whole}`
+  }
+  const copy = el("button", { type: "button", text: "Copy…" })
+  copy.addEventListener("click", () => {
+    const target = el("input", { type: "text", placeholder: "new thread id", "aria-label": "new thread id" })
+    const replace = el("input", { type: "checkbox" })
+    ask(`Copy thread ${id} to:`, [target, el("label", {}, [replace, " replace if it exists"])], async () => {
+      await api(`/api/threads/${enc(id)}/copy`, { target: target.value, replace: replace.checked })
+      location.hash = threadHref(target.value)
+    })
+  })
+  const prune = el("button", { type: "button", text: "Prune to latest…" })
+  prune.addEventListener("click", () => {
+    removal("keep-latest").then((what) => {
+      ask(`Prune ${id} to its latest checkpoints: ${what}.`, [], async () => {
+        await api(`/api/threads/${enc(id)}/prune`, { strategy: "keep-latest" })
+        await refresh()
+      })
+    }, showError)
+  })
+  const remove = el("button", { type: "button", class: "danger", text: "Delete…" })
+  remove.addEventListener("click", () => {
+    removal("delete").then((what) => {
+      ask(`Delete thread ${id}: ${what}.`, [], async () => {
+        await api(`/api/threads/${enc(id)}/delete`, {})
+        location.hash = "#/"
+      })
+    }, showError)
+  })
+  return el("div", { class: "actions" }, [copy, prune, remove, confirm])
+}
+
+// --- a thread ----------------------------------------------------------------
+
+/** What tells one history from another: its checkpoints and their interrupts. */
+const signatureOf = (history: History) =>
+  history.namespaces.map((namespace) =>
+    `${namespace.name}:${namespace.rows.map((row) => `${row.checkpoint_id}/${row.interrupts.length}`).join(",")}`
+  ).join("|")
+
+const showThread = async (id: string) => {
+  const state: Selection = { selected: null, compare: null, signature: "" }
+  const graph = el("div", { id: "graph" })
+  const diff = el("div", { id: "diff", class: "panel" })
+  const detail = el("div", { id: "detail", class: "panel" })
+  diff.hidden = true
+  const hint = el("p", {
+    class: "status",
+    text:
+      "Click a checkpoint to show its state; shift-click another to compare the two. New checkpoints appear as they are written."
+  })
+  const thread = `/api/threads/${enc(id)}`
+  const pick = async (row: Row, ns: string, compare: boolean) => {
+    clearError()
+    if (compare && state.selected !== null && state.selected.id !== row.checkpoint_id) {
+      state.compare = { id: row.checkpoint_id, ns }
+      mark(graph, state)
+      const query = new URLSearchParams({ a: state.selected.id, b: row.checkpoint_id })
+      showDiff(diff, await api<Diff>(`${thread}/diff?${query.toString()}`))
+      return
+    }
+    state.selected = { id: row.checkpoint_id, ns }
+    state.compare = null
+    diff.hidden = true
+    mark(graph, state)
+    const query = new URLSearchParams({ ns })
+    showCheckpoint(detail, await api<Checkpoint>(`${thread}/checkpoints/${enc(row.checkpoint_id)}?${query.toString()}`))
+  }
+  const refresh = async () => {
+    const history = await api<History>(`${thread}/history`)
+    const signature = signatureOf(history)
+    if (signature === state.signature) return
+    const first = state.signature === ""
+    state.signature = signature
+    graph.replaceChildren(drawHistory(history, state, (row, ns, compare) => {
+      pick(row, ns, compare).catch(showError)
+    }))
+    const root = history.namespaces[0]
+    const latest = root && root.rows[0]
+    if (first && root !== undefined && latest !== undefined) await pick(latest, root.name, false)
+  }
+  await ready
+  main.replaceChildren(el("section", { class: "thread" }, [
+    el("p", {}, [el("a", { href: "#/", text: "← threads" })]),
+    el("h2", {}, ["Thread ", el("code", { id: "thread-id", text: id })]),
+    info.write ? actionBar(id, refresh) : null,
+    hint,
+    el("div", { class: "columns" }, [graph, el("div", { class: "panels" }, [diff, detail])])
+  ]))
+  await refresh()
+  document.body.dataset.rendered = "thread"
+  poll = window.setInterval(() => {
+    refresh().catch(showError)
+  }, 2000)
+}
+
+// --- routing -----------------------------------------------------------------
+
+const route = () => {
+  stopPolling()
+  clearError()
+  delete document.body.dataset.rendered
+  const hash = location.hash
+  const shown = hash.startsWith("#/thread/")
+    ? showThread(decodeURIComponent(hash.slice("#/thread/".length)))
+    : showThreads()
+  shown.catch(showError)
+}
+
+const describe = (found: Info) =>
+  `${found.snapshot ? "snapshot, read-only" : found.write ? "read and write" : "read-only"} · ${
+    found.layout === "langgraph" ? "LangGraph's own tables" : "this library's tables"
+  }`
+
+const ready = api<Info>("/api/info").then((found) => {
+  info = found
+  byId("mode").textContent = describe(found)
+  if (found.snapshot) {
+    const notice = byId("snapshot")
+    notice.textContent =
+      `Snapshot: the PGlite database at ${found.snapshot.directory} is in use by process ${found.snapshot.pid}. ` +
+      `This page shows a copy it took at ${found.snapshot.takenAt}; later changes are not in it, and nothing can be ` +
+      "written here. Restart the command for a newer one."
+    notice.hidden = false
+  }
+}).catch(showError)
+window.addEventListener("hashchange", route)
+route()
