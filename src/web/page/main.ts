@@ -8,9 +8,6 @@
  *
  * @since 0.1.0
  */
-// The browser's types, for this file; as tsc builds the page with the server, they reach the whole program.
-/// <reference lib="dom" />
-/// <reference lib="dom.iterable" />
 import type { Change, Checkpoint, Diff, History, Info, Message, Plan, Row, Thread, ThreadPage } from "./Shapes.ts"
 
 /** What an element is given: attributes, its `text`, `on…` listeners. */
