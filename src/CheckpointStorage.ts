@@ -19,7 +19,6 @@ import {
   ListQuery,
   type Location,
   PendingWrites,
-  type StoredWrite,
   TaskRef
 } from "./Checkpoint.ts"
 import {
@@ -207,7 +206,21 @@ export class CheckpointStorage extends Context.Service<CheckpointStorage, {
  */
 export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
   const codec = yield* Codec.make()
+  const deleteThread = Effect.fn("CheckpointStorage.deleteThread")(function*(thread_id: string) {
+    const id = yield* decodeThreadId("deleteThread", thread_id)
+    yield* Effect.annotateCurrentSpan({ thread_id: id })
+    yield* driver.deleteThread(id)
+  })
+  return CheckpointStorage.of({
+    ...writing(driver, codec),
+    ...reading(driver, codec),
+    deleteThread,
+    ...ThreadLifecycle.make(driver, codec)
+  })
+})
 
+/** The service's writes: `put` and `putWrites`, validated, encoded and stored. */
+const writing = (driver: StorageDriver, codec: Codec.Codec) => {
   const put = Effect.fn("CheckpointStorage.put")(function*(
     ref: CheckpointRef,
     checkpoint: Checkpoint,
@@ -225,32 +238,17 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
       Effect.mapError(invalidInput("put", "newVersions"))
     )
     yield* Effect.annotateCurrentSpan({ thread_id: location.thread_id, checkpoint_id: decoded.id })
-    const values = yield* codec.encodeValues(decoded, versions)
-    const row = yield* codec.encodeRow("put", {
-      thread_id: location.thread_id,
-      checkpoint_ns: location.checkpoint_ns,
-      checkpoint_id: decoded.id,
-      parent_checkpoint_id: location.checkpoint_id,
-      checkpoint: {
-        v: decoded.v,
-        id: decoded.id,
-        ts: decoded.ts,
-        channel_versions: decoded.channel_versions,
-        versions_seen: decoded.versions_seen
-      }
-    }, metadata)
-    /** Shared lists extend what their channels stored before, unless `fresh`. */
-    const store = (fresh: boolean) =>
-      codec.layOut(row, values, fresh).pipe(
-        Effect.flatMap(({ blobs, laid, pieces, requires }) =>
-          driver.put(row, blobs, { pieces, requires }).pipe(Effect.map((outcome) => ({ outcome, laid })))
-        )
-      )
-    let stored = yield* store(false)
+    const encoded = yield* codec.encodeCheckpoint(location, decoded, metadata, versions)
+    const { row } = encoded
+    let layout = encoded.layout
+    let outcome = yield* driver.put(row, layout.blobs, layout)
     // What a list extended was removed meanwhile (pruned, or written by a
     // process whose thread was since deleted): store every piece again.
-    if (stored.outcome === "base-missing") stored = yield* store(true)
-    if (stored.outcome !== "stored") {
+    if (outcome === "base-missing") {
+      layout = encoded.afresh()
+      outcome = yield* driver.put(row, layout.blobs, layout)
+    }
+    if (outcome !== "stored") {
       return yield* new CheckpointNotFound({
         operation: "put",
         thread_id: row.thread_id,
@@ -258,7 +256,7 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
         checkpoint_id: location.checkpoint_id ?? ""
       })
     }
-    codec.sharing.stored(row, stored.laid)
+    codec.remember(row, layout)
     return { thread_id: row.thread_id, checkpoint_ns: row.checkpoint_ns, checkpoint_id: row.checkpoint_id }
   })
 
@@ -282,6 +280,11 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
     yield* driver.putWrites(checkpoint, rows, pieces)
   })
 
+  return { put, putWrites }
+}
+
+/** The service's reads: `getTuple`, `list` and `getDeltaChannelHistory`, fetched and decoded. */
+const reading = (driver: StorageDriver, codec: Codec.Codec) => {
   /** Checkpoints older than format 4 kept pending sends as writes on their parent. */
   const parentSends = (row: CheckpointRow, parent: string) =>
     driver.channelWrites({ thread_id: row.thread_id, checkpoint_ns: row.checkpoint_ns, checkpoint_id: parent }, TASKS)
@@ -302,7 +305,7 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
           onSome: (stored) => Effect.asSome(decodeStored(stored, true))
         }))
       )
-    const known = codec.sharing.knownPieces(location)
+    const known = codec.knownPieces(location)
     return yield* known.byteLength === 0 ? read(known) : read(known).pipe(
       Effect.catchTag("CorruptedCheckpoint", () => read(new Uint8Array()))
     )
@@ -329,12 +332,6 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
       }).pipe(Stream.mapEffect((stored) => decodeStored(stored)))
     })).pipe(Stream.withSpan("CheckpointStorage.list"))
 
-  const deleteThread = Effect.fn("CheckpointStorage.deleteThread")(function*(thread_id: string) {
-    const id = yield* decodeThreadId("deleteThread", thread_id)
-    yield* Effect.annotateCurrentSpan({ thread_id: id })
-    yield* driver.deleteThread(id)
-  })
-
   const getDeltaChannelHistory = Effect.fn("CheckpointStorage.getDeltaChannelHistory")(function*(
     ref: CheckpointRef,
     channels: ReadonlyArray<string>
@@ -356,47 +353,11 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
         } lead back to it)`
       })
     }
-    // Collected newest first, reversed at the end.
-    const collected = new Map(wanted.map((channel) => [channel, [] as Array<StoredWrite>]))
-    const seeds = new Map<string, unknown>()
-    const remaining = new Set(wanted)
-    for (const stored of chain) {
-      if (remaining.size === 0) break
-      const tally = Codec.newTally()
-      const { blobs, pieces, row, writes } = yield* codec.open(stored, tally)
-      const header = yield* codec.decodeHeader(row)
-      const stepWrites = yield* codec.loadWrites(
-        row,
-        writes.filter((write) => remaining.has(write.channel)),
-        pieces,
-        tally
-      )
-      for (const write of stepWrites.reverse()) collected.get(write[1])?.push(write)
-      for (const [channel, value] of yield* codec.loadChannelValues(row, header, blobs, pieces, tally)) {
-        if (!remaining.has(channel)) continue
-        seeds.set(channel, value)
-        remaining.delete(channel)
-      }
-      yield* codec.report(row, tally)
-    }
-    return Object.fromEntries(wanted.map((channel): [string, DeltaChannelHistory] => {
-      const writes = (collected.get(channel) ?? []).reverse()
-      return [channel, seeds.has(channel) ? { writes, seed: seeds.get(channel) } : { writes }]
-    }))
+    return yield* codec.deltaHistory(chain, wanted)
   })
 
-  const lifecycle = ThreadLifecycle.make(driver, codec)
-
-  return CheckpointStorage.of({
-    put,
-    putWrites,
-    getTuple,
-    list,
-    deleteThread,
-    getDeltaChannelHistory,
-    ...lifecycle
-  })
-})
+  return { getTuple, list, getDeltaChannelHistory }
+}
 
 const annotate = (location: Location) =>
   Effect.annotateCurrentSpan({
