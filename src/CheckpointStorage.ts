@@ -1,8 +1,10 @@
 /**
  * The checkpoint storage service: the one contract every driver meets and the
  * API Effect applications use directly. `make` builds it over any
- * {@link StorageDriver}; all validation, serialization, decoding, ordering
- * and tracing happen here, once, before a driver is touched.
+ * {@link StorageDriver}: validation, ordering and tracing happen here, and
+ * encoding, sealing and decoding in its codec (`codec/Codec`), once, before
+ * a driver is touched; the thread operations (copy, import, prune,
+ * retention, re-encryption) are `lifecycle/ThreadLifecycle`'s.
  *
  * @since 0.1.0
  */
@@ -56,6 +58,17 @@ export { summarizeReencrypt } from "./lifecycle/ThreadLifecycle.ts"
 export type ReadError = InvalidConfig | InvalidInput | CorruptedCheckpoint | StorageFailure
 
 /**
+ * Checkpoint storage for LangGraph threads, as an Effect service: what
+ * `EffectCheckpointSaver` adapts to LangGraph's `BaseCheckpointSaver`, and
+ * what Effect programs call directly (`put`, `getTuple`, `list`, … with
+ * typed errors, spans and streams).
+ *
+ * Every backend (memory, PGlite, PostgreSQL, CockroachDB) gives the same
+ * service, built by {@link make} over its {@link StorageDriver}: the
+ * semantics, errors and encodings are the service's, not the backend's.
+ * Provide it with {@link layerMemory}, {@link layerDriver}, or the layers of
+ * `langgraph-checkpoint-effect/postgres`, `/pglite` and `/cockroach`.
+ *
  * @since 0.1.0
  */
 export class CheckpointStorage extends Context.Service<CheckpointStorage, {
@@ -201,6 +214,27 @@ export class CheckpointStorage extends Context.Service<CheckpointStorage, {
 
 /**
  * Builds the service over a driver.
+ *
+ * **When to use**
+ *
+ * To run the service over a driver of your own, or a driver wrapped (to
+ * count or fail its calls in a test, say); to get it as a layer, use
+ * {@link layerDriver}.
+ *
+ * **Details**
+ *
+ * The codec is built here, from what the context holds at that moment: the
+ * `Serializer` (default: LangGraph's JSON with safe revival),
+ * `Sharing.Enabled` (default on) and, if provided, `Encryption`. The service
+ * validates every argument with Schema, encodes values before the driver is
+ * called, and decodes (and opens) rows after.
+ *
+ * **Gotchas**
+ *
+ * Each call builds a service with its own memory of what its threads stored
+ * (the lists the next put extends, and up to 64 MiB of pieces a read need
+ * not fetch again): build it once per process and share it. Two services
+ * over one database stay correct, each just remembers less.
  *
  * @since 0.1.0
  */
@@ -369,6 +403,25 @@ const annotate = (location: Location) =>
 /**
  * Builds the service layer over a driver.
  *
+ * **When to use**
+ *
+ * To provide `CheckpointStorage` over a driver effect: a custom backend,
+ * or one of the library's drivers built by hand (the SQL layers are this
+ * over `SqlDriver`).
+ *
+ * **Details**
+ *
+ * The driver effect runs when the layer is built, in the layer's scope (a
+ * driver holding a connection or a background fiber releases it when the
+ * layer closes). The codec reads `Serializer`, `Sharing.Enabled` and
+ * `Encryption` from what is provided to this layer (see {@link make}).
+ *
+ * **Gotchas**
+ *
+ * Provide `Encryption` (and a `Serializer` layer) to this layer, not to the
+ * program using the storage: it is read once, when the layer is built, and
+ * a storage built without it neither seals nor opens sealed rows.
+ *
  * @since 0.1.0
  */
 export const layerDriver = <E, R>(
@@ -378,7 +431,24 @@ export const layerDriver = <E, R>(
 
 /**
  * An in-memory storage: the reference semantics, for tests and short-lived
- * processes. Each build of the layer starts empty.
+ * processes.
+ *
+ * **When to use**
+ *
+ * In tests, examples and processes whose threads need not outlive them; it
+ * behaves as the SQL backends do, errors and all (the same suites run on
+ * each).
+ *
+ * **Details**
+ *
+ * Rows are kept as the SQL drivers store them (values encoded, sealed with
+ * `Encryption`), so encoding costs and failures show here too; stored bytes
+ * are copied in and out, never shared with callers.
+ *
+ * **Gotchas**
+ *
+ * Each build of the layer starts empty: two runtimes (or two tests) built
+ * from it see two storages, and everything goes when its scope closes.
  *
  * @since 0.1.0
  */
@@ -386,9 +456,27 @@ export const layerMemory: Layer.Layer<CheckpointStorage> = layerDriver(Effect.sy
 
 /**
  * Applies a retention policy on a schedule, in a background fiber that lives
- * with the layer. A failed round is logged and the next one runs as planned.
- * On CockroachDB, thread expiry is better left to `enableTtl`; combine it
- * with `keepLast` here.
+ * with the layer.
+ *
+ * **When to use**
+ *
+ * To keep a long-running service's storage bounded: threads inactive for
+ * `inactiveFor` deleted, each namespace trimmed to its `keepLast` newest
+ * checkpoints (with what they need), without a cron job of your own.
+ *
+ * **Details**
+ *
+ * The first round runs when the layer is built, the next ones on `schedule`
+ * (default: hourly). A failed round is logged (`checkpoint retention
+ * failed`) and the next one runs as planned; threads whose parent links
+ * loop are skipped and logged, the others done.
+ *
+ * **Gotchas**
+ *
+ * Every process including the layer runs its own rounds: safe (each thread
+ * is held while it is trimmed) but repeated, so include it in one process
+ * where that matters. On CockroachDB, thread expiry is better left to
+ * `enableTtl`; combine it with `keepLast` here.
  *
  * @since 0.1.0
  */

@@ -30,11 +30,20 @@ import * as Reseal from "./Reseal.ts"
 import type * as Sealing from "./Sealing.ts"
 
 export type { EncodedCheckpoint, Layout } from "./Encode.ts"
+/**
+ * Counts record-shaped values that reads left as inert data (not allowed,
+ * malformed or too deep).
+ *
+ * @since 0.1.0
+ */
 export { inertRecords } from "./Report.ts"
 
 /**
  * The codec of one storage service: what `CheckpointStorage` asks of it,
- * each member one step of an operation.
+ * each member one step of an operation. Values in, rows out on the write
+ * side (`encode*`, then `remember` once stored); rows in, values out on the
+ * read side (`decodeTuple`, `deltaHistory`), with what the thread's next
+ * step needs remembered in between.
  *
  * @since 0.1.0
  */
@@ -93,6 +102,31 @@ export interface Codec {
 /**
  * The codec of one storage service, over the `Serializer`,
  * `Sharing.Enabled` and (optional) `Encryption` in context.
+ *
+ * **When to use**
+ *
+ * `CheckpointStorage.make` builds one per service; call it yourself only to
+ * encode or decode rows outside the service (a tool reading a driver's rows
+ * as values, say).
+ *
+ * **Details**
+ *
+ * Writing: values through the serializer, arrays through structural sharing
+ * (`Sharing`), metadata as JSON whatever serializer the values use, so
+ * `list` can filter on it; with `Encryption`, rows sealed for their place
+ * (`Sealing`). Reading: rows opened first, shared lists reassembled from
+ * their pieces, then safe revival (`Revival`): a record-shaped value that is
+ * not allowed stays inert data, counted on the operation's span
+ * (`checkpoint.inert_records` events) and in {@link inertRecords}, and never
+ * fails a read.
+ *
+ * **Gotchas**
+ *
+ * A codec remembers, per process, what its threads' lists were and up to
+ * 64 MiB of their pieces: `put` extends those lists and `getTuple` leaves
+ * those pieces unfetched. It is correct without that memory (a list is laid
+ * out afresh when its base went missing, a read runs again fetching every
+ * piece), only slower; so share one codec per storage, as the service does.
  *
  * @since 0.1.0
  */
