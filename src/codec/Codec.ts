@@ -23,13 +23,13 @@ import type { CorruptedCheckpoint, InvalidConfig, InvalidInput, SerializationFai
 import type { CheckpointRow, Piece, StoredCheckpoint, ThreadRows, WriteRow } from "../StorageDriver.ts"
 import * as Decode from "./Decode.ts"
 import * as Encode from "./Encode.ts"
-import type { EncodedCheckpoint, Layout } from "./Encode.ts"
 import * as Open from "./Open.ts"
 import * as Parts from "./Parts.ts"
 import * as Reseal from "./Reseal.ts"
 import type * as Sealing from "./Sealing.ts"
 
 export type { EncodedCheckpoint, Layout } from "./Encode.ts"
+
 /**
  * Counts record-shaped values that reads left as inert data (not allowed,
  * malformed or too deep).
@@ -58,9 +58,9 @@ export interface Codec {
     checkpoint: Checkpoint,
     metadata: unknown,
     versions: Readonly<Record<string, string | number>>
-  ) => Effect.Effect<EncodedCheckpoint, SerializationFailed | InvalidConfig>
+  ) => Effect.Effect<Encode.EncodedCheckpoint, SerializationFailed | InvalidConfig>
   /** Records the lists a stored checkpoint laid out: what its thread's next put extends. */
-  readonly remember: (row: CheckpointRow, layout: Layout) => void
+  readonly remember: (row: CheckpointRow, layout: Encode.Layout) => void
   /** A task's writes against a checkpoint as rows, with the pieces their shared lists add. */
   readonly encodeWrites: (
     checkpoint: Sealing.CheckpointPlace,

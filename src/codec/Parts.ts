@@ -46,8 +46,13 @@ export const make = Effect.fnUntraced(function*() {
       ? (element) => json.dump(element, Revival.MAX_DEPTH - 1)
       : undefined
   )
-  const sealing = Option.isSome(encryption) ? Sealing.make(encryption.value) : undefined
-  return { serializer, json, sharing, sealing } satisfies Parts as Parts
+  const parts: Parts = {
+    serializer,
+    json,
+    sharing,
+    sealing: Option.isSome(encryption) ? Sealing.make(encryption.value) : undefined
+  }
+  return parts
 })
 
 /**
