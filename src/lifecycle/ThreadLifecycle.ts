@@ -3,7 +3,9 @@
  * retention, re-encryption. Export is one consistent read of the thread's
  * rows; the others plan from the driver's index or rows of the thread (see
  * `Prune`) and run in one transaction that holds the thread, so its writers
- * wait.
+ * wait. `make` composes three rooms: moving threads as rows (copy, export,
+ * import), shrinking them by plans (prune, delete runs, retention), and
+ * re-encrypting them.
  *
  * @since 0.1.0
  */
