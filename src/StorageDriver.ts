@@ -120,7 +120,7 @@ export interface StoredCheckpoint {
   readonly blobs: ReadonlyArray<BlobRow>
   readonly writes: ReadonlyArray<WriteRow>
   /**
-   * The pieces its shared blobs and writes refer to, by `Sharing.pieceKey`
+   * The pieces its shared blobs and writes refer to, by `StorageFormat.pieceKey`
    * (possibly more: checkpoints read together may share one map).
    */
   readonly pieces: ReadonlyMap<string, Uint8Array>
