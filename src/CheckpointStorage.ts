@@ -1,8 +1,10 @@
 /**
  * The checkpoint storage service: the one contract every driver meets and the
  * API Effect applications use directly. `make` builds it over any
- * {@link StorageDriver}; all validation, serialization, decoding, ordering
- * and tracing happen here, once, before a driver is touched.
+ * {@link StorageDriver}: validation, ordering and tracing happen here, and
+ * encoding, sealing and decoding in its codec (`codec/Codec`), once, before
+ * a driver is touched; the thread operations (copy, import, prune,
+ * retention, re-encryption) are `lifecycle/ThreadLifecycle`'s.
  *
  * @since 0.1.0
  */
@@ -19,7 +21,6 @@ import {
   ListQuery,
   type Location,
   PendingWrites,
-  type StoredWrite,
   TaskRef
 } from "./Checkpoint.ts"
 import {
@@ -57,6 +58,17 @@ export { summarizeReencrypt } from "./lifecycle/ThreadLifecycle.ts"
 export type ReadError = InvalidConfig | InvalidInput | CorruptedCheckpoint | StorageFailure
 
 /**
+ * Checkpoint storage for LangGraph threads, as an Effect service: what
+ * `EffectCheckpointSaver` adapts to LangGraph's `BaseCheckpointSaver`, and
+ * what Effect programs call directly (`put`, `getTuple`, `list`, … with
+ * typed errors, spans and streams).
+ *
+ * Every backend (memory, PGlite, PostgreSQL, CockroachDB) gives the same
+ * service, built by {@link make} over its {@link StorageDriver}: the
+ * semantics, errors and encodings are the service's, not the backend's.
+ * Provide it with {@link layerMemory}, {@link layerDriver}, or the layers of
+ * `langgraph-checkpoint-effect/postgres`, `/pglite` and `/cockroach`.
+ *
  * @since 0.1.0
  */
 export class CheckpointStorage extends Context.Service<CheckpointStorage, {
@@ -203,11 +215,46 @@ export class CheckpointStorage extends Context.Service<CheckpointStorage, {
 /**
  * Builds the service over a driver.
  *
+ * **When to use**
+ *
+ * To run the service over a driver of your own, or a driver wrapped (to
+ * count or fail its calls in a test, say); to get it as a layer, use
+ * {@link layerDriver}.
+ *
+ * **Details**
+ *
+ * The codec is built here, from what the context holds at that moment: the
+ * `Serializer` (default: LangGraph's JSON with safe revival),
+ * `Sharing.Enabled` (default on) and, if provided, `Encryption`. The service
+ * validates every argument with Schema, encodes values before the driver is
+ * called, and decodes (and opens) rows after.
+ *
+ * **Gotchas**
+ *
+ * Each call builds a service with its own memory of what its threads stored
+ * (the lists the next put extends, and up to 64 MiB of pieces a read need
+ * not fetch again): build it once per process and share it. Two services
+ * over one database stay correct, each just remembers less.
+ *
  * @since 0.1.0
  */
 export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
   const codec = yield* Codec.make()
+  const deleteThread = Effect.fn("CheckpointStorage.deleteThread")(function*(thread_id: string) {
+    const id = yield* decodeThreadId("deleteThread", thread_id)
+    yield* Effect.annotateCurrentSpan({ thread_id: id })
+    yield* driver.deleteThread(id)
+  })
+  return CheckpointStorage.of({
+    ...writing(driver, codec),
+    ...reading(driver, codec),
+    deleteThread,
+    ...ThreadLifecycle.make(driver, codec)
+  })
+})
 
+/** The service's writes: `put` and `putWrites`, validated, encoded and stored. */
+const writing = (driver: StorageDriver, codec: Codec.Codec) => {
   const put = Effect.fn("CheckpointStorage.put")(function*(
     ref: CheckpointRef,
     checkpoint: Checkpoint,
@@ -225,32 +272,17 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
       Effect.mapError(invalidInput("put", "newVersions"))
     )
     yield* Effect.annotateCurrentSpan({ thread_id: location.thread_id, checkpoint_id: decoded.id })
-    const values = yield* codec.encodeValues(decoded, versions)
-    const row = yield* codec.encodeRow("put", {
-      thread_id: location.thread_id,
-      checkpoint_ns: location.checkpoint_ns,
-      checkpoint_id: decoded.id,
-      parent_checkpoint_id: location.checkpoint_id,
-      checkpoint: {
-        v: decoded.v,
-        id: decoded.id,
-        ts: decoded.ts,
-        channel_versions: decoded.channel_versions,
-        versions_seen: decoded.versions_seen
-      }
-    }, metadata)
-    /** Shared lists extend what their channels stored before, unless `fresh`. */
-    const store = (fresh: boolean) =>
-      codec.layOut(row, values, fresh).pipe(
-        Effect.flatMap(({ blobs, laid, pieces, requires }) =>
-          driver.put(row, blobs, { pieces, requires }).pipe(Effect.map((outcome) => ({ outcome, laid })))
-        )
-      )
-    let stored = yield* store(false)
+    const encoded = yield* codec.encodeCheckpoint(location, decoded, metadata, versions)
+    const { row } = encoded
+    let layout = encoded.layout
+    let outcome = yield* driver.put(row, layout.blobs, layout)
     // What a list extended was removed meanwhile (pruned, or written by a
     // process whose thread was since deleted): store every piece again.
-    if (stored.outcome === "base-missing") stored = yield* store(true)
-    if (stored.outcome !== "stored") {
+    if (outcome === "base-missing") {
+      layout = encoded.afresh()
+      outcome = yield* driver.put(row, layout.blobs, layout)
+    }
+    if (outcome !== "stored") {
       return yield* new CheckpointNotFound({
         operation: "put",
         thread_id: row.thread_id,
@@ -258,7 +290,7 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
         checkpoint_id: location.checkpoint_id ?? ""
       })
     }
-    codec.sharing.stored(row, stored.laid)
+    codec.remember(row, layout)
     return { thread_id: row.thread_id, checkpoint_ns: row.checkpoint_ns, checkpoint_id: row.checkpoint_id }
   })
 
@@ -282,6 +314,11 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
     yield* driver.putWrites(checkpoint, rows, pieces)
   })
 
+  return { put, putWrites }
+}
+
+/** The service's reads: `getTuple`, `list` and `getDeltaChannelHistory`, fetched and decoded. */
+const reading = (driver: StorageDriver, codec: Codec.Codec) => {
   /** Checkpoints older than format 4 kept pending sends as writes on their parent. */
   const parentSends = (row: CheckpointRow, parent: string) =>
     driver.channelWrites({ thread_id: row.thread_id, checkpoint_ns: row.checkpoint_ns, checkpoint_id: parent }, TASKS)
@@ -302,7 +339,7 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
           onSome: (stored) => Effect.asSome(decodeStored(stored, true))
         }))
       )
-    const known = codec.sharing.knownPieces(location)
+    const known = codec.knownPieces(location)
     return yield* known.byteLength === 0 ? read(known) : read(known).pipe(
       Effect.catchTag("CorruptedCheckpoint", () => read(new Uint8Array()))
     )
@@ -329,12 +366,6 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
       }).pipe(Stream.mapEffect((stored) => decodeStored(stored)))
     })).pipe(Stream.withSpan("CheckpointStorage.list"))
 
-  const deleteThread = Effect.fn("CheckpointStorage.deleteThread")(function*(thread_id: string) {
-    const id = yield* decodeThreadId("deleteThread", thread_id)
-    yield* Effect.annotateCurrentSpan({ thread_id: id })
-    yield* driver.deleteThread(id)
-  })
-
   const getDeltaChannelHistory = Effect.fn("CheckpointStorage.getDeltaChannelHistory")(function*(
     ref: CheckpointRef,
     channels: ReadonlyArray<string>
@@ -356,47 +387,11 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
         } lead back to it)`
       })
     }
-    // Collected newest first, reversed at the end.
-    const collected = new Map(wanted.map((channel) => [channel, [] as Array<StoredWrite>]))
-    const seeds = new Map<string, unknown>()
-    const remaining = new Set(wanted)
-    for (const stored of chain) {
-      if (remaining.size === 0) break
-      const tally = Codec.newTally()
-      const { blobs, pieces, row, writes } = yield* codec.open(stored, tally)
-      const header = yield* codec.decodeHeader(row)
-      const stepWrites = yield* codec.loadWrites(
-        row,
-        writes.filter((write) => remaining.has(write.channel)),
-        pieces,
-        tally
-      )
-      for (const write of stepWrites.reverse()) collected.get(write[1])?.push(write)
-      for (const [channel, value] of yield* codec.loadChannelValues(row, header, blobs, pieces, tally)) {
-        if (!remaining.has(channel)) continue
-        seeds.set(channel, value)
-        remaining.delete(channel)
-      }
-      yield* codec.report(row, tally)
-    }
-    return Object.fromEntries(wanted.map((channel): [string, DeltaChannelHistory] => {
-      const writes = (collected.get(channel) ?? []).reverse()
-      return [channel, seeds.has(channel) ? { writes, seed: seeds.get(channel) } : { writes }]
-    }))
+    return yield* codec.deltaHistory(chain, wanted)
   })
 
-  const lifecycle = ThreadLifecycle.make(driver, codec)
-
-  return CheckpointStorage.of({
-    put,
-    putWrites,
-    getTuple,
-    list,
-    deleteThread,
-    getDeltaChannelHistory,
-    ...lifecycle
-  })
-})
+  return { getTuple, list, getDeltaChannelHistory }
+}
 
 const annotate = (location: Location) =>
   Effect.annotateCurrentSpan({
@@ -408,6 +403,25 @@ const annotate = (location: Location) =>
 /**
  * Builds the service layer over a driver.
  *
+ * **When to use**
+ *
+ * To provide `CheckpointStorage` over a driver effect: a custom backend,
+ * or one of the library's drivers built by hand (the SQL layers are this
+ * over `SqlDriver`).
+ *
+ * **Details**
+ *
+ * The driver effect runs when the layer is built, in the layer's scope (a
+ * driver holding a connection or a background fiber releases it when the
+ * layer closes). The codec reads `Serializer`, `Sharing.Enabled` and
+ * `Encryption` from what is provided to this layer (see {@link make}).
+ *
+ * **Gotchas**
+ *
+ * Provide `Encryption` (and a `Serializer` layer) to this layer, not to the
+ * program using the storage: it is read once, when the layer is built, and
+ * a storage built without it neither seals nor opens sealed rows.
+ *
  * @since 0.1.0
  */
 export const layerDriver = <E, R>(
@@ -417,7 +431,24 @@ export const layerDriver = <E, R>(
 
 /**
  * An in-memory storage: the reference semantics, for tests and short-lived
- * processes. Each build of the layer starts empty.
+ * processes.
+ *
+ * **When to use**
+ *
+ * In tests, examples and processes whose threads need not outlive them; it
+ * behaves as the SQL backends do, errors and all (the same suites run on
+ * each).
+ *
+ * **Details**
+ *
+ * Rows are kept as the SQL drivers store them (values encoded, sealed with
+ * `Encryption`), so encoding costs and failures show here too; stored bytes
+ * are copied in and out, never shared with callers.
+ *
+ * **Gotchas**
+ *
+ * Each build of the layer starts empty: two runtimes (or two tests) built
+ * from it see two storages, and everything goes when its scope closes.
  *
  * @since 0.1.0
  */
@@ -425,9 +456,27 @@ export const layerMemory: Layer.Layer<CheckpointStorage> = layerDriver(Effect.sy
 
 /**
  * Applies a retention policy on a schedule, in a background fiber that lives
- * with the layer. A failed round is logged and the next one runs as planned.
- * On CockroachDB, thread expiry is better left to `enableTtl`; combine it
- * with `keepLast` here.
+ * with the layer.
+ *
+ * **When to use**
+ *
+ * To keep a long-running service's storage bounded: threads inactive for
+ * `inactiveFor` deleted, each namespace trimmed to its `keepLast` newest
+ * checkpoints (with what they need), without a cron job of your own.
+ *
+ * **Details**
+ *
+ * The first round runs when the layer is built, the next ones on `schedule`
+ * (default: hourly). A failed round is logged (`checkpoint retention
+ * failed`) and the next one runs as planned; threads whose parent links
+ * loop are skipped and logged, the others done.
+ *
+ * **Gotchas**
+ *
+ * Every process including the layer runs its own rounds: safe (each thread
+ * is held while it is trimmed) but repeated, so include it in one process
+ * where that matters. On CockroachDB, thread expiry is better left to
+ * `enableTtl`; combine it with `keepLast` here.
  *
  * @since 0.1.0
  */

@@ -2,10 +2,12 @@
  * The small interface a storage backend implements: rows and bytes only.
  *
  * `CheckpointStorage.make` turns a driver into the service users see, doing
- * all validation, serialization, decoding and tracing in one place, so every
- * driver (memory, SQL) gets the same semantics and errors for free. The rows
- * mirror the three LangGraph tables: checkpoints, per-channel blobs keyed by
- * (thread, namespace, channel, version) and written once, and pending writes.
+ * all validation and tracing, and (through its codec, `codec/Codec`) all
+ * serialization, sealing and decoding, in one place, so every driver
+ * (memory, SQL) gets the same semantics and errors for free. The rows mirror
+ * the three LangGraph tables: checkpoints, per-channel blobs keyed by
+ * (thread, namespace, channel, version) and written once, and pending
+ * writes; plus the pieces of shared lists (see `codec/StorageFormat`).
  *
  * @since 0.1.0
  */
@@ -118,7 +120,7 @@ export interface StoredCheckpoint {
   readonly blobs: ReadonlyArray<BlobRow>
   readonly writes: ReadonlyArray<WriteRow>
   /**
-   * The pieces its shared blobs and writes refer to, by `Sharing.pieceKey`
+   * The pieces its shared blobs and writes refer to, by `StorageFormat.pieceKey`
    * (possibly more: checkpoints read together may share one map).
    */
   readonly pieces: ReadonlyMap<string, Uint8Array>
@@ -155,6 +157,33 @@ export interface ListSelection {
 }
 
 /**
+ * A storage backend: what `CheckpointStorage.make` needs to store and find
+ * rows, and nothing about what they mean.
+ *
+ * **When to use**
+ *
+ * Implement it to put checkpoints somewhere new (another database, a key
+ * value store); build the service over it with `CheckpointStorage.make` or
+ * `layerDriver`. The library's drivers are `MemoryDriver` and `SqlDriver`
+ * (PostgreSQL, PGlite, CockroachDB).
+ *
+ * **Details**
+ *
+ * Arguments arrive validated and encoded: a driver never serializes,
+ * decodes or checks a value, and stores bytes as given (sealed or not).
+ * What it must keep is stated per member: atomicity, the upsert rules of
+ * blobs and writes, when pieces may go, and the thread hold of
+ * `exclusive`. Errors are `StorageFailure` only; every other outcome is
+ * data (`PutOutcome`, `Option`, `Ancestors.loopsAt`).
+ *
+ * **Gotchas**
+ *
+ * Stored data is untrusted on the way out: rows may have been edited, and
+ * walks over parent links (`ancestors`) must end even when they loop. Run
+ * the contract kit on a new driver (`runContractOnLayer` from
+ * `langgraph-checkpoint-effect/testing`, over `layerDriver`) before using
+ * it: the service cannot make up for a `put` that is not atomic.
+ *
  * @since 0.1.0
  */
 export interface StorageDriver {

@@ -86,11 +86,24 @@ export const defaultPlaintextMetadata: ReadonlyArray<string> = ["source", "step"
 export const SEALED_METADATA = "$sealed"
 
 /**
+ * Encryption at rest, as a service: the {@link Cipher} (which key seals a
+ * thread's new rows, and the ring that opens old ones), the metadata keys
+ * left in plaintext for `list` filters, and whether unsealed rows may be
+ * read. Provided to a storage layer, it makes the codec seal every channel
+ * value, pending write, piece and non-plaintext metadata key for its place
+ * (see `Sealing`); absent, nothing is sealed.
+ *
+ * Build it with {@link layer} (keys in options), {@link layerConfig} (keys
+ * from the environment) or {@link layerCipher} (a KMS or any other cipher).
+ *
  * @since 0.1.0
  */
 export class Encryption extends Context.Service<Encryption, {
+  /** Which key seals a thread's new rows, and the ring that opens any row. */
   readonly cipher: Cipher
+  /** Metadata keys stored in plaintext, which `list` can filter on; every other key is sealed. */
   readonly plaintextMetadata: ReadonlySet<string>
+  /** Whether rows stored without a seal (before encryption was on) may be read. */
   readonly allowPlaintext: boolean
 }>()("langgraph-checkpoint-effect/Encryption") {}
 
@@ -205,6 +218,26 @@ export const keyring = (options: Pick<EncryptionOptions, "keys" | "primary" | "k
  * The service over any cipher (a KMS-backed one, say), with the options
  * besides keys.
  *
+ * **When to use**
+ *
+ * When the keys do not sit in configuration: envelope encryption with a
+ * KMS, per-tenant keys kept elsewhere, or a `DataKey` of your own.
+ *
+ * **Details**
+ *
+ * `cipher` runs once, when the layer is built: unwrap the data keys there
+ * (`aes256gcm(raw)` makes one), so no call reaches the KMS per row. Each
+ * thread's new rows are sealed under `cipher.keyFor(thread_id)`; a read
+ * opens with whichever key its ciphertext names.
+ *
+ * **Gotchas**
+ *
+ * A key id `keyFor` answers that `key` does not hold makes that thread
+ * unwritable (`InvalidConfig` on `put`). Removing a key from the ring makes
+ * every row sealed under it unreadable for good: that is how a tenant is
+ * erased, and also how data is lost by mistake; run `reencrypt` first when
+ * rotating. `plaintextMetadata` cannot name `$sealed`.
+ *
  * @since 0.1.0
  */
 export const layerCipher = <E, R>(
@@ -228,6 +261,27 @@ export const layerCipher = <E, R>(
 
 /**
  * The service with the default AES-256-GCM keyring.
+ *
+ * **When to use**
+ *
+ * When the application holds its keys (as `Redacted` values, say) and
+ * passes them in: one primary key, or several for rotation and per-tenant
+ * keys (`keyFor`).
+ *
+ * **Details**
+ *
+ * `keys` maps ids (1-64 letters, digits or `._:-`, written into every
+ * ciphertext) to the base64 of 32 random bytes; new rows are sealed under
+ * `keyFor`'s key, by default `primary`. A malformed key, or a `primary` not
+ * among `keys`, is `InvalidConfig` when the layer is built, never showing a
+ * key.
+ *
+ * **Gotchas**
+ *
+ * To rotate, add the new key as `primary` and keep the old one in `keys`
+ * until `reencrypt` reports no thread `unreadable`. Nonces are random:
+ * rotate a key before it seals 2³² values. Rows written before encryption
+ * was on fail to read unless `allowPlaintext` is set.
  *
  * @since 0.1.0
  */
@@ -273,8 +327,27 @@ export const defaultConfig: Config.Config<EncryptionOptions> = Config.all({
 
 /**
  * The service with the default keyring, its keys from `Config` (default
- * {@link defaultConfig}); a missing or malformed key is `InvalidConfig`
- * naming the setting, never showing a key.
+ * {@link defaultConfig}).
+ *
+ * **When to use**
+ *
+ * When keys come from the environment or a secret store behind a
+ * `ConfigProvider`, as a deployment usually has them.
+ *
+ * **Details**
+ *
+ * {@link defaultConfig} reads `CHECKPOINT_ENCRYPTION_KEYS` (`id:base64`
+ * pairs separated by commas) and `CHECKPOINT_ENCRYPTION_PRIMARY`, or
+ * `LANGGRAPH_AES_KEY` alone as LangGraph's `EncryptedSerializer` reads it;
+ * pass another `Config` to choose other names. Keys are read as `Redacted`.
+ *
+ * **Gotchas**
+ *
+ * A missing or malformed key is `InvalidConfig` naming the setting (never
+ * showing a key) when the layer is built, not a storage without
+ * encryption. Options besides keys (`plaintextMetadata`, `allowPlaintext`,
+ * `keyFor`) are not read from `Config`: use {@link layer} or
+ * {@link layerCipher} for them.
  *
  * @since 0.1.0
  */

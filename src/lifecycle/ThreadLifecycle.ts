@@ -3,7 +3,9 @@
  * retention, re-encryption. Export is one consistent read of the thread's
  * rows; the others plan from the driver's index or rows of the thread (see
  * `Prune`) and run in one transaction that holds the thread, so its writers
- * wait.
+ * wait. `make` composes three rooms: moving threads as rows (copy, export,
+ * import), shrinking them by plans (prune, delete runs, retention), and
+ * re-encrypting them.
  *
  * @since 0.1.0
  */
@@ -95,36 +97,21 @@ export const summarizeReencrypt = (steps: Iterable<ReencryptProgress>): Reencryp
  *
  * @since 0.1.0
  */
-export const make = (driver: StorageDriver, codec: Codec) => {
-  /** Carries out a plan in a thread (held by `exclusive`); a loop in its parent links is `CorruptedCheckpoint`. */
-  const carryOut = Effect.fnUntraced(function*(
-    operation: string,
-    thread_id: string,
-    plan: Result.Result<Prune.Plan, ParentLinks.Loop>
-  ) {
-    if (Result.isFailure(plan)) return yield* ParentLinks.loopError(operation, thread_id, plan.failure)
-    const { relinked, removed } = plan.success
-    yield* driver.setParents(thread_id, relinked)
-    if (removed.length > 0) yield* driver.remove(thread_id, removed)
-    return removed.length
-  })
+export const make = (driver: StorageDriver, codec: Codec) => ({
+  ...moving(driver, codec),
+  ...shrinking(driver, codec),
+  reencrypt: reencrypting(driver, codec)
+})
 
-  /** Keeps the newest `last` checkpoints of each namespace and what they need; answers how many went. */
-  const keepNewest = (operation: string, thread_id: string, last: number) =>
-    driver.exclusive(
-      thread_id,
-      Effect.flatMap(
-        driver.threadIndex(thread_id),
-        (index) => carryOut(operation, thread_id, Prune.keepingLast(index, last))
-      )
-    )
+/** Fails with `ThreadNotFound` unless the thread has a checkpoint. */
+const ensureThread = (driver: StorageDriver, operation: string, thread_id: string) =>
+  Effect.flatMap(
+    driver.threadExists(thread_id),
+    (exists) => exists ? Effect.void : Effect.fail(new ThreadNotFound({ operation, thread_id }))
+  )
 
-  const ensureThread = (operation: string, thread_id: string) =>
-    Effect.flatMap(
-      driver.threadExists(thread_id),
-      (exists) => exists ? Effect.void : Effect.fail(new ThreadNotFound({ operation, thread_id }))
-    )
-
+/** Whole threads moved as rows: `copyThread`, `exportThread`, `importThread`. */
+const moving = (driver: StorageDriver, codec: Codec) => {
   /** Writes a whole thread, held by `exclusive`; an existing thread is refused unless `replace`. */
   const writeWhole = Effect.fnUntraced(function*(operation: string, rows: ThreadRows, replace: boolean | undefined) {
     if (replace !== true && (yield* driver.threadExists(rows.thread_id))) {
@@ -151,7 +138,7 @@ export const make = (driver: StorageDriver, codec: Codec) => {
     yield* driver.exclusive(
       to,
       Effect.gen(function*() {
-        yield* ensureThread("copyThread", from)
+        yield* ensureThread(driver, "copyThread", from)
         const rows = yield* driver.threadRows(from)
         const now = new Date(yield* Clock.currentTimeMillis)
         // Encrypted rows are bound to their thread: the copy is sealed anew for its own.
@@ -187,6 +174,34 @@ export const make = (driver: StorageDriver, codec: Codec) => {
     yield* driver.exclusive(id, writeWhole("importThread", rows, options.replace))
   })
 
+  return { copyThread, exportThread, importThread }
+}
+
+/** Threads shrunk by plans (see `Prune`): `prune`, `deleteForRuns`, `applyRetention`. */
+const shrinking = (driver: StorageDriver, codec: Codec) => {
+  /** Carries out a plan in a thread (held by `exclusive`); a loop in its parent links is `CorruptedCheckpoint`. */
+  const carryOut = Effect.fnUntraced(function*(
+    operation: string,
+    thread_id: string,
+    plan: Result.Result<Prune.Plan, ParentLinks.Loop>
+  ) {
+    if (Result.isFailure(plan)) return yield* ParentLinks.loopError(operation, thread_id, plan.failure)
+    const { relinked, removed } = plan.success
+    yield* driver.setParents(thread_id, relinked)
+    if (removed.length > 0) yield* driver.remove(thread_id, removed)
+    return removed.length
+  })
+
+  /** Keeps the newest `last` checkpoints of each namespace and what they need; answers how many went. */
+  const keepNewest = (operation: string, thread_id: string, last: number) =>
+    driver.exclusive(
+      thread_id,
+      Effect.flatMap(
+        driver.threadIndex(thread_id),
+        (index) => carryOut(operation, thread_id, Prune.keepingLast(index, last))
+      )
+    )
+
   const prune = Effect.fn("CheckpointStorage.prune")(function*(
     threads: ReadonlyArray<string>,
     options: { readonly strategy: "keep_latest" | "delete" }
@@ -203,7 +218,7 @@ export const make = (driver: StorageDriver, codec: Codec) => {
       })
     }
     // Every thread must exist before any is changed.
-    yield* Effect.forEach(ids, (thread_id) => ensureThread("prune", thread_id), { discard: true })
+    yield* Effect.forEach(ids, (thread_id) => ensureThread(driver, "prune", thread_id), { discard: true })
     yield* Effect.annotateCurrentSpan({ threads: ids.length, strategy: options.strategy })
     yield* Effect.forEach(ids, (thread_id) =>
       options.strategy === "delete"
@@ -271,6 +286,11 @@ export const make = (driver: StorageDriver, codec: Codec) => {
     return { threadsDeleted, checkpointsRemoved, skipped }
   })
 
+  return { prune, deleteForRuns, applyRetention }
+}
+
+/** `reencrypt`: every thread's rows rewritten under its current key, thread by thread. */
+const reencrypting = (driver: StorageDriver, codec: Codec) => {
   /** Rewrites a thread's rows under its current key, unless they are already. */
   const reencryptThread = (thread_id: string) =>
     driver.exclusive(
@@ -288,7 +308,7 @@ export const make = (driver: StorageDriver, codec: Codec) => {
       })
     )
 
-  const reencrypt = () =>
+  return () =>
     Stream.unwrap(Effect.gen(function*() {
       if (!codec.encrypted) {
         return yield* new InvalidConfig({ operation: "reencrypt", detail: "encryption is not configured" })
@@ -303,8 +323,6 @@ export const make = (driver: StorageDriver, codec: Codec) => {
         )
       )
     })).pipe(Stream.withSpan("CheckpointStorage.reencrypt"))
-
-  return { copyThread, exportThread, importThread, prune, deleteForRuns, applyRetention, reencrypt }
 }
 
 /** A thread id given as an argument (not a config), decoded. */

@@ -1,0 +1,216 @@
+/**
+ * The codec's read side: opened rows back to values. Shared lists are
+ * reassembled from their pieces, then read under safe revival (`Revival`):
+ * a record-shaped value that is not allowed stays inert data, counted in the
+ * tally (see `Report`), and never fails a read. Answers LangGraph's tuple of
+ * a checkpoint, and the delta histories of channels along a parent chain.
+ *
+ * @since 0.1.0
+ */
+import {
+  type Checkpoint,
+  compareWritesSortKeys,
+  maxChannelVersion,
+  TASKS,
+  writesSortKey
+} from "@langchain/langgraph-checkpoint"
+import { Effect, Schema } from "effect"
+import {
+  CheckpointHeader,
+  CheckpointMetadata,
+  type CheckpointTuple,
+  configOf,
+  type DeltaChannelHistory,
+  type StoredWrite
+} from "../Checkpoint.ts"
+import { type CorruptedCheckpoint, formatIssue } from "../CheckpointError.ts"
+import type { BlobRow, CheckpointRow, StoredCheckpoint, WriteRow } from "../StorageDriver.ts"
+import { noPieces, type Open, type Pieces } from "./Open.ts"
+import { corrupted, type Parts } from "./Parts.ts"
+import { newTally, report, type Tally } from "./Report.ts"
+import * as Serializer from "./Serializer.ts"
+import * as Sharing from "./Sharing.ts"
+
+const sortWrites = (writes: ReadonlyArray<WriteRow>): Array<WriteRow> =>
+  writes
+    .map((write) => ({ write, key: writesSortKey(write.task_path, write.task_id, write.idx) }))
+    .sort((a, b) => compareWritesSortKeys(a.key, b.key))
+    .map(({ write }) => write)
+
+const decodeHeader = (row: CheckpointRow) =>
+  Schema.decodeUnknownEffect(CheckpointHeader)(row.checkpoint).pipe(
+    Effect.mapError((error) => corrupted(row, `checkpoint: ${formatIssue(error.issue)}`))
+  )
+
+/** Loading opened rows' values, metadata and writes, over the codec's parts. */
+const loading = ({ json, serializer, sharing }: Parts) => {
+  /** Reads JSON under safe revival, adding what stayed inert to the tally. */
+  const readJson = (row: CheckpointRow, what: string, bytes: Uint8Array | string, tally: Tally) =>
+    Effect.try({
+      try: () => {
+        const revived = json.read(bytes)
+        tally.inert += revived.inert
+        return revived.value
+      },
+      catch: (cause) =>
+        corrupted(row, `${what} does not deserialize: ${new Serializer.SerializerError({ cause }).message}`)
+    })
+
+  /** Reads a stored value; a shared list is first rebuilt from its pieces. */
+  const load = (
+    row: CheckpointRow,
+    what: string,
+    stored: Pick<BlobRow, "type" | "bytes" | "base">,
+    pieces: Pieces,
+    tally: Tally,
+    remembering?: { readonly channel: string; readonly version: string }
+  ): Effect.Effect<unknown, CorruptedCheckpoint> => {
+    if (stored.type === Sharing.SHARED) {
+      const decoded = sharing.decode(stored, pieces.readable, pieces.unreadable)
+      if (typeof decoded === "string") return Effect.fail(corrupted(row, `${what}: ${decoded}`))
+      if (remembering !== undefined) sharing.remember({ ...row, ...remembering }, decoded)
+      return readJson(row, what, decoded.bytes, tally)
+    }
+    const bytes = stored.bytes ?? new Uint8Array()
+    if (serializer.json !== undefined && stored.type === "json") return readJson(row, what, bytes, tally)
+    return serializer.load({ type: stored.type, bytes }).pipe(
+      Effect.mapError((error) => corrupted(row, `${what} does not deserialize: ${error.message}`))
+    )
+  }
+
+  const decodeMetadata = (row: CheckpointRow, tally: Tally) =>
+    readJson(row, "metadata", row.metadata, tally).pipe(
+      Effect.flatMap(Schema.decodeUnknownEffect(CheckpointMetadata)),
+      Effect.mapError((error) =>
+        Schema.isSchemaError(error) ? corrupted(row, `metadata: ${formatIssue(error.issue)}`) : error
+      )
+    )
+
+  const loadWrites = (row: CheckpointRow, writes: ReadonlyArray<WriteRow>, pieces: Pieces, tally: Tally) =>
+    Effect.forEach(
+      sortWrites(writes),
+      (write) =>
+        load(row, `write ${write.idx} of task ${write.task_id}`, write, pieces, tally).pipe(
+          Effect.map((value): StoredWrite => [write.task_id, write.channel, value])
+        )
+    )
+
+  /**
+   * The stored value of each channel at the header's version. `remember`:
+   * the lists read are what the thread's next put extends.
+   */
+  const loadChannelValues = (
+    row: CheckpointRow,
+    header: CheckpointHeader,
+    blobs: ReadonlyArray<BlobRow>,
+    pieces: Pieces,
+    tally: Tally,
+    remember = false
+  ) =>
+    Effect.forEach(
+      blobs.filter((blob) => blob.type !== "empty" && String(header.channel_versions[blob.channel]) === blob.version),
+      (blob) =>
+        load(row, `channel "${blob.channel}"`, blob, pieces, tally, remember ? blob : undefined).pipe(
+          Effect.map((value) => [blob.channel, value] as const)
+        )
+    )
+
+  return { decodeMetadata, loadWrites, loadChannelValues }
+}
+
+/**
+ * The read side over the codec's parts and its opening.
+ *
+ * @since 0.1.0
+ */
+export const make = (parts: Parts, { keepRead, open, openWrites }: Open) => {
+  const { decodeMetadata, loadChannelValues, loadWrites } = loading(parts)
+
+  /**
+   * A stored checkpoint as LangGraph's tuple. `remember`: what a `getTuple`
+   * reads is what the thread's next put extends, and its pieces are kept;
+   * `parentSends`: the pending sends checkpoints older than format 4 kept as
+   * writes on their parent.
+   */
+  const decodeTuple = Effect.fnUntraced(function*<E>(
+    stored: StoredCheckpoint,
+    options: {
+      readonly remember: boolean
+      readonly parentSends: (row: CheckpointRow, parent: string) => Effect.Effect<ReadonlyArray<WriteRow>, E>
+    }
+  ) {
+    const tally = newTally()
+    const { blobs, pieces, row, writes } = yield* open(stored, tally)
+    if (options.remember) keepRead(pieces)
+    const header = yield* decodeHeader(row)
+    const checkpoint: Checkpoint = {
+      ...header,
+      channel_values: Object.fromEntries(
+        yield* loadChannelValues(row, header, blobs, pieces, tally, options.remember)
+      )
+    }
+    if (header.v < 4 && row.parent_checkpoint_id !== undefined) {
+      const parent = { ...row, checkpoint_id: row.parent_checkpoint_id }
+      const sends = yield* loadWrites(
+        row,
+        yield* openWrites(parent, yield* options.parentSends(row, row.parent_checkpoint_id), tally),
+        noPieces,
+        tally
+      )
+      const versions = Object.values(checkpoint.channel_versions)
+      checkpoint.channel_values[TASKS] = sends.map(([, , value]) => value)
+      checkpoint.channel_versions[TASKS] = versions.length > 0 ? maxChannelVersion(...versions) : 1
+    }
+    const tuple: CheckpointTuple = {
+      config: configOf(row.thread_id, row.checkpoint_ns, row.checkpoint_id),
+      checkpoint,
+      metadata: (yield* decodeMetadata(row, tally)) as CheckpointTuple["metadata"] & {},
+      pendingWrites: yield* loadWrites(row, writes, pieces, tally)
+    }
+    if (row.parent_checkpoint_id !== undefined) {
+      tuple.parentConfig = configOf(row.thread_id, row.checkpoint_ns, row.parent_checkpoint_id)
+    }
+    yield* report(row, tally)
+    return tuple
+  })
+
+  /**
+   * For each of `wanted`, the writes along `chain` (ancestors, nearest
+   * first) back to the nearest checkpoint that stored a value for it, oldest
+   * first, and that value as the seed.
+   */
+  const deltaHistory = Effect.fnUntraced(function*(
+    chain: ReadonlyArray<StoredCheckpoint>,
+    wanted: ReadonlyArray<string>
+  ) {
+    // Collected newest first, reversed at the end.
+    const collected = new Map(wanted.map((channel) => [channel, [] as Array<StoredWrite>]))
+    const seeds = new Map<string, unknown>()
+    const remaining = new Set(wanted)
+    for (const stored of chain) {
+      if (remaining.size === 0) break
+      const tally = newTally()
+      const { blobs, pieces, row, writes } = yield* open(stored, tally)
+      const header = yield* decodeHeader(row)
+      const stepWrites = yield* loadWrites(
+        row,
+        writes.filter((write) => remaining.has(write.channel)),
+        pieces,
+        tally
+      )
+      for (const write of stepWrites.reverse()) collected.get(write[1])?.push(write)
+      for (const [channel, value] of yield* loadChannelValues(row, header, blobs, pieces, tally)) {
+        if (!remaining.has(channel)) continue
+        seeds.set(channel, value)
+        remaining.delete(channel)
+      }
+      yield* report(row, tally)
+    }
+    return Object.fromEntries(wanted.map((channel): [string, DeltaChannelHistory] => {
+      const writes = (collected.get(channel) ?? []).reverse()
+      return [channel, seeds.has(channel) ? { writes, seed: seeds.get(channel) } : { writes }]
+    }))
+  })
+
+  return { decodeTuple, deltaHistory }
+}

@@ -1,0 +1,145 @@
+/**
+ * Opening what a read brought, before anything else looks at it: with
+ * `Encryption`, a checkpoint's sealed metadata, blobs, writes and the pieces
+ * read with it (`Sealing`), a row that does not open failing the checkpoint
+ * whole; without, a check that nothing read is sealed. Also keeps, for the
+ * thread's next read, the pieces that opened.
+ *
+ * @since 0.1.0
+ */
+import { Effect } from "effect"
+import type { CorruptedCheckpoint } from "../CheckpointError.ts"
+import type { BlobRow, StoredCheckpoint, WriteRow } from "../StorageDriver.ts"
+import { corrupted, type Parts } from "./Parts.ts"
+import type { Tally } from "./Report.ts"
+import * as Sealing from "./Sealing.ts"
+
+/**
+ * The pieces read with a checkpoint, by hash, opened; and why those that
+ * could not be opened cannot be used.
+ *
+ * @since 0.1.0
+ */
+export interface Pieces {
+  readonly readable: ReadonlyMap<string, Uint8Array>
+  readonly unreadable: ReadonlyMap<string, string>
+}
+
+/**
+ * No pieces: what writes read on their own are decoded with.
+ *
+ * @since 0.1.0
+ */
+export const noPieces: Pieces = { readable: new Map(), unreadable: new Map() }
+
+/**
+ * Opened pieces, and which were sealed (authenticated) or stored plain
+ * (checked against their hash).
+ *
+ * @since 0.1.0
+ */
+export interface Opened extends Pieces {
+  readonly sealed: ReadonlyMap<string, Uint8Array>
+  readonly plain: ReadonlyMap<string, Uint8Array>
+}
+
+/**
+ * A stored checkpoint with its rows opened.
+ *
+ * @since 0.1.0
+ */
+export interface OpenedCheckpoint extends Omit<StoredCheckpoint, "pieces"> {
+  readonly pieces: Opened
+}
+
+/**
+ * The read side's opening.
+ *
+ * @since 0.1.0
+ */
+export interface Open {
+  /** A stored checkpoint with its rows opened (a checkpoint that does not open fails whole). */
+  readonly open: (stored: StoredCheckpoint, tally: Tally) => Effect.Effect<OpenedCheckpoint, CorruptedCheckpoint>
+  /** Writes read against the checkpoint at `place`, opened. */
+  readonly openWrites: (
+    place: Sealing.CheckpointPlace,
+    writes: ReadonlyArray<WriteRow>,
+    tally: Tally
+  ) => Effect.Effect<Array<WriteRow>, CorruptedCheckpoint>
+  /** Keeps what a read brought for the next: pieces that opened, or that match their plain hash. */
+  readonly keepRead: (pieces: Opened) => void
+}
+
+/** What reading an encrypted checkpoint without encryption says. */
+const NEEDS_KEYS = "it is encrypted: open the storage with encryption and the keys it was written with"
+
+/**
+ * The read side's opening, over the codec's parts.
+ *
+ * @since 0.1.0
+ */
+export const make = ({ sealing, sharing }: Parts): Open => {
+  const openedPieces = new WeakMap<ReadonlyMap<string, Uint8Array>, Opened>()
+
+  /** The pieces read with a page (the same map for each of its checkpoints), opened once. */
+  const openPieces = (pieces: ReadonlyMap<string, Uint8Array>, tally: Tally): Opened => {
+    if (sealing === undefined) return { ...noPieces, readable: pieces, sealed: noPieces.readable, plain: pieces }
+    let found = openedPieces.get(pieces)
+    if (found === undefined) {
+      const { plain, sealed, unreadable } = sealing.openPieces(pieces, tally)
+      found = { readable: plain.size === 0 ? sealed : new Map([...sealed, ...plain]), unreadable, sealed, plain }
+      openedPieces.set(pieces, found)
+    }
+    return found
+  }
+
+  /** Keeps what a read brought for the next: pieces that opened, or that match their plain hash. */
+  const keepRead = (pieces: Opened) => {
+    sharing.keepRead(pieces.sealed, true)
+    sharing.keepRead(pieces.plain)
+  }
+
+  /** Writes read against the checkpoint at `place`, opened. */
+  const openWrites = (place: Sealing.CheckpointPlace, writes: ReadonlyArray<WriteRow>, tally: Tally) =>
+    Effect.forEach(writes, (write) => {
+      const opened = sealing === undefined ? write : sealing.openWrite(place, write, tally)
+      return typeof opened === "string"
+        ? Effect.fail(corrupted(place, `write ${write.idx} of task ${write.task_id} ${opened}`))
+        : Effect.succeed(opened)
+    })
+
+  /**
+   * A stored checkpoint with its rows opened: metadata, blobs, writes and the
+   * pieces read with it (a checkpoint that does not open fails whole).
+   */
+  const open = Effect.fnUntraced(function*(stored: StoredCheckpoint, tally: Tally) {
+    const pieces = openPieces(stored.pieces, tally)
+    if (sealing === undefined) {
+      // Rows sealed by a storage with encryption on: say so, rather than that their type is unknown.
+      // (Their types are the library's own; sealed metadata alone is not taken as a sign, its keys being
+      // the caller's.)
+      const sealed = (row: { readonly type: string }) => Sealing.isSealed(row.type)
+      if (stored.blobs.some(sealed) || stored.writes.some(sealed)) {
+        return yield* Effect.fail(corrupted(stored.row, NEEDS_KEYS))
+      }
+      return { ...stored, pieces } satisfies OpenedCheckpoint
+    }
+    const { row } = stored
+    const metadata = sealing.openMetadata(row, tally)
+    if (typeof metadata === "string") return yield* Effect.fail(corrupted(row, metadata))
+    const blobs: Array<BlobRow> = []
+    for (const blob of stored.blobs) {
+      const opened = sealing.openBlob(row, blob, tally)
+      if (typeof opened === "string") return yield* Effect.fail(corrupted(row, `channel "${blob.channel}" ${opened}`))
+      blobs.push(opened)
+    }
+    return {
+      row: { ...row, metadata: metadata.json },
+      blobs,
+      writes: yield* openWrites(row, stored.writes, tally),
+      pieces
+    } satisfies OpenedCheckpoint
+  })
+
+  return { open, openWrites, keepRead }
+}

@@ -1,0 +1,92 @@
+/**
+ * What the codec's rooms (`Encode`, `Open`, `Decode`) share, built once per
+ * storage service: the serializer, the JSON metadata and shared lists are
+ * written in, structural sharing, and sealing when `Encryption` is provided;
+ * with the two helpers every room needs (a thread's key, a corrupted row).
+ *
+ * @since 0.1.0
+ */
+import { Effect, Option } from "effect"
+import { CorruptedCheckpoint, InvalidConfig } from "../CheckpointError.ts"
+import { Encryption } from "./Encryption.ts"
+import * as Revival from "./Revival.ts"
+import * as Sealing from "./Sealing.ts"
+import * as Serializer from "./Serializer.ts"
+import * as Sharing from "./Sharing.ts"
+
+/**
+ * The codec's parts.
+ *
+ * @since 0.1.0
+ */
+export interface Parts {
+  /** The values' serializer. */
+  readonly serializer: Serializer.SerializerService
+  /** Metadata and shared lists are JSON text whatever serializer the values use. */
+  readonly json: Serializer.JsonFormat
+  /** Structural sharing of arrays, with what this process remembers of each thread's lists. */
+  readonly sharing: Sharing.Sharing
+  /** Sealing rows for their place; `undefined` without `Encryption`. */
+  readonly sealing: Sealing.Sealing | undefined
+}
+
+/**
+ * The parts over the `Serializer`, `Sharing.Enabled` and (optional)
+ * `Encryption` in context.
+ *
+ * @since 0.1.0
+ */
+export const make = Effect.fnUntraced(function*() {
+  const serializer = yield* Serializer.Serializer
+  const encryption = yield* Effect.serviceOption(Encryption)
+  const json = serializer.json ?? Serializer.Serializer.defaultValue().json!
+  // An element of a shared list is one level below its list.
+  const sharing = Sharing.make(
+    serializer.json !== undefined && (yield* Sharing.Enabled)
+      ? (element) => json.dump(element, Revival.MAX_DEPTH - 1)
+      : undefined
+  )
+  const parts: Parts = {
+    serializer,
+    json,
+    sharing,
+    sealing: Option.isSome(encryption) ? Sealing.make(encryption.value) : undefined
+  }
+  return parts
+})
+
+/**
+ * The key a thread's new rows are sealed under (none without encryption).
+ *
+ * @since 0.1.0
+ */
+export const keyOf = (
+  sealing: Sealing.Sealing | undefined,
+  operation: string,
+  thread_id: string
+): Effect.Effect<Sealing.ThreadKey | undefined, InvalidConfig> => {
+  const key = sealing?.threadKey(thread_id)
+  return typeof key === "string"
+    ? Effect.fail(new InvalidConfig({ operation, detail: `thread "${thread_id}": ${key}` }))
+    : Effect.succeed(key)
+}
+
+/**
+ * A checkpoint that cannot be read, and why.
+ *
+ * @since 0.1.0
+ */
+export const corrupted = (place: Sealing.CheckpointPlace, detail: string): CorruptedCheckpoint =>
+  new CorruptedCheckpoint({
+    thread_id: place.thread_id,
+    checkpoint_ns: place.checkpoint_ns,
+    checkpoint_id: place.checkpoint_id,
+    detail
+  })
+
+/**
+ * JSON text, as `TextDecoder` reads it.
+ *
+ * @since 0.1.0
+ */
+export const utf8 = new TextDecoder()
