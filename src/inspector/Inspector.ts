@@ -7,8 +7,9 @@
  *
  * It reads through the `CheckpointStorage` in context (so decoding, safe
  * revival and decryption are the storage's own) plus a few queries of its
- * own over the same tables (`Queries`). Values the serializer cannot read
- * become `Values.Unreadable` (see `layer`).
+ * own over the same tables (`Queries`), run by the SQL driver's statement
+ * runner. Values the serializer cannot read become `Values.Unreadable`
+ * (see `Values.lenient`).
  *
  * @since 0.1.0
  */
@@ -71,11 +72,20 @@ export interface Removal {
 }
 
 /**
+ * What reading a thread can fail with: a storage or decoding failure, or no
+ * such thread.
+ *
  * @since 0.1.0
  */
 export type InspectError = ReadError | ThreadNotFound
 
 /**
+ * What is stored, seen from outside a graph: threads a page at a time, a
+ * thread's history, a checkpoint made readable, the difference between two
+ * checkpoints, what a lifecycle command would remove (nothing is changed
+ * here), and the database's sizes. Read-only: the commands that change the
+ * database do it through `CheckpointStorage`.
+ *
  * @since 0.1.0
  */
 export class Inspector extends Context.Service<Inspector, {
