@@ -97,3 +97,11 @@ export const inDatabase =
   (command: string, args: ReadonlyArray<string>, access: Database.Access) =>
   <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     database(command, args).pipe(Effect.flatMap(([url]) => Effect.provide(effect, Database.layer(url, access))))
+
+/**
+ * A thread the command would overwrite, in the command's words.
+ *
+ * @since 0.1.0
+ */
+export const threadExists = (command: string, thread_id: string): CommandError =>
+  new CommandError({ detail: `${command}: thread "${thread_id}" already exists: pass --replace to overwrite it` })
