@@ -20,7 +20,8 @@
  *   the thread's row.
  *
  * This module only runs them: retries, joining a caller's transaction, and
- * `exclusive`'s transaction holding a thread.
+ * `exclusive`'s transaction holding a thread. Its statement runner
+ * (`runner`) is the one every SQL reader uses, the inspector's too.
  *
  * @since 0.1.0
  */
