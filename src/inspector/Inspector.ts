@@ -412,8 +412,9 @@ export const make = Effect.fnUntraced(function*(tables: Tables, dialect: Dialect
  *
  * **Gotchas**
  *
- * Resolve `tables` once (`Layout.resolve`) and pass the same to the storage
- * and here: a layout resolved twice may be asked twice of the database.
+ * `tables` must be the tables the storage reads: resolve them once
+ * (`Layout.resolve`) and give the same to the storage
+ * (`SqlStorage.layerTables`) and here, as `cli/Database` does.
  *
  * @since 0.1.0
  */
