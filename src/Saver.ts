@@ -17,7 +17,7 @@ import {
   type PendingWrite,
   type SerializerProtocol
 } from "@langchain/langgraph-checkpoint"
-import { type Duration, Effect, Layer, ManagedRuntime, Option, Stream } from "effect"
+import { type Duration, Effect, Layer, ManagedRuntime, Option, Result, Stream } from "effect"
 import {
   type CheckpointIdRef,
   configOf,
@@ -40,6 +40,7 @@ import { SafeJsonPlusSerializer } from "./codec/JsonPlus.ts"
 import type * as Revival from "./codec/Revival.ts"
 import * as Serializer from "./codec/Serializer.ts"
 import * as Sharing from "./codec/Sharing.ts"
+import * as ConnectionString from "./ConnectionString.ts"
 import type { ConnectionSettings } from "./sql/Pool.ts"
 import * as Retry from "./sql/Retry.ts"
 
@@ -114,6 +115,17 @@ export interface SaverOptions {
 export type ReencryptRun = Promise<ReencryptSummary> & AsyncIterable<ReencryptProgress>
 
 /**
+ * A LangGraph checkpointer (`BaseCheckpointSaver`) over this library's
+ * storage: `graph.compile({ checkpointer: saver })` stores checkpoints with
+ * structural sharing, optional encryption and safe revival, in memory,
+ * PGlite, PostgreSQL or CockroachDB. Each call runs the
+ * {@link CheckpointStorage} service and resolves or rejects as LangGraph's
+ * own savers do; the lifecycle (`copyThread`, `prune`, `deleteForRuns`,
+ * `applyRetention`, `reencrypt`) is there too.
+ *
+ * Build one with `fromConnString` (a URL), `fromLayer` (any storage layer)
+ * or `make` (inside an Effect application); release it with `close()`.
+ *
  * @since 0.1.0
  */
 export class EffectCheckpointSaver extends BaseCheckpointSaver {
@@ -131,8 +143,25 @@ export class EffectCheckpointSaver extends BaseCheckpointSaver {
   }
 
   /**
-   * A saver over any storage layer. The layer is built on first use (call
-   * `ready()` to build it now) and released by `close()`.
+   * A saver over any storage layer.
+   *
+   * **When to use**
+   *
+   * Use when the storage is configured in code: a driver's layer with
+   * options a connection string cannot say (`Postgres.layerConfig`, an
+   * application's `SqlClient` through `Postgres.layerClient`), or a test's
+   * `layerMemory`.
+   *
+   * **Details**
+   *
+   * The layer is built on first use (call `ready()` to build it now) and
+   * released by `close()`. `options` provide the serializer, retry policy,
+   * structural sharing and encryption to the layer.
+   *
+   * **Gotchas**
+   *
+   * A layer that fails to build fails the first call, not this constructor:
+   * `await saver.ready()` to learn of it at start.
    */
   static fromLayer<E>(layer: Layer.Layer<CheckpointStorage, E>, options: SaverOptions = {}): EffectCheckpointSaver {
     const serializer = Serializer.fromProtocol(options.serde ?? new SafeJsonPlusSerializer({ allow: options.allow }))
@@ -151,9 +180,24 @@ export class EffectCheckpointSaver extends BaseCheckpointSaver {
   }
 
   /**
-   * A saver over the storage an Effect application already provides, for
-   * running LangGraph graphs inside it. The application's scope owns the
-   * storage: the saver's `close()` releases nothing of it.
+   * A saver over the storage an Effect application already provides.
+   *
+   * **When to use**
+   *
+   * Use inside an Effect application that provides `CheckpointStorage`, to
+   * run LangGraph graphs against the same storage (and its serializer,
+   * encryption and pool).
+   *
+   * **Details**
+   *
+   * The saver runs its calls with the application's services as they were
+   * when it was made.
+   *
+   * **Gotchas**
+   *
+   * The application's scope owns the storage: the saver's `close()`
+   * releases nothing of it, and the saver stops working once that scope
+   * closes.
    */
   static readonly make: Effect.Effect<EffectCheckpointSaver, never, CheckpointStorage> = Effect.map(
     Effect.context<CheckpointStorage>(),
@@ -161,12 +205,30 @@ export class EffectCheckpointSaver extends BaseCheckpointSaver {
   )
 
   /**
-   * A ready saver from a connection string: `"memory:"` keeps checkpoints in
-   * this process; `"pglite:"` in an embedded PostgreSQL in memory and
-   * `"pglite:<directory>"` persisted in a directory; `"postgres://…"` (or
-   * `"postgresql://…"`) uses PostgreSQL and `"cockroachdb://…"` CockroachDB.
-   * SQL backends migrate their tables on start. Rejects with `InvalidConfig` for a scheme
-   * no driver serves, and with the driver's error when it cannot start.
+   * A ready saver from a connection string.
+   *
+   * **When to use**
+   *
+   * Use in a LangGraph application that does not use Effect: one line gives
+   * a migrated, connected checkpointer.
+   *
+   * **Details**
+   *
+   * `"memory:"` keeps checkpoints in this process; `"pglite:"` in an
+   * embedded PostgreSQL in memory and `"pglite:<directory>"` persisted in a
+   * directory; `"postgres://…"` (or `"postgresql://…"`) uses PostgreSQL and
+   * `"cockroachdb://…"` CockroachDB (see `ConnectionString`). Only the
+   * chosen driver is loaded. SQL backends migrate their tables on start;
+   * `options.connection` sizes the pool of a `postgres://` or
+   * `cockroachdb://` URL.
+   *
+   * **Gotchas**
+   *
+   * Rejects with `InvalidConfig` for a scheme no driver serves or a driver
+   * whose package is not installed, and with the driver's error when it
+   * cannot start. A `pglite:<directory>` is owned by one process at a time:
+   * another opener gets `DatabaseLocked`. Call `close()` when done: it
+   * releases the pool, or the directory.
    */
   static async fromConnString(url: string, options: SaverOptions = {}): Promise<EffectCheckpointSaver> {
     const layer = await layerFromConnString(url, options.connection ?? {})
@@ -361,30 +423,37 @@ const layerFromConnString = async (
   url: string,
   connection: ConnectionSettings
 ): Promise<Layer.Layer<CheckpointStorage, unknown> | InvalidConfig> => {
-  const scheme = url.slice(0, url.indexOf(":") + 1).toLowerCase()
-  switch (scheme) {
-    case "memory:":
-      return layerMemory
-    case "postgres:":
-    case "postgresql:":
-      return loadDriver(scheme, () => import("./postgres.ts"), (Postgres) => Postgres.layer({ ...connection, url }))
-    case "pglite:": {
-      const dataDir = url.slice("pglite:".length).replace(/^\/\//, "")
-      return loadDriver(
-        scheme,
-        () => import("./pglite.ts"),
-        (Pglite) => Pglite.layer(dataDir === "" ? {} : { dataDir })
-      )
-    }
-    case "cockroachdb:":
-    case "cockroach:":
-      return loadDriver(scheme, () => import("./cockroach.ts"), (Cockroach) => Cockroach.layer({ ...connection, url }))
+  const parsed = ConnectionString.parse(url)
+  if (Result.isFailure(parsed)) {
+    return ConnectionString.unsupported(
+      "fromConnString",
+      parsed.failure,
+      `"memory:", "pglite:", "pglite:<directory>", "postgres://…" or "cockroachdb://…"`
+    )
   }
-  return new InvalidConfig({
-    operation: "fromConnString",
-    detail: `unsupported connection string "${url.replace(/\/\/[^@/]*@/, "//***@")}": ` +
-      `expected "memory:", "pglite:", "pglite:<directory>", "postgres://…" or "cockroachdb://…"`
-  })
+  const target = parsed.success
+  switch (target._tag) {
+    case "Memory":
+      return layerMemory
+    case "Postgres":
+      return loadDriver(
+        target.scheme,
+        () => import("./postgres.ts"),
+        (Postgres) => Postgres.layer({ ...connection, url: target.url })
+      )
+    case "Pglite":
+      return loadDriver(
+        target.scheme,
+        () => import("./pglite.ts"),
+        (Pglite) => Pglite.layer(target.dataDir === undefined ? {} : { dataDir: target.dataDir })
+      )
+    case "Cockroach":
+      return loadDriver(
+        target.scheme,
+        () => import("./cockroach.ts"),
+        (Cockroach) => Cockroach.layer({ ...connection, url: target.url })
+      )
+  }
 }
 
 /**

@@ -18,6 +18,7 @@ import { type Config, Effect, type Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import type { IncompatibleSchema, InvalidConfig, StorageFailure } from "./CheckpointError.ts"
 import type { CheckpointStorage } from "./CheckpointStorage.ts"
+import { toWireUrl } from "./ConnectionString.ts"
 import * as Pool from "./sql/Pool.ts"
 import * as Retry from "./sql/Retry.ts"
 import * as Tables from "./sql/Tables.ts"
@@ -34,12 +35,14 @@ export interface CockroachOptions extends Omit<Pool.PoolOptions, "isolation"> {
   readonly isolation?: "serializable" | "read committed" | undefined
 }
 
-/**
- * A `cockroachdb://` URL in the `postgres://` form the wire client reads.
- *
- * @since 0.1.0
- */
-export const toWireUrl = (url: string): string => url.replace(/^cockroach(db)?:\/\//i, "postgres://")
+export {
+  /**
+   * A `cockroachdb://` URL in the `postgres://` form the wire client reads.
+   *
+   * @since 0.1.0
+   */
+  toWireUrl
+} from "./ConnectionString.ts"
 
 const wire = (url: CockroachOptions["url"]) =>
   url === undefined ? url : Redacted.isRedacted(url) ? Redacted.make(toWireUrl(Redacted.value(url))) : toWireUrl(url)

@@ -7,6 +7,7 @@
  */
 import { Data, Effect } from "effect"
 import { Argument } from "effect/cli"
+import * as ConnectionString from "../ConnectionString.ts"
 import * as Database from "./Database.ts"
 import * as Output from "./Output.ts"
 
@@ -32,9 +33,6 @@ export class CommandError extends Data.TaggedError("CommandError")<{ readonly de
   }
 }
 
-/** A connection string (`scheme://…`, or `pglite:<dir>`); a thread id such as `user:42` is not one. */
-const SCHEME = /^([a-z][a-z0-9+.-]*:\/\/|pglite:)/i
-
 /**
  * The connection string and the remaining arguments.
  *
@@ -44,7 +42,9 @@ export const database = (
   command: string,
   args: ReadonlyArray<string>
 ): Effect.Effect<readonly [string, ReadonlyArray<string>], UsageError> => {
-  if (args[0] !== undefined && SCHEME.test(args[0])) return Effect.succeed([args[0], args.slice(1)] as const)
+  if (args[0] !== undefined && ConnectionString.looksLikeOne(args[0])) {
+    return Effect.succeed([args[0], args.slice(1)] as const)
+  }
   const url = process.env.DATABASE_URL
   return url === undefined || url === ""
     ? Effect.fail(
@@ -97,3 +97,11 @@ export const inDatabase =
   (command: string, args: ReadonlyArray<string>, access: Database.Access) =>
   <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     database(command, args).pipe(Effect.flatMap(([url]) => Effect.provide(effect, Database.layer(url, access))))
+
+/**
+ * A thread the command would overwrite, in the command's words.
+ *
+ * @since 0.1.0
+ */
+export const threadExists = (command: string, thread_id: string): CommandError =>
+  new CommandError({ detail: `${command}: thread "${thread_id}" already exists: pass --replace to overwrite it` })

@@ -16,12 +16,13 @@
  *
  * @since 0.1.0
  */
-import { Config, Context, Effect, Layer } from "effect"
+import { Config, Context, Effect, Layer, Result } from "effect"
 import type { SqlClient } from "effect/sql"
 import { InvalidConfig } from "../CheckpointError.ts"
 import type { CheckpointStorage } from "../CheckpointStorage.ts"
 import * as Encryption from "../codec/Encryption.ts"
 import * as Serializer from "../codec/Serializer.ts"
+import * as ConnectionString from "../ConnectionString.ts"
 import * as Inspector from "../inspector/Inspector.ts"
 import * as Values from "../inspector/Values.ts"
 import type * as PgliteModule from "../pglite.ts"
@@ -77,32 +78,35 @@ const pgliteClient = (Pglite: typeof PgliteModule, dataDir: string, readOnly: bo
     )))
 }
 
+/** The connection strings a command opens. */
+const expected = `"pglite:<directory>", "postgres://…" or "cockroachdb://…"`
+
 /** The connection a URL names, as a client layer and its dialect. */
 const clientOf = (url: string, readOnly: boolean): Effect.Effect<
   { readonly client: Layer.Layer<SqlClient.SqlClient | Source, unknown>; readonly dialect: Dialect },
   InvalidConfig
 > => {
-  const scheme = url.slice(0, url.indexOf(":") + 1).toLowerCase()
-  switch (scheme) {
-    case "postgres:":
-    case "postgresql:":
+  const parsed = ConnectionString.parse(url)
+  if (Result.isFailure(parsed)) return Effect.fail(ConnectionString.unsupported("connect", parsed.failure, expected))
+  const target = parsed.success
+  switch (target._tag) {
+    case "Postgres":
       return Effect.promise(() => import("../postgres.ts")).pipe(
         Effect.map((Postgres) => ({
-          client: Layer.merge(Postgres.layerSqlClient({ url, readOnly, poolSize: 4 }), live),
+          client: Layer.merge(Postgres.layerSqlClient({ url: target.url, readOnly, poolSize: 4 }), live),
           dialect: "postgres"
         }))
       )
-    case "cockroachdb:":
-    case "cockroach:":
+    case "Cockroach":
       return Effect.promise(() => import("../cockroach.ts")).pipe(
         Effect.map((Cockroach) => ({
-          client: Layer.merge(Cockroach.layerSqlClient({ url, readOnly, poolSize: 4 }), live),
+          client: Layer.merge(Cockroach.layerSqlClient({ url: target.url, readOnly, poolSize: 4 }), live),
           dialect: "cockroach"
         }))
       )
-    case "pglite:": {
-      const dataDir = url.slice("pglite:".length).replace(/^\/\//, "")
-      if (dataDir === "") {
+    case "Pglite": {
+      const dataDir = target.dataDir
+      if (dataDir === undefined) {
         return Effect.fail(
           new InvalidConfig({ operation: "connect", detail: `"pglite:" needs a directory: pglite:<directory>` })
         )
@@ -111,14 +115,16 @@ const clientOf = (url: string, readOnly: boolean): Effect.Effect<
         Effect.map((Pglite) => ({ client: pgliteClient(Pglite, dataDir, readOnly), dialect: "postgres" }))
       )
     }
+    case "Memory":
+      // Nothing to inspect in another process's memory.
+      return Effect.fail(
+        ConnectionString.unsupported(
+          "connect",
+          new ConnectionString.UnsupportedScheme({ redacted: ConnectionString.redact(url) }),
+          expected
+        )
+      )
   }
-  return Effect.fail(
-    new InvalidConfig({
-      operation: "connect",
-      detail: `unsupported connection string "${url.replace(/\/\/[^@/]*@/, "//***@")}": ` +
-        `expected "pglite:<directory>", "postgres://…" or "cockroachdb://…"`
-    })
-  )
 }
 
 /** The encryption keys the environment holds, if any. */
@@ -136,6 +142,18 @@ const lenient = Layer.effect(
 )
 
 /**
+ * The tables a command works on, resolved once for the storage and the
+ * inspector: read as they are, migrated (`migrate`), or, for `write`,
+ * migrated unless LangGraph's own savers wrote them.
+ */
+const tablesFor = (dialect: Dialect, access: Access) =>
+  access === "read"
+    ? Layout.resolve({ dialect, readOnly: true })
+    : access === "migrate"
+    ? Layout.resolve({ dialect })
+    : Effect.andThen(unmigrated(dialect), Layout.resolve({ dialect }))
+
+/**
  * The storage and the inspector over the database `url` names, and where
  * what they read comes from.
  *
@@ -148,13 +166,14 @@ export const layer = (
   Layer.unwrap(
     clientOf(url, access === "read").pipe(Effect.map(({ client, dialect }) => {
       const readOnly = access === "read"
-      const storage = SqlStorage.layer({ dialect, readOnly, migrate: !readOnly })
-      const inspector = Layer.unwrap(
-        Layout.resolve({ dialect, readOnly: true }).pipe(Effect.map((tables) => Inspector.layer(tables, dialect)))
+      const services = Layer.unwrap(
+        tablesFor(dialect, access).pipe(Effect.map((tables) =>
+          Inspector.layer(tables, dialect).pipe(
+            Layer.provideMerge(SqlStorage.layerTables(tables, { dialect, readOnly }))
+          )
+        ))
       )
-      const guarded = access === "write" ? Layer.provideMerge(storage, unmigrated(dialect)) : storage
-      return inspector.pipe(
-        Layer.provideMerge(guarded),
+      return services.pipe(
         Layer.provide(Layer.mergeAll(encryption, readOnly ? lenient : Layer.empty)),
         Layer.provideMerge(client)
       )
@@ -166,23 +185,21 @@ export const layer = (
  * would migrate it, which the user must ask for.
  */
 const unmigrated = (dialect: Dialect) =>
-  Layer.effectDiscard(
-    Layout.resolve({ dialect, readOnly: true }).pipe(
-      Effect.catchTag(
-        "IncompatibleSchema",
-        (error) => error.found < 0 ? Effect.succeed(undefined) : Effect.fail(error)
-      ),
-      Effect.flatMap((tables) =>
-        tables?.layout === "langgraph"
-          ? Effect.fail(
-            new InvalidConfig({
-              operation: "connect",
-              detail: "this database was written by LangGraph's own saver: writing to it migrates it to this " +
-                "library's schema (new tables and columns; LangGraph's savers keep working on it). " +
-                "Pass --migrate to do that"
-            })
-          )
-          : Effect.void
-      )
+  Layout.resolve({ dialect, readOnly: true }).pipe(
+    Effect.catchTag(
+      "IncompatibleSchema",
+      (error) => error.found < 0 ? Effect.succeed(undefined) : Effect.fail(error)
+    ),
+    Effect.flatMap((tables) =>
+      tables?.layout === "langgraph"
+        ? Effect.fail(
+          new InvalidConfig({
+            operation: "connect",
+            detail: "this database was written by LangGraph's own saver: writing to it migrates it to this " +
+              "library's schema (new tables and columns; LangGraph's savers keep working on it). " +
+              "Pass --migrate to do that"
+          })
+        )
+        : Effect.void
     )
   )

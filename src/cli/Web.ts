@@ -8,38 +8,40 @@
  * @since 0.1.0
  */
 import { Effect } from "effect"
-import { Command, Flag } from "effect/cli"
+import { Flag } from "effect/cli"
 import * as Server from "../web/Server.ts"
-import { inDatabase, positional, UsageError, withArgs } from "./Arguments.ts"
+import { UsageError } from "./Arguments.ts"
 import * as Database from "./Database.ts"
+import { databaseCommand } from "./DatabaseCommand.ts"
 import * as Output from "./Output.ts"
-
-const access = (input: { readonly write: boolean; readonly migrate: boolean }): Database.Access =>
-  !input.write ? "read" : input.migrate ? "migrate" : "write"
 
 /**
  * The `web` command.
  *
  * @since 0.1.0
  */
-export const web = Command.make("web", {
-  args: positional("[url]"),
-  host: Flag.String("host").pipe(
-    Flag.withDescription("Listen on this address (default 127.0.0.1: this machine only)"),
-    Flag.withDefault("127.0.0.1")
-  ),
-  port: Flag.Int("port").pipe(Flag.withDescription("Listen on this port (default: a free one)"), Flag.withDefault(0)),
-  write: Flag.Boolean("write").pipe(
-    Flag.withDefault(false),
-    Flag.withDescription("Enable copy, prune and delete in the page (each confirmed there)")
-  ),
-  migrate: Flag.Boolean("migrate").pipe(
-    Flag.withDefault(false),
-    Flag.withDescription("With --write: allow migrating a database LangGraph's own saver wrote")
-  )
+export const web = databaseCommand("web", {
+  metavar: "[url]",
+  names: [],
+  flags: {
+    host: Flag.String("host").pipe(
+      Flag.withDescription("Listen on this address (default 127.0.0.1: this machine only)"),
+      Flag.withDefault("127.0.0.1")
+    ),
+    port: Flag.Int("port").pipe(Flag.withDescription("Listen on this port (default: a free one)"), Flag.withDefault(0)),
+    write: Flag.Boolean("write").pipe(
+      Flag.withDefault(false),
+      Flag.withDescription("Enable copy, prune and delete in the page (each confirmed there)")
+    ),
+    migrate: Flag.Boolean("migrate").pipe(
+      Flag.withDefault(false),
+      Flag.withDescription("With --write: allow migrating a database LangGraph's own saver wrote")
+    )
+  },
+  access: (input) => !input.write ? "read" : input.migrate ? "migrate" : "write",
+  description: "Serves a local web page to browse threads, their history as a graph, states and diffs"
 }, (input) =>
   Effect.gen(function*() {
-    yield* withArgs("web", input.args, [])
     if (input.port < 0 || input.port > 65535) {
       return yield* new UsageError({ command: "web", detail: "--port must be from 0 to 65535" })
     }
@@ -47,6 +49,4 @@ export const web = Command.make("web", {
     const running = yield* Server.start({ host: input.host, port: input.port, write: input.write, snapshot })
     yield* Output.line(Output.clean(running.url))
     return yield* Effect.never
-  }).pipe(Effect.scoped, inDatabase("web", input.args, access(input)))).pipe(
-    Command.withDescription("Serves a local web page to browse threads, their history as a graph, states and diffs")
-  )
+  }).pipe(Effect.scoped))

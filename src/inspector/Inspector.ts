@@ -7,21 +7,21 @@
  *
  * It reads through the `CheckpointStorage` in context (so decoding, safe
  * revival and decryption are the storage's own) plus a few queries of its
- * own over the same tables (`Queries`). Values the serializer cannot read
- * become `Values.Unreadable` (see `layer`).
+ * own over the same tables (`Queries`), run by the SQL driver's statement
+ * runner. Values the serializer cannot read become `Values.Unreadable`
+ * (see `Values.lenient`).
  *
  * @since 0.1.0
  */
 import type { CheckpointTuple } from "@langchain/langgraph-checkpoint"
 import { Context, Duration, Effect, Layer, Option, Result, Stream } from "effect"
-import { SqlClient } from "effect/sql"
 import { InvalidInput, type StorageFailure, ThreadNotFound } from "../CheckpointError.ts"
 import { CheckpointStorage, type ReadError } from "../CheckpointStorage.ts"
 import * as ParentLinks from "../lifecycle/ParentLinks.ts"
 import * as Prune from "../lifecycle/Prune.ts"
 import type { Dialect } from "../sql/Dialect.ts"
-import * as Retry from "../sql/Retry.ts"
-import { type Statement, statements } from "../sql/Statements.ts"
+import * as SqlDriver from "../sql/SqlDriver.ts"
+import { type Statement, type Statements, statements } from "../sql/Statements.ts"
 import type { Tables } from "../sql/Tables.ts"
 import { queries, type Stats, type ThreadCursor, type ThreadSummary, toStats } from "./Queries.ts"
 import * as Values from "./Values.ts"
@@ -72,11 +72,20 @@ export interface Removal {
 }
 
 /**
+ * What reading a thread can fail with: a storage or decoding failure, or no
+ * such thread.
+ *
  * @since 0.1.0
  */
 export type InspectError = ReadError | ThreadNotFound
 
 /**
+ * What is stored, seen from outside a graph: threads a page at a time, a
+ * thread's history, a checkpoint made readable, the difference between two
+ * checkpoints, what a lifecycle command would remove (nothing is changed
+ * here), and the database's sizes. Read-only: the commands that change the
+ * database do it through `CheckpointStorage`.
+ *
  * @since 0.1.0
  */
 export class Inspector extends Context.Service<Inspector, {
@@ -135,52 +144,179 @@ export class Inspector extends Context.Service<Inspector, {
 /** Threads fetched per query. */
 const PAGE = 200
 
+/** The statements the inspector runs, and how it runs them. */
+interface Sql {
+  readonly run: <Input, Row extends object, Output>(
+    operation: string,
+    statement: Statement<Input, Row, Output>,
+    input: Input
+  ) => Effect.Effect<Output, StorageFailure>
+  readonly q: ReturnType<typeof queries>
+  readonly index: Statements["threadIndex"]
+}
+
+type ThreadsQuery = Parameters<Inspector["Service"]["threads"]>[0]
+
+/** Threads, newest activity first, a page of at most `PAGE` per query. */
+const threadPages = ({ q, run }: Sql) => (query: ThreadsQuery = {}): Stream.Stream<ThreadSummary, StorageFailure> =>
+  Stream.paginate(
+    { after: query.after, left: query.limit ?? Number.POSITIVE_INFINITY },
+    ({ after, left }) =>
+      run("threads", q.threads, { limit: Math.min(PAGE, left), prefix: query.prefix ?? "", after }).pipe(
+        Effect.map((page) => {
+          const last = page.at(-1)
+          const rest = left - page.length
+          return [
+            page,
+            last === undefined || page.length < Math.min(PAGE, left) || rest <= 0
+              ? Option.none()
+              : Option.some({ after: last.cursor, left: rest })
+          ] as const
+        })
+      )
+  )
+
+const shown = (tuple: CheckpointTuple): Shown => ({
+  tuple,
+  next: Values.nextNodes(tuple.checkpoint),
+  interrupts: Values.interrupts(tuple)
+})
+
+const historyEntry = (tuple: CheckpointTuple): HistoryEntry => {
+  const metadata: Record<string, unknown> = tuple.metadata ?? {}
+  return {
+    checkpoint_ns: tuple.config.configurable?.checkpoint_ns ?? "",
+    checkpoint_id: tuple.checkpoint.id,
+    parent_checkpoint_id: tuple.parentConfig?.configurable?.checkpoint_id,
+    step: typeof metadata.step === "number" ? metadata.step : undefined,
+    source: typeof metadata.source === "string" ? metadata.source : undefined,
+    ts: tuple.checkpoint.ts,
+    next: Values.nextNodes(tuple.checkpoint),
+    interrupts: Values.interrupts(tuple).map((value) => Values.toPlain(value)),
+    changed: Values.changedChannels(tuple.checkpoint)
+  }
+}
+
+const removals = (
+  counts: ReadonlyMap<string, number>,
+  whole: (thread_id: string) => boolean
+): ReadonlyArray<Removal> =>
+  [...counts].filter(([, checkpoints]) => checkpoints > 0).map(([thread_id, checkpoints]) => ({
+    thread_id,
+    checkpoints,
+    whole: whole(thread_id)
+  }))
+
 /**
- * The inspector over the storage and `SqlClient` in context, reading `tables`.
+ * What the lifecycle commands would remove, planned as they plan it.
+ * `existing` fails with `ThreadNotFound` for the first thread not stored.
+ */
+const planner = (
+  { index, q, run }: Sql,
+  existing: (operation: string, thread_ids: ReadonlyArray<string>) => Effect.Effect<void, InspectError>,
+  sizes: Inspector["Service"]["sizes"],
+  threads: Inspector["Service"]["threads"]
+): Inspector["Service"]["plan"] => {
+  /**
+   * What `prune` and retention's `keepLast` remove, from the thread's index.
+   * For a thread whose parent links loop, `loop` answers: `prune` fails,
+   * retention leaves the thread.
+   */
+  const keepNewest = <E = never>(
+    thread_ids: ReadonlyArray<string>,
+    keep: number,
+    loop: (thread_id: string, loop: ParentLinks.Loop) => Effect.Effect<number, E>
+  ) =>
+    Effect.forEach(thread_ids, (thread_id) =>
+      run("plan", index, { thread_id }).pipe(
+        Effect.flatMap((entries) => {
+          const planned = Prune.keepingLast(entries, keep)
+          return Result.isSuccess(planned)
+            ? Effect.succeed(planned.success.removed.length)
+            : loop(thread_id, planned.failure)
+        }),
+        Effect.map((removed) => [thread_id, removed] as const)
+      )).pipe(Effect.map((counts) => removals(new Map(counts), () => false)))
+
+  const wholeThreads = (thread_ids: ReadonlyArray<string>) =>
+    sizes(thread_ids).pipe(
+      Effect.map((found) => removals(new Map([...found].map(([id, size]) => [id, size.checkpoints])), () => true))
+    )
+
+  return {
+    delete: (thread_ids) => existing("delete", thread_ids).pipe(Effect.andThen(wholeThreads(thread_ids))),
+    keepLatest: (thread_ids, keep) =>
+      existing("prune", thread_ids).pipe(
+        Effect.andThen(
+          keepNewest(
+            thread_ids,
+            keep,
+            (thread_id, loop) => Effect.fail(ParentLinks.loopError("prune", thread_id, loop))
+          )
+        )
+      ),
+    deleteRuns: (run_ids) =>
+      run("plan", q.runCheckpoints, { run_ids }).pipe(
+        Effect.map((rows) => rows.map((row) => ({ ...row, whole: false })))
+      ),
+    retention: (policy) =>
+      Effect.gen(function*() {
+        // Every thread, oldest activity last (a maintenance scan, a page at a time).
+        const all = yield* Stream.runCollect(threads())
+        const cutoff = policy.inactiveFor === undefined
+          ? undefined
+          : Date.now() - Duration.toMillis(Duration.fromInputUnsafe(policy.inactiveFor))
+        const inactive = all.filter((thread) => cutoff !== undefined && thread.last_activity.getTime() < cutoff)
+        const gone = new Set(inactive.map((thread) => thread.thread_id))
+        const trimmed = policy.keepLast === undefined ? [] : yield* keepNewest(
+          all.filter((thread) => !gone.has(thread.thread_id)).map((thread) => thread.thread_id),
+          policy.keepLast,
+          () => Effect.succeed(0)
+        )
+        return [...yield* wholeThreads([...gone]), ...trimmed]
+      })
+  }
+}
+
+/**
+ * Builds the inspector over the `CheckpointStorage` and `SqlClient` in
+ * context, reading `tables`.
+ *
+ * **When to use**
+ *
+ * Use in an Effect application that already provides the storage and a
+ * `SqlClient`, to browse or plan over what is stored from code; `layer`
+ * provides the same as a service. The command line and the web page build
+ * theirs through `cli/Database`.
+ *
+ * **Details**
+ *
+ * Checkpoints are read through the storage (its decoding, safe revival and
+ * decryption); the summaries, id lookups, sizes and plans are the
+ * inspector's own read-only statements (`Queries`), run by the SQL driver's
+ * runner (`SqlDriver.runner`), so they retry as the driver's do. `dialect`
+ * decides only what `stats` can ask: CockroachDB does not say how big a
+ * table is on disk.
+ *
+ * **Gotchas**
+ *
+ * `tables` must be the layout the database holds (`Layout.resolve`): a
+ * database LangGraph's own savers wrote is read through views of its
+ * tables. A value the serializer cannot load fails the read unless the
+ * serializer in context is `Values.lenient`.
  *
  * @since 0.1.0
  */
 export const make = Effect.fnUntraced(function*(tables: Tables, dialect: Dialect) {
-  const sql = yield* SqlClient.SqlClient
   const storage = yield* CheckpointStorage
-  const policy = yield* Retry.RetryPolicy
-  const q = queries(tables)
-  const index = statements(tables).threadIndex
-
-  const run = <Input, Row extends object, Output>(
-    operation: string,
-    { decode, params, text }: Statement<Input, Row, Output>,
-    input: Input
-  ) =>
-    sql.unsafe<Row>(text, params(input)).pipe(
-      Effect.map((rows) => decode(rows, input)),
-      Retry.retrying(`Inspector.${operation}`, policy)
-    )
-
-  const threads = (query: Parameters<Inspector["Service"]["threads"]>[0] = {}) => {
-    const limit = query.limit ?? Number.POSITIVE_INFINITY
-    return Stream.paginate(
-      { after: query.after, left: limit },
-      (
-        { after, left }
-      ): Effect.Effect<
-        readonly [ReadonlyArray<ThreadSummary>, Option.Option<{ after: ThreadCursor; left: number }>],
-        StorageFailure
-      > =>
-        run("threads", q.threads, { limit: Math.min(PAGE, left), prefix: query.prefix ?? "", after }).pipe(
-          Effect.map((page) => {
-            const last = page.at(-1)
-            const rest = left - page.length
-            return [
-              page,
-              last === undefined || page.length < Math.min(PAGE, left) || rest <= 0
-                ? Option.none()
-                : Option.some({ after: last.cursor, left: rest })
-            ] as const
-          })
-        )
-    )
+  const runSql = yield* SqlDriver.runner()
+  const sql: Sql = {
+    run: (operation, statement, input) => runSql(`Inspector.${operation}`, statement, input),
+    q: queries(tables),
+    index: statements(tables).threadIndex
   }
+  const { q, run } = sql
+  const threads = threadPages(sql)
 
   /** The thread's checkpoints whose id is, starts or ends with `ref` ("" : any). */
   const matching = (operation: string, thread_id: string, ref: string, checkpoint_ns: string | undefined) =>
@@ -191,12 +327,6 @@ export const make = Effect.fnUntraced(function*(tables: Tables, dialect: Dialect
           Effect.fail(new ThreadNotFound({ operation, thread_id }))
       )
     )
-
-  const shown = (tuple: CheckpointTuple): Shown => ({
-    tuple,
-    next: Values.nextNodes(tuple.checkpoint),
-    interrupts: Values.interrupts(tuple)
-  })
 
   const checkpoint = Effect.fn("Inspector.checkpoint")(function*(
     thread_id: string,
@@ -236,20 +366,7 @@ export const make = Effect.fnUntraced(function*(tables: Tables, dialect: Dialect
           storage.list({
             thread_id,
             ...(options.checkpoint_ns === undefined ? {} : { checkpoint_ns: options.checkpoint_ns })
-          }).pipe(Stream.map((tuple): HistoryEntry => {
-            const metadata: Record<string, unknown> = tuple.metadata ?? {}
-            return {
-              checkpoint_ns: tuple.config.configurable?.checkpoint_ns ?? "",
-              checkpoint_id: tuple.checkpoint.id,
-              parent_checkpoint_id: tuple.parentConfig?.configurable?.checkpoint_id,
-              step: typeof metadata.step === "number" ? metadata.step : undefined,
-              source: typeof metadata.source === "string" ? metadata.source : undefined,
-              ts: tuple.checkpoint.ts,
-              next: Values.nextNodes(tuple.checkpoint),
-              interrupts: Values.interrupts(tuple).map((value) => Values.toPlain(value)),
-              changed: Values.changedChannels(tuple.checkpoint)
-            }
-          }))
+          }).pipe(Stream.map(historyEntry))
         )
       )
     )
@@ -265,78 +382,6 @@ export const make = Effect.fnUntraced(function*(tables: Tables, dialect: Dialect
   const existing = (operation: string, thread_ids: ReadonlyArray<string>) =>
     Effect.forEach(thread_ids, (thread_id) => matching(operation, thread_id, "", undefined), { discard: true })
 
-  const removals = (
-    counts: ReadonlyMap<string, number>,
-    whole: (thread_id: string) => boolean
-  ): ReadonlyArray<Removal> =>
-    [...counts].filter(([, checkpoints]) => checkpoints > 0).map(([thread_id, checkpoints]) => ({
-      thread_id,
-      checkpoints,
-      whole: whole(thread_id)
-    }))
-
-  /**
-   * What `prune` and retention's `keepLast` remove: planned as they plan it,
-   * from the thread's index. For a thread whose parent links loop, `loop`
-   * answers: `prune` fails, retention leaves the thread.
-   */
-  const keepNewest = <E = never>(
-    thread_ids: ReadonlyArray<string>,
-    keep: number,
-    loop: (thread_id: string, loop: ParentLinks.Loop) => Effect.Effect<number, E>
-  ) =>
-    Effect.forEach(thread_ids, (thread_id) =>
-      run("plan", index, { thread_id }).pipe(
-        Effect.flatMap((entries) => {
-          const planned = Prune.keepingLast(entries, keep)
-          return Result.isSuccess(planned)
-            ? Effect.succeed(planned.success.removed.length)
-            : loop(thread_id, planned.failure)
-        }),
-        Effect.map((removed) => [thread_id, removed] as const)
-      )).pipe(Effect.map((counts) => removals(new Map(counts), () => false)))
-
-  const wholeThreads = (thread_ids: ReadonlyArray<string>) =>
-    sizes(thread_ids).pipe(
-      Effect.map((found) => removals(new Map([...found].map(([id, size]) => [id, size.checkpoints])), () => true))
-    )
-
-  /** Every thread, oldest activity last (a maintenance scan, a page at a time). */
-  const everyThread = threads().pipe(Stream.runCollect)
-
-  const plan: Inspector["Service"]["plan"] = {
-    delete: (thread_ids) => existing("delete", thread_ids).pipe(Effect.andThen(wholeThreads(thread_ids))),
-    keepLatest: (thread_ids, keep) =>
-      existing("prune", thread_ids).pipe(
-        Effect.andThen(
-          keepNewest(
-            thread_ids,
-            keep,
-            (thread_id, loop) => Effect.fail(ParentLinks.loopError("prune", thread_id, loop))
-          )
-        )
-      ),
-    deleteRuns: (run_ids) =>
-      run("plan", q.runCheckpoints, { run_ids }).pipe(
-        Effect.map((rows) => rows.map((row) => ({ ...row, whole: false })))
-      ),
-    retention: (policy) =>
-      Effect.gen(function*() {
-        const all = yield* everyThread
-        const cutoff = policy.inactiveFor === undefined
-          ? undefined
-          : Date.now() - Duration.toMillis(Duration.fromInputUnsafe(policy.inactiveFor))
-        const inactive = all.filter((thread) => cutoff !== undefined && thread.last_activity.getTime() < cutoff)
-        const gone = new Set(inactive.map((thread) => thread.thread_id))
-        const trimmed = policy.keepLast === undefined ? [] : yield* keepNewest(
-          all.filter((thread) => !gone.has(thread.thread_id)).map((thread) => thread.thread_id),
-          policy.keepLast,
-          () => Effect.succeed(0)
-        )
-        return [...yield* wholeThreads([...gone]), ...trimmed]
-      })
-  }
-
   const stats = Effect.gen(function*() {
     const row = yield* run("stats", q.stats, undefined)
     // CockroachDB does not say how big a table is on disk.
@@ -344,11 +389,32 @@ export const make = Effect.fnUntraced(function*(tables: Tables, dialect: Dialect
     return toStats(row, onDisk)
   }).pipe(Effect.withSpan("Inspector.stats"))
 
-  return Inspector.of({ layout: tables.layout, threads, history, checkpoint, diff, sizes, plan, stats })
+  return Inspector.of({
+    layout: tables.layout,
+    threads,
+    history,
+    checkpoint,
+    diff,
+    sizes,
+    plan: planner(sql, existing, sizes, threads),
+    stats
+  })
 })
 
 /**
- * The inspector over the storage and `SqlClient` in context.
+ * The inspector over the `CheckpointStorage` and `SqlClient` in context, as
+ * a layer (see {@link make}).
+ *
+ * **When to use**
+ *
+ * Use to provide {@link Inspector} to an Effect program beside the storage
+ * layer it reads through.
+ *
+ * **Gotchas**
+ *
+ * `tables` must be the tables the storage reads: resolve them once
+ * (`Layout.resolve`) and give the same to the storage
+ * (`SqlStorage.layerTables`) and here, as `cli/Database` does.
  *
  * @since 0.1.0
  */

@@ -11,7 +11,6 @@
  */
 import type { CheckpointTuple } from "@langchain/langgraph-checkpoint"
 import { Effect } from "effect"
-import type * as Serializer from "../codec/Serializer.ts"
 
 /**
  * A stored value the serializer cannot read (Python's `msgpack`, a custom
@@ -35,12 +34,25 @@ export class Unreadable {
 }
 
 /**
+ * What {@link lenient} needs of a serializer: how it loads a stored value
+ * (the codec's `SerializerService` is one, taken by shape so that this
+ * module needs nothing of the codec).
+ *
+ * @since 0.1.0
+ */
+export interface Loader {
+  readonly load: (
+    value: { readonly type: string; readonly bytes: Uint8Array | string }
+  ) => Effect.Effect<unknown, unknown>
+}
+
+/**
  * The serializer in context, made lenient for reading: a value it cannot
  * load becomes an {@link Unreadable} instead of failing the checkpoint.
  *
  * @since 0.1.0
  */
-export const lenient = (serializer: Serializer.SerializerService): Serializer.SerializerService => ({
+export const lenient = <S extends Loader>(serializer: S): S => ({
   ...serializer,
   load: (value) =>
     serializer.load(value).pipe(

@@ -20,7 +20,8 @@
  *   the thread's row.
  *
  * This module only runs them: retries, joining a caller's transaction, and
- * `exclusive`'s transaction holding a thread.
+ * `exclusive`'s transaction holding a thread. Its statement runner
+ * (`runner`) is the one every SQL reader uses, the inspector's too.
  *
  * @since 0.1.0
  */
@@ -73,15 +74,32 @@ const OwnTransaction = Context.Reference<boolean>("langgraph-checkpoint-effect/s
 })
 
 /**
- * Builds the driver over the `SqlClient` in context.
+ * Runs one {@link Statement} and decodes its rows; `retryable` narrows which
+ * failures are retried (default: every retryable one).
  *
  * @since 0.1.0
  */
-export const make = Effect.fnUntraced(function*(tables: Tables, options: SqlDriverOptions = {}) {
-  const sql = yield* SqlClient.SqlClient
-  const q = statements(tables)
-  const pageSize = options.pageSize ?? 100
+export type Runner = <Input, Row extends object, Output>(
+  operation: string,
+  statement: Statement<Input, Row, Output>,
+  input: Input,
+  retryable?: (error: SqlError.SqlError) => boolean
+) => Effect.Effect<Output, StorageFailure>
 
+/**
+ * The statement runner over the `SqlClient` in context, the one every SQL
+ * reader shares (the driver and the inspector). One statement on its own is
+ * retried by the policy. Inside a transaction the caller opened it joins that
+ * transaction (in a savepoint, so a failure leaves the transaction usable)
+ * and fails at once: the caller decides, and its own retry restarts its whole
+ * transaction.
+ *
+ * @since 0.1.0
+ */
+export const runner = Effect.fnUntraced(function*(
+  options: Pick<SqlDriverOptions, "statementTimeout"> = {}
+) {
+  const sql = yield* SqlClient.SqlClient
   const policy = yield* Retry.RetryPolicy
   const reconnect = yield* Retry.Reconnect
   const timeout = options.statementTimeout === undefined
@@ -92,13 +110,7 @@ export const make = Effect.fnUntraced(function*(tables: Tables, options: SqlDriv
       ? statement
       : Effect.timeoutOrElse(statement, { duration: timeout, orElse: () => Effect.fail(timedOut(timeout)) })
 
-  /**
-   * One statement. On its own it is retried by the policy. Inside a
-   * transaction the caller opened it joins that transaction (in a savepoint,
-   * so a failure leaves the transaction usable) and fails at once: the caller
-   * decides, and its own retry restarts its whole transaction.
-   */
-  const run = <Input, Row extends object, Output>(
+  const run: Runner = <Input, Row extends object, Output>(
     operation: string,
     { decode, params, text }: Statement<Input, Row, Output>,
     input: Input,
@@ -116,6 +128,21 @@ export const make = Effect.fnUntraced(function*(tables: Tables, options: SqlDriv
       Effect.map((rows) => decode(rows, input))
     )
   }
+  return run
+})
+
+/**
+ * Builds the driver over the `SqlClient` in context.
+ *
+ * @since 0.1.0
+ */
+export const make = Effect.fnUntraced(function*(tables: Tables, options: SqlDriverOptions = {}) {
+  const sql = yield* SqlClient.SqlClient
+  const q = statements(tables)
+  const pageSize = options.pageSize ?? 100
+  const policy = yield* Retry.RetryPolicy
+  const reconnect = yield* Retry.Reconnect
+  const run = yield* runner(options)
 
   /**
    * Writes as statements of many calls each, or one alone. Many are run

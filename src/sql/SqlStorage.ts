@@ -93,14 +93,30 @@ export const layerMigrations = (
 export const layer = (
   options: SqlStorageOptions = {}
 ): Layer.Layer<CheckpointStorage, StorageFailure | IncompatibleSchema, SqlClient.SqlClient> =>
-  layerDriver(withPolicy(
-    Layout.resolve(options).pipe(
+  layerDriver(driverOver(Layout.resolve(options), options))
+
+/**
+ * The storage over tables whose layout the caller already resolved
+ * (`Layout.resolve`), for a caller that needs them itself too (the command
+ * line's inspector): nothing is migrated or checked here.
+ *
+ * @since 0.1.0
+ */
+export const layerTables = (
+  tables: Tables.Tables,
+  options: Omit<SqlStorageOptions, "schema" | "migrate"> = {}
+): Layer.Layer<CheckpointStorage, StorageFailure, SqlClient.SqlClient> =>
+  layerDriver(driverOver(Effect.succeed(tables), options))
+
+const driverOver = <E, R>(tables: Effect.Effect<Tables.Tables, E, R>, options: SqlStorageOptions) =>
+  withPolicy(
+    tables.pipe(
       Effect.tap(() => Retry.registerRetries),
       Effect.flatMap((tables) => SqlDriver.make(tables, options)),
       Effect.map((driver) => options.readOnly === true ? refusingWrites(driver) : driver)
     ),
     options
-  ))
+  )
 
 /**
  * The driver with every write refused before it reaches a connection: the
