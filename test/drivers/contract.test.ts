@@ -6,28 +6,16 @@
  * runs many more (CONTRACT_RUNS).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { PGlite } from "@electric-sql/pglite"
 import { MemorySaver } from "@langchain/langgraph-checkpoint"
-import { Effect, type Layer } from "effect"
-import { afterAll, beforeAll } from "vitest"
-import * as Cockroach from "../../src/cockroach.ts"
+import { Effect } from "effect"
 import { CheckpointStorage, EffectCheckpointSaver, Encryption } from "../../src/index.ts"
-import * as Pglite from "../../src/pglite.ts"
-import * as Postgres from "../../src/postgres.ts"
 import { check, type ContractReport, operations, runContract, runContractOnLayer } from "../../src/testing/index.ts"
 import { names } from "../../src/testing/Operations.ts"
 import { keyOf } from "../scenarios/encryption.ts"
-import { cockroachSuite } from "../support/cockroach.ts"
-import { createDatabase } from "../support/databases.ts"
-
-type CheckpointStorageLayer = Layer.Layer<CheckpointStorage.CheckpointStorage, unknown>
+import { type Driver, drivers } from "../support/drivers.ts"
 
 const runs = (fallback: number) => Number(process.env.CONTRACT_RUNS ?? fallback)
 const passes = (report: ContractReport) => expect(report.failure?.script ?? "passed").toBe("passed")
-
-let schemas = 0
-/** Each sequence gets empty tables: a schema of its own. */
-const freshSchema = () => `contract_${process.pid}_${++schemas}`
 
 /**
  * Encryption on: the keys the contract filters on are plaintext metadata;
@@ -58,62 +46,27 @@ describe("runContract", () => {
   }, 120_000)
 
   describe("SQL drivers", () => {
-    let database: Awaited<ReturnType<typeof createDatabase>>
-    const crdb = cockroachSuite("contract", () => database.url)
-    /** The sequences' schemas on the CockroachDB cluster (without one, they go with the database). */
-    const crdbSchemas: Array<string> = []
-    let pglite: PGlite
-    beforeAll(async () => {
-      database = await createDatabase("contract")
-      pglite = await PGlite.create()
-    }, 60_000)
-    afterAll(async () => {
-      await pglite.close()
-      await crdb.admin((client) =>
-        client.query(crdbSchemas.map((schema) => `DROP SCHEMA IF EXISTS "${schema}" CASCADE;`).join(""))
+    const matrix = drivers("contract")
+
+    /** The contract on `count` sequences, each over a saver of `driver` that starts from an empty storage. */
+    const sqlContract = (name: string, count: number, driver: Driver, options = {}) => async () => {
+      passes(
+        await runContract({
+          name,
+          create: () => driver.saver(options),
+          destroy: async (saver) => {
+            await saver.close()
+            await driver.clear()
+          },
+          runs: runs(count)
+        })
       )
-      await database.drop()
-    })
+    }
 
-    /** The contract on `count` sequences, each over a saver with tables of its own. */
-    const sqlContract =
-      (name: string, count: number, layer: (schema: string) => CheckpointStorageLayer, options = {}) => async () => {
-        passes(
-          await runContract({
-            name,
-            create: () => EffectCheckpointSaver.fromLayer(layer(freshSchema()), options),
-            destroy: (saver) => saver.close(),
-            runs: runs(count)
-          })
-        )
-      }
-
-    it(
-      "PostgreSQL",
-      sqlContract("postgres", 20, (schema) => Postgres.layer({ url: database.url, schema, poolSize: 4 })),
-      300_000
-    )
-
-    it(
-      "CockroachDB dialect",
-      sqlContract(
-        "cockroach dialect",
-        10,
-        (schema) => {
-          crdbSchemas.push(schema)
-          return Cockroach.layer({ url: crdb.url(), schema, poolSize: 4 })
-        }
-      ),
-      300_000
-    )
-
-    it("PGlite", sqlContract("pglite", 15, (schema) => Pglite.layer({ pglite, schema })), 300_000)
-
-    it(
-      "PGlite, encrypted",
-      sqlContract("pglite, encrypted", 10, (schema) => Pglite.layer({ pglite, schema }), encrypted),
-      300_000
-    )
+    it("PostgreSQL", sqlContract("postgres", 20, matrix.postgres), 300_000)
+    it("CockroachDB dialect", sqlContract("cockroach dialect", 10, matrix.cockroach), 300_000)
+    it("PGlite", sqlContract("pglite", 15, matrix.pglite), 300_000)
+    it("PGlite, encrypted", sqlContract("pglite, encrypted", 10, matrix.pglite, encrypted), 300_000)
   })
 
   it("finds LangGraph's MemorySaver failing on a Uint8Array pending write, and replays it", async () => {

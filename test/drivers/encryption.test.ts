@@ -3,7 +3,6 @@
  * every byte PostgreSQL and PGlite store; each tamper case done with direct
  * SQL; key configuration.
  */
-import { PGlite } from "@electric-sql/pglite"
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages"
 import { Command, END, interrupt, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph"
 import { ConfigProvider, Effect, Layer, Stream, Tracer } from "effect"
@@ -22,44 +21,20 @@ import {
   type SaverOptions,
   type StorageDriver
 } from "../../src/index.ts"
-import * as Pglite from "../../src/pglite.ts"
 import * as Postgres from "../../src/postgres.ts"
 import { encryptionScenarios, keyOf } from "../scenarios/encryption.ts"
-import { cockroachSuite } from "../support/cockroach.ts"
-import { createDatabase } from "../support/databases.ts"
+import { drivers } from "../support/drivers.ts"
 import { checkpoint, metadata } from "../support/fixtures.ts"
 
 const k1 = keyOf(1)
 const encryption = { keys: { k1 }, primary: "k1" }
 
-let database: Awaited<ReturnType<typeof createDatabase>>
-let pglite: PGlite
-const crdb = cockroachSuite("encryption", () => database.url)
-beforeAll(async () => {
-  database = await createDatabase("encryption")
-  pglite = await PGlite.create()
-}, 60_000)
-afterAll(async () => {
-  await pglite.close()
-  await crdb.drop()
-  await database.drop()
-})
-
-const memory = MemoryDriver.make()
-encryptionScenarios("memory", () => ({
-  open: async (options) =>
-    EffectCheckpointSaver.fromLayer(CheckpointStorage.layerDriver(Effect.succeed(memory)), options)
-}))
-encryptionScenarios("postgres", () => ({
-  open: async (options) =>
-    EffectCheckpointSaver.fromLayer(Postgres.layer({ url: database.url, schema: "scenarios", poolSize: 4 }), options)
-}))
-encryptionScenarios("cockroach dialect", () => ({
-  open: async (options) => EffectCheckpointSaver.fromLayer(crdb.layer({ poolSize: 4 }), options)
-}))
-encryptionScenarios("pglite", () => ({
-  open: async (options) => EffectCheckpointSaver.fromLayer(Pglite.layer({ pglite }), options)
-}))
+const matrix = drivers("encryption")
+for (const driver of matrix.all) {
+  encryptionScenarios(driver.name, () => ({
+    open: async (options) => driver.saver(options)
+  }))
+}
 
 const failure = (promise: Promise<unknown>) => promise.then(() => undefined, (error: unknown) => error)
 
@@ -155,12 +130,12 @@ describe("canaries", () => {
         metadataFromConfig
       }]] as const
     ) {
-      const saver = EffectCheckpointSaver.fromLayer(Postgres.layer({ url: database.url, schema }), options)
+      const saver = EffectCheckpointSaver.fromLayer(Postgres.layer({ url: matrix.databaseUrl(), schema }), options)
       await writeCanaries(saver)
       await saver.close()
     }
-    expect(await searchSchema(database.url, "canary_sealed")).toEqual(none)
-    const plain = await searchSchema(database.url, "canary_plain")
+    expect(await searchSchema(matrix.databaseUrl(), "canary_sealed")).toEqual(none)
+    const plain = await searchSchema(matrix.databaseUrl(), "canary_plain")
     for (const count of Object.values(plain)) expect(count).toBeGreaterThan(0)
   }, 60_000)
 
@@ -193,9 +168,9 @@ describe("tampering (direct SQL on PostgreSQL)", () => {
   let client: Client
   let thread = 0
   beforeAll(async () => {
-    saver = EffectCheckpointSaver.fromLayer(Postgres.layer({ url: database.url, schema }), { encryption })
+    saver = EffectCheckpointSaver.fromLayer(Postgres.layer({ url: matrix.databaseUrl(), schema }), { encryption })
     await saver.ready()
-    client = new Client({ connectionString: database.url })
+    client = new Client({ connectionString: matrix.databaseUrl() })
     await client.connect()
     await client.query(`SET search_path TO ${schema}`)
   })
@@ -234,7 +209,9 @@ describe("tampering (direct SQL on PostgreSQL)", () => {
    * from there.
    */
   const expectUnreadable = async (thread_id: string, checkpoint_id: string, first: string, detail: string | RegExp) => {
-    const reader = EffectCheckpointSaver.fromLayer(Postgres.layer({ url: database.url, schema }), { encryption })
+    const reader = EffectCheckpointSaver.fromLayer(Postgres.layer({ url: matrix.databaseUrl(), schema }), {
+      encryption
+    })
     const read = (id: string) => reader.getTuple({ configurable: { thread_id, checkpoint_ns: "", checkpoint_id: id } })
     try {
       const error = await failure(read(checkpoint_id))

@@ -7,15 +7,14 @@ import { describe, expect, it } from "@effect/vitest"
 import { uuid6 } from "@langchain/langgraph-checkpoint"
 import { Effect, Fiber, Layer, Metric, Option, Redacted, Stream, Tracer } from "effect"
 import { SqlClient } from "effect/sql"
-import { afterAll, beforeAll } from "vitest"
 import { CheckpointStorage } from "../../src/index.ts"
 import * as Pglite from "../../src/pglite.ts"
 import * as Postgres from "../../src/postgres.ts"
 import * as GroupCommit from "../../src/sql/GroupCommit.ts"
 import { lostConnectionRetries } from "../scenarios/conflicts.ts"
-import { cockroachSuite } from "../support/cockroach.ts"
 import { makeCountingSocket } from "../support/countingSocket.ts"
 import { admin, createDatabase, withDatabase } from "../support/databases.ts"
+import { drivers } from "../support/drivers.ts"
 import { checkpoint, metadata } from "../support/fixtures.ts"
 
 const { CheckpointStorage: Storage } = CheckpointStorage
@@ -136,16 +135,8 @@ const scenarios = (name: string, layer: () => Layer.Layer<CheckpointStorage.Chec
 scenarios("PGlite", () => Pglite.layer())
 
 describe("group commit on the CockroachDB dialect", () => {
-  let database: Awaited<ReturnType<typeof createDatabase>>
-  const crdb = cockroachSuite("group", () => database.url)
-  beforeAll(async () => {
-    database = await createDatabase("group_crdb")
-  })
-  afterAll(async () => {
-    await crdb.drop()
-    await database.drop()
-  })
-  scenarios("cockroach dialect", () => crdb.layer({ poolSize: 4 }))
+  const { cockroach } = drivers("group_crdb")
+  scenarios("cockroach dialect", () => cockroach.layer())
 })
 
 describe("group commit on PostgreSQL", () => {

@@ -3,12 +3,10 @@
  * (see `scenarios/loops.ts`); the prune plans' cost on a 60,000-checkpoint
  * thread, and their results against a plain reference on random forests.
  */
-import { PGlite } from "@electric-sql/pglite"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { SqlClient } from "effect/sql"
-import { afterAll, beforeAll } from "vitest"
+import { beforeAll } from "vitest"
 import * as Cockroach from "../../src/cockroach.ts"
-import { CheckpointStorage, MemoryDriver } from "../../src/index.ts"
 import * as Inspector from "../../src/inspector/Inspector.ts"
 import * as Pglite from "../../src/pglite.ts"
 import * as Postgres from "../../src/postgres.ts"
@@ -17,24 +15,15 @@ import * as Layout from "../../src/sql/Layout.ts"
 import * as SqlStorage from "../../src/sql/SqlStorage.ts"
 import * as Tables from "../../src/sql/Tables.ts"
 import { loopScenarios, type Subject } from "../scenarios/loops.ts"
-import { cockroachSuite } from "../support/cockroach.ts"
-import { admin, createDatabase } from "../support/databases.ts"
+import { admin } from "../support/databases.ts"
+import { drivers } from "../support/drivers.ts"
 
-let database: Awaited<ReturnType<typeof createDatabase>>
-let pglite: PGlite
-const crdb = cockroachSuite("loops", () => database.url)
+const matrix = drivers("loops")
 beforeAll(async () => {
-  database = await createDatabase("loops")
   // Should a walk ever run away again, the server stops it rather than growing without end.
   await admin((client) =>
-    client.query(`ALTER DATABASE "${new URL(database.url).pathname.slice(1)}" SET statement_timeout = '5s'`)
+    client.query(`ALTER DATABASE "${new URL(matrix.databaseUrl()).pathname.slice(1)}" SET statement_timeout = '5s'`)
   )
-  pglite = await PGlite.create()
-}, 60_000)
-afterAll(async () => {
-  await pglite.close()
-  await crdb.drop()
-  await database.drop()
 })
 
 /** The storage and the inspector over one SQL client; links changed with plain SQL on that client. */
@@ -65,8 +54,8 @@ const sqlSubject = async (
 }
 
 loopScenarios("memory", async () => {
-  const driver = MemoryDriver.make()
-  const runtime = ManagedRuntime.make(CheckpointStorage.layerDriver(Effect.succeed(driver)))
+  const driver = matrix.memoryDriver()
+  const runtime = ManagedRuntime.make(matrix.memory.layer())
   return {
     runtime,
     inspect: undefined,
@@ -75,9 +64,15 @@ loopScenarios("memory", async () => {
     close: () => runtime.dispose()
   }
 })
-loopScenarios("postgres", () => sqlSubject(Postgres.layerSqlClient({ url: database.url, poolSize: 2 }), "postgres"))
+loopScenarios(
+  "postgres",
+  () => sqlSubject(Postgres.layerSqlClient({ url: matrix.databaseUrl(), poolSize: 2 }), "postgres")
+)
 loopScenarios(
   "cockroach dialect",
-  () => sqlSubject(Cockroach.layerSqlClient({ url: crdb.url(), poolSize: 2 }), "cockroach", crdb.schema)
+  () => sqlSubject(Cockroach.layerSqlClient({ url: matrix.crdb.url(), poolSize: 2 }), "cockroach", matrix.crdb.schema)
 )
-loopScenarios("pglite", () => sqlSubject(Pglite.layerSqlClient({ pglite }), "postgres"))
+loopScenarios(
+  "pglite",
+  async () => sqlSubject(Pglite.layerSqlClient({ pglite: await matrix.pgliteInstance() }), "postgres")
+)

@@ -11,12 +11,9 @@ import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { type Context, Layer, ManagedRuntime } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { CheckpointStorage, EffectCheckpointSaver, type SaverOptions } from "../../src/index.ts"
-import * as Pglite from "../../src/pglite.ts"
-import * as Postgres from "../../src/postgres.ts"
 import { parityScenarios } from "../scenarios/parity.ts"
-import { cockroachSuite } from "../support/cockroach.ts"
-import { createDatabase } from "../support/databases.ts"
 import { describeDifference, firstDifference, observe, type Scenario } from "../support/differential.ts"
+import { type Driver, drivers } from "../support/drivers.ts"
 import { chatGraph, text } from "../support/inspectedGraph.ts"
 
 /** Each scenario's recording on its oracle, made once. */
@@ -39,16 +36,13 @@ const compare = async (scenario: Scenario, make: (options: SaverOptions) => Effe
   }
 }
 
-/**
- * A driver: a storage layer opened once for its scenarios (opening PGlite
- * takes seconds), and closed after them.
- */
-const driver = (name: string, layer: () => Layer.Layer<CheckpointStorage.CheckpointStorage, unknown>) =>
+/** A driver, with the parity scenarios on a storage over its store (made once: opening PGlite takes seconds). */
+const parity = (name: string, driver: Driver) =>
   describe(`parity with MemorySaver on ${name}`, () => {
     let runtime: ManagedRuntime.ManagedRuntime<CheckpointStorage.CheckpointStorage, unknown>
     let storage: Context.Context<CheckpointStorage.CheckpointStorage>
     beforeAll(async () => {
-      runtime = ManagedRuntime.make(layer())
+      runtime = ManagedRuntime.make(driver.layer())
       storage = await runtime.context()
     }, 60_000)
     afterAll(() => runtime.dispose())
@@ -62,18 +56,11 @@ const driver = (name: string, layer: () => Layer.Layer<CheckpointStorage.Checkpo
     }
   })
 
-let database: Awaited<ReturnType<typeof createDatabase>>
-beforeAll(async () => {
-  database = await createDatabase("parity")
-})
-afterAll(() => database?.drop())
-const crdb = cockroachSuite("parity", () => database.url)
-afterAll(() => crdb.drop())
-
-driver("memory", () => CheckpointStorage.layerMemory)
-driver("PGlite", () => Pglite.layer())
-driver("PostgreSQL", () => Postgres.layer({ url: database.url, poolSize: 4 }))
-driver("the CockroachDB dialect", () => crdb.layer({ poolSize: 4 }))
+const matrix = drivers("parity")
+parity("memory", matrix.memory)
+parity("PGlite", matrix.pglite)
+parity("PostgreSQL", matrix.postgres)
+parity("the CockroachDB dialect", matrix.cockroach)
 
 describe("the run id, stored by default: an intended difference", () => {
   it("a second invoke under the run id of the thread's latest checkpoint resumes that run, without its new input", async () => {

@@ -1,31 +1,18 @@
 /**
- * The embedded PGlite driver: the storage contract, the graph scenarios, and
- * a database persisted in a directory surviving the layer that wrote it.
+ * The embedded PGlite driver: a database persisted in a directory surviving
+ * the layer that wrote it (the storage contract and the graph scenarios run
+ * on every driver in `storage.test.ts` and `graphs.test.ts`).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, ManagedRuntime, Option } from "effect"
+import { Effect, Option } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { afterAll, beforeAll } from "vitest"
 import { CheckpointStorage, EffectCheckpointSaver } from "../../src/index.ts"
 import * as Pglite from "../../src/pglite.ts"
-import { graphScenarios } from "../scenarios/graphs.ts"
-import { storageScenarios } from "../scenarios/storage.ts"
 import { checkpoint, metadata } from "../support/fixtures.ts"
 
 const { CheckpointStorage: Storage } = CheckpointStorage
-
-storageScenarios("pglite", Pglite.layer())
-
-// One database for the graph scenarios (creating one takes seconds); their threads never collide.
-let shared: ManagedRuntime.ManagedRuntime<CheckpointStorage.CheckpointStorage, unknown>
-beforeAll(async () => {
-  shared = ManagedRuntime.make(Pglite.layer())
-  await shared.context()
-}, 60_000)
-afterAll(() => shared.dispose())
-graphScenarios("pglite", async () => EffectCheckpointSaver.fromLayer(Layer.succeedContext(await shared.context())))
 
 describe("a PGlite database in a directory", () => {
   it.live("keeps what one layer wrote for the next one, and for fromConnString", () =>

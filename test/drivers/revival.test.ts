@@ -4,7 +4,6 @@
  * records on spans and in the metric.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { PGlite } from "@electric-sql/pglite"
 import { load } from "@langchain/core/load"
 import { HumanMessage } from "@langchain/core/messages"
 import { PromptTemplate } from "@langchain/core/prompts"
@@ -17,12 +16,9 @@ import {
   CheckpointStorage,
   Codec,
   EffectCheckpointSaver,
-  MemoryDriver,
   SafeJsonPlusSerializer,
   type SaverOptions
 } from "../../src/index.ts"
-import * as Pglite from "../../src/pglite.ts"
-import * as Postgres from "../../src/postgres.ts"
 import {
   canary,
   canaryVariables,
@@ -35,58 +31,34 @@ import {
   store,
   threadId
 } from "../scenarios/revival.ts"
-import { cockroachSuite } from "../support/cockroach.ts"
 import { createDatabase } from "../support/databases.ts"
+import { drivers } from "../support/drivers.ts"
 import { checkpoint, metadata } from "../support/fixtures.ts"
 
 const savedVariables = new Map(canaryVariables.map((name) => [name, process.env[name]]))
-let database: Awaited<ReturnType<typeof createDatabase>>
-const crdb = cockroachSuite("revival", () => database.url)
-let pglite: PGlite
-beforeAll(async () => {
+beforeAll(() => {
   // Set before anything is read: a secret record resolved from the environment would carry it.
   for (const name of canaryVariables) process.env[name] = canary
-  database = await createDatabase("revival")
-  pglite = await PGlite.create()
-}, 60_000)
-afterAll(async () => {
+})
+afterAll(() => {
   for (const [name, value] of savedVariables) {
     if (value === undefined) delete process.env[name]
     else process.env[name] = value
   }
-  await pglite.close()
-  await crdb.drop()
-  await database.drop()
 })
+const matrix = drivers("revival")
 
 /** Generated values per property test: bounded in `npm test`, more with REVIVAL_RUNS. */
 const runs = (fallback: number) => Number(process.env.REVIVAL_RUNS ?? fallback)
 
-/** One memory driver under every memory saver, so that savers with different options see the same data. */
-const memory = MemoryDriver.make()
-
-revivalScenarios("memory", () => ({
-  saver: (options?: SaverOptions) =>
-    EffectCheckpointSaver.fromLayer(CheckpointStorage.layerDriver(Effect.succeed(memory)), options),
-  runs: runs(200)
-}))
-revivalScenarios("postgres", () => ({
-  saver: (options?: SaverOptions) =>
-    EffectCheckpointSaver.fromLayer(Postgres.layer({ url: database.url, poolSize: 2 }), options),
-  runs: runs(50)
-}))
-revivalScenarios("cockroach dialect", () => ({
-  saver: (options?: SaverOptions) =>
-    EffectCheckpointSaver.fromLayer(
-      crdb.layer({ poolSize: 2 }),
-      options
-    ),
-  runs: runs(30)
-}))
-revivalScenarios("pglite", () => ({
-  saver: (options?: SaverOptions) => EffectCheckpointSaver.fromLayer(Pglite.layer({ pglite }), options),
-  runs: runs(30)
-}))
+/** Every saver of a driver opens its one store, so that savers with different options see the same data. */
+const runsOn = { memory: runs(200), postgres: runs(50), "cockroach dialect": runs(30), pglite: runs(30) }
+for (const driver of matrix.all) {
+  revivalScenarios(driver.name, () => ({
+    saver: (options?: SaverOptions) => driver.saver(options, 2),
+    runs: runsOn[driver.name]
+  }))
+}
 
 describe("the corpus is hostile", () => {
   it("LangGraph's own serializer builds a PromptTemplate from the plain object this library reads as data", async () => {

@@ -9,14 +9,13 @@ import { describe, expect, it } from "@effect/vitest"
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages"
 import type { RunnableConfig } from "@langchain/core/runnables"
 import { type BaseCheckpointSaver, JsonPlusSerializer, uuid6 } from "@langchain/langgraph-checkpoint"
-import { Effect, Layer, ManagedRuntime, Redacted, Schema } from "effect"
+import { Effect, Layer, Redacted, Schema } from "effect"
 import { afterAll, beforeAll } from "vitest"
 import { CheckpointStorage, EffectCheckpointSaver, Sharing } from "../../src/index.ts"
-import * as Pglite from "../../src/pglite.ts"
 import * as Postgres from "../../src/postgres.ts"
-import { cockroachSuite } from "../support/cockroach.ts"
 import { makeCountingSocket } from "../support/countingSocket.ts"
 import { admin, createDatabase } from "../support/databases.ts"
+import { type DriverName, drivers } from "../support/drivers.ts"
 
 const runs = (fallback: number) => Number(process.env.CONTRACT_RUNS ?? fallback)
 const plain = new JsonPlusSerializer()
@@ -196,31 +195,19 @@ const property = (name: string, saver: () => EffectCheckpointSaver, count: numbe
   )
 
 describe("structural sharing", () => {
-  let database: Awaited<ReturnType<typeof createDatabase>>
-  const crdb = cockroachSuite("sharing", () => database.url)
-  let pglite: ManagedRuntime.ManagedRuntime<CheckpointStorage.CheckpointStorage, unknown>
-  const savers: Record<string, EffectCheckpointSaver> = {}
-  beforeAll(async () => {
-    database = await createDatabase("sharing")
-    pglite = ManagedRuntime.make(Pglite.layer())
-    savers.memory = EffectCheckpointSaver.fromLayer(CheckpointStorage.layerMemory)
-    savers.postgres = EffectCheckpointSaver.fromLayer(Postgres.layer({ url: database.url, poolSize: 4 }))
-    savers.cockroach = EffectCheckpointSaver.fromLayer(
-      crdb.layer({ poolSize: 4 })
-    )
-    savers.pglite = EffectCheckpointSaver.fromLayer(Layer.succeedContext(await pglite.context()))
-  }, 60_000)
+  const matrix = drivers("sharing")
+  const savers = new Map<DriverName, EffectCheckpointSaver>()
+  beforeAll(() => {
+    for (const driver of matrix.all) savers.set(driver.name, driver.saver())
+  })
   afterAll(async () => {
-    for (const saver of Object.values(savers)) await saver.close()
-    await pglite.dispose()
-    await crdb.drop()
-    await database.drop()
+    for (const saver of savers.values()) await saver.close()
   })
 
-  property("memory", () => savers.memory!, 60)
-  property("PostgreSQL", () => savers.postgres!, 15)
-  property("CockroachDB dialect", () => savers.cockroach!, 8)
-  property("PGlite", () => savers.pglite!, 8)
+  property("memory", () => savers.get("memory")!, 60)
+  property("PostgreSQL", () => savers.get("postgres")!, 15)
+  property("CockroachDB dialect", () => savers.get("cockroach dialect")!, 8)
+  property("PGlite", () => savers.get("pglite")!, 8)
 })
 
 /** A chat of `steps` super-steps as LangGraph stores it: the message as a pending write, then the checkpoint. */

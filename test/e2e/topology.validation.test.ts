@@ -11,7 +11,8 @@ import { afterAll, beforeAll } from "vitest"
 import { EffectCheckpointSaver } from "../../src/index.ts"
 import { graphScenarios } from "../scenarios/graphs.ts"
 import { standIn } from "../support/cockroach.ts"
-import { admin, createDatabase, serverUrl } from "../support/databases.ts"
+import { createDatabase, serverUrl } from "../support/databases.ts"
+import { clearDatabase } from "../support/drivers.ts"
 import { type Bouncer, startPgBouncer } from "../support/pgbouncer.ts"
 
 let bouncer: Bouncer
@@ -42,10 +43,7 @@ for (const mode of modes) {
     // Some specs reuse fixed thread ids: each starts from empty tables.
     destroyCheckpointer: async (checkpointer: EffectCheckpointSaver) => {
       await checkpointer.close()
-      await admin(
-        (client) => client.query("TRUNCATE checkpoints, checkpoint_blobs, checkpoint_writes, checkpoint_pieces"),
-        database.url
-      )
+      await clearDatabase(database.url)
     }
   }
   validate(initializer)

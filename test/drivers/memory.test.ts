@@ -1,14 +1,12 @@
 /**
- * The storage contract on the memory driver, and what only the memory driver shows.
+ * What only the memory driver shows (the storage contract runs on every
+ * driver in `storage.test.ts`).
  */
 import { describe, expect, it } from "@effect/vitest"
 import { uuid6 } from "@langchain/langgraph-checkpoint"
 import { Effect, Layer, Schedule, Stream } from "effect"
 import { CheckpointStorage, MemoryDriver } from "../../src/index.ts"
-import { storageScenarios } from "../scenarios/storage.ts"
 import { checkpoint as checkpointOf, metadata as metadataOf } from "../support/fixtures.ts"
-
-storageScenarios("memory", CheckpointStorage.layerMemory)
 
 const noShared = { pieces: [], requires: [] }
 
