@@ -6,11 +6,12 @@
  * From that project, in child processes, real two-turn graphs run on every
  * connection string, persistent ones continue in a second process, the
  * declarations type-check under NodeNext and Bundler resolution, CommonJS can
- * `require()` every entry, and a missing driver package is a typed error that
- * says how to install it.
+ * `require()` every entry, a missing driver package is a typed error that
+ * says how to install it, and every TypeScript block of the README
+ * type-checks as a user would paste it.
  */
 import { execFile } from "node:child_process"
-import { mkdir, mkdtemp, readdir, rename, rm, writeFile } from "node:fs/promises"
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
@@ -191,6 +192,18 @@ const tsconfigs = {
     },
     files: ["consumer.ts"]
   },
+  // The README's blocks, as a user of Node's own module resolution pastes them.
+  "tsconfig.readme.json": {
+    compilerOptions: {
+      target: "ES2022",
+      module: "NodeNext",
+      moduleResolution: "NodeNext",
+      strict: true,
+      noEmit: true,
+      skipLibCheck: true
+    },
+    include: ["readme"]
+  },
   // What bundler templates (Vite) and `tsc --init` give, with the Effect-style exactOptionalPropertyTypes.
   // (skipLibCheck: false with exactOptionalPropertyTypes fails inside @langchain/core's and langsmith's
   // own declarations, so that combination says nothing about this package.)
@@ -207,6 +220,32 @@ const tsconfigs = {
     files: ["consumer.ts"]
   }
 }
+
+/**
+ * The README's TypeScript blocks, each with the line it starts on. A block
+ * is pasted as a module of its own, next to the user's own code it names
+ * (`readmeContext`), but nothing else: what it uses of the package, it
+ * imports.
+ */
+const readmeBlocks = async () => {
+  const readme = await readFile(join(root, "README.md"), "utf8")
+  return [...readme.matchAll(/^```(?:ts|typescript)\n([\s\S]*?)^```/gm)].map((match) => ({
+    line: readme.slice(0, match.index).split("\n").length + 1,
+    code: match[1]!
+  }))
+}
+
+/** What the README's blocks leave to the user: their graph and its input, their URL, their saver. */
+const readmeContext = `
+declare const graph: {
+  compile(options: { checkpointer: import("@langchain/langgraph-checkpoint").BaseCheckpointSaver }): {
+    invoke(input: unknown, config: import("@langchain/core/runnables").RunnableConfig): Promise<unknown>
+  }
+}
+declare const input: unknown
+declare const url: string
+declare const MySaver: new() => import("@langchain/langgraph-checkpoint").MemorySaver & { end(): Promise<void> }
+`
 
 beforeAll(async () => {
   base = await mkdtemp(join(tmpdir(), "lce-package-"))
@@ -235,6 +274,11 @@ beforeAll(async () => {
   await writeFile(join(project, "main.cjs"), commonJsScript)
   await writeFile(join(project, "missing.js"), missingScript)
   await writeFile(join(project, "consumer.ts"), consumerTs)
+  await mkdir(join(project, "readme"))
+  await writeFile(join(project, "readme", "context.d.ts"), readmeContext)
+  for (const block of await readmeBlocks()) {
+    await writeFile(join(project, "readme", `line-${block.line}.ts`), `${block.code}\nexport {}\n`)
+  }
   for (const [name, config] of Object.entries(tsconfigs)) {
     await writeFile(join(project, name), JSON.stringify(config, null, 2))
   }
@@ -309,6 +353,12 @@ describe("the declarations type-check in the consumer", () => {
     expect(await typeCheck("tsconfig.bundler.json")).toEqual([])
   }, 120_000)
 })
+
+it("every TypeScript block of the README type-checks against the installed package", async () => {
+  expect((await readmeBlocks()).length).toBeGreaterThan(0)
+  // A diagnostic names the README line the block starts on: readme/line-<n>.ts.
+  expect(await typeCheck("tsconfig.readme.json")).toEqual([])
+}, 120_000)
 
 it("installs only what it uses: no Redis or HTTP client comes with it", async () => {
   // A checkpointer's install should hold no surprise (a peer dependency of @effect/platform-node once
