@@ -3,31 +3,10 @@ import { describe, expect, it } from "vitest"
 import * as StorageFormat from "../../src/codec/StorageFormat.ts"
 import * as Projection from "../../src/sql/Projection.ts"
 import * as Tables from "../../src/sql/Tables.ts"
+import { emptyThreadRow, tupleRow } from "../support/rows.ts"
 
 const utf8 = new TextEncoder()
 const key = (text: string) => StorageFormat.hashOf(utf8.encode(text))
-
-/** A tuple row with no blobs, writes, bases or pieces. */
-const bare = (checkpoint_id: string): Projection.TupleRow => ({
-  thread_id: "t",
-  checkpoint_ns: "",
-  checkpoint_id,
-  parent_checkpoint_id: null,
-  checkpoint: { v: 4, id: checkpoint_id, ts: "", channel_versions: {}, versions_seen: {} },
-  metadata: "{\"step\":1}",
-  blob_channels: null,
-  blob_versions: null,
-  blob_types: null,
-  blob_values: null,
-  write_task_ids: null,
-  write_task_paths: null,
-  write_idxs: null,
-  write_channels: null,
-  write_types: null,
-  write_values: null,
-  piece_hashes: null,
-  piece_values: null
-})
 
 describe("toStoredPage", () => {
   it("no rows, no checkpoints", () => {
@@ -37,7 +16,7 @@ describe("toStoredPage", () => {
   it("reads a checkpoint's row, blobs and writes from parallel arrays; null as none", () => {
     const value = utf8.encode("1")
     const [stored] = Projection.toStoredPage([{
-      ...bare("2"),
+      ...tupleRow("2"),
       parent_checkpoint_id: "1",
       blob_channels: ["a", "b"],
       blob_versions: ["1", "2"],
@@ -64,14 +43,14 @@ describe("toStoredPage", () => {
       type: "json",
       bytes: value
     }])
-    expect(Projection.toStoredPage([bare("1")])[0]).toMatchObject({ blobs: [], writes: [] })
+    expect(Projection.toStoredPage([tupleRow("1")])[0]).toMatchObject({ blobs: [], writes: [] })
   })
 
   it("the page's pieces come on its first row and every checkpoint of the page shares them", () => {
     const hash = Buffer.from(key("m"), "latin1")
     const page = Projection.toStoredPage([
-      { ...bare("2"), piece_hashes: [hash], piece_values: [utf8.encode("\"m\"")] },
-      bare("1")
+      { ...tupleRow("2"), piece_hashes: [hash], piece_values: [utf8.encode("\"m\"")] },
+      tupleRow("1")
     ])
     expect(page.map((stored) => stored.pieces.get(key("m")))).toEqual([utf8.encode("\"m\""), utf8.encode("\"m\"")])
     expect(page[0]!.pieces).toBe(page[1]!.pieces)
@@ -80,7 +59,7 @@ describe("toStoredPage", () => {
   it("a shared list's bases down to the deepest read; one deeper is named without its list", () => {
     const list = (text: string) => StorageFormat.packHashes([key(text)])
     const [stored] = Projection.toStoredPage([{
-      ...bare("3"),
+      ...tupleRow("3"),
       blob_channels: ["messages"],
       blob_versions: ["3"],
       blob_types: [StorageFormat.SHARED],
@@ -109,31 +88,7 @@ describe("toStoredPage", () => {
 
 describe("toThreadRows", () => {
   it("an empty thread's nulls read as no rows", () => {
-    const rows = Projection.toThreadRows("t", {
-      last_activity: null,
-      checkpoint_namespaces: null,
-      checkpoint_ids: [],
-      checkpoint_parents: [],
-      checkpoint_headers: [],
-      checkpoint_metadata: [],
-      blob_namespaces: null,
-      blob_channels: [],
-      blob_versions: [],
-      blob_types: [],
-      blob_values: [],
-      blob_bases: [],
-      blob_keeps: [],
-      write_namespaces: null,
-      write_checkpoint_ids: [],
-      write_task_ids: [],
-      write_task_paths: [],
-      write_idxs: [],
-      write_channels: [],
-      write_types: [],
-      write_values: [],
-      piece_hashes: null,
-      piece_values: []
-    })
+    const rows = Projection.toThreadRows("t", emptyThreadRow)
     expect(rows).toMatchObject({ thread_id: "t", checkpoints: [], blobs: [], writes: [], pieces: [] })
   })
 
@@ -141,6 +96,7 @@ describe("toThreadRows", () => {
     const at = new Date("2026-01-01T00:00:00Z")
     const bytes = utf8.encode("1")
     const rows = Projection.toThreadRows("t", {
+      ...emptyThreadRow,
       last_activity: at,
       checkpoint_namespaces: ["", ""],
       checkpoint_ids: ["1", "2"],
@@ -154,14 +110,6 @@ describe("toThreadRows", () => {
       blob_values: [null, bytes],
       blob_bases: ["", "1"],
       blob_keeps: [-1, 3],
-      write_namespaces: null,
-      write_checkpoint_ids: [],
-      write_task_ids: [],
-      write_task_paths: [],
-      write_idxs: [],
-      write_channels: [],
-      write_types: [],
-      write_values: [],
       piece_hashes: [bytes],
       piece_values: [bytes]
     })

@@ -3,6 +3,7 @@ import { Option } from "effect"
 import { describe, expect, it } from "vitest"
 import * as Statements from "../../src/sql/Statements.ts"
 import * as Tables from "../../src/sql/Tables.ts"
+import { tupleRow } from "../support/rows.ts"
 
 describe("statement", () => {
   const select = Statements.statement({
@@ -73,27 +74,7 @@ describe("the catalogue", () => {
   })
 
   it("an ancestors walk whose last row looped ends before it and says where", () => {
-    const row = (checkpoint_id: string, looped: boolean) => ({
-      thread_id: "t",
-      checkpoint_ns: "",
-      checkpoint_id,
-      parent_checkpoint_id: null,
-      checkpoint: { v: 4, id: checkpoint_id, ts: "", channel_versions: {}, versions_seen: {} },
-      metadata: "{}",
-      blob_channels: null,
-      blob_versions: null,
-      blob_types: null,
-      blob_values: null,
-      write_task_ids: null,
-      write_task_paths: null,
-      write_idxs: null,
-      write_channels: null,
-      write_types: null,
-      write_values: null,
-      piece_hashes: null,
-      piece_values: null,
-      looped
-    })
+    const row = (checkpoint_id: string, looped: boolean) => tupleRow(checkpoint_id, { looped })
     const input = { thread_id: "t", checkpoint_ns: "", checkpoint_id: "3", channels: ["a"] }
     const looped = catalogue.ancestorsOf.decode([row("2", false), row("1", false), row("3", true)], input)
     expect(looped.loopsAt).toBe("3")
