@@ -1,12 +1,31 @@
+/**
+ * The tests in three tiers, each a vitest project:
+ *
+ * - `unit`: pure functions and the memory driver's neighbours; no server, no
+ *   child process, nothing to start (`npm run test:unit`, `npm run test:watch`).
+ * - `drivers`: the suites over the driver list of `test/support/drivers.ts`
+ *   (memory, PGlite, PostgreSQL, the CockroachDB dialect).
+ * - `e2e`: the CLI, the web page, the packed package, the examples, TLS,
+ *   the topology behind PgBouncer and the 100,000-thread runs: child
+ *   processes and servers of their own (`npm run test:e2e`).
+ *
+ * `npm test` runs all three. Only `drivers` and `e2e` start the PostgreSQL
+ * server (`test/support/postgresServer.ts`), once for both.
+ */
 import { defineConfig } from "vitest/config"
+
+const postgres = ["test/support/postgresServer.ts"]
 
 export default defineConfig({
   test: {
     // The official validation suite registers its specs with global describe/it.
     globals: true,
-    include: ["test/**/*.test.ts"],
-    globalSetup: ["test/support/postgresServer.ts"],
     testTimeout: 30_000,
-    hookTimeout: 60_000
+    hookTimeout: 60_000,
+    projects: [
+      { extends: true, test: { name: "unit", include: ["test/unit/**/*.test.ts"] } },
+      { extends: true, test: { name: "drivers", include: ["test/drivers/**/*.test.ts"], globalSetup: postgres } },
+      { extends: true, test: { name: "e2e", include: ["test/e2e/**/*.test.ts"], globalSetup: postgres } }
+    ]
   }
 })

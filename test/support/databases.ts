@@ -2,10 +2,9 @@
  * Fresh databases on the test server, one per suite, so suites running in
  * parallel never see each other's tables.
  */
-import { Effect, Layer } from "effect"
+import { Effect } from "effect"
 import { Client } from "pg"
 import { inject } from "vitest"
-import * as Postgres from "../../src/postgres.ts"
 
 export const serverUrl = () => inject("databaseUrl")
 
@@ -49,15 +48,6 @@ export const createDatabase = async (prefix: string) => {
     drop: () => admin((client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`))
   }
 }
-
-/** A storage layer over a fresh database, dropped when the layer is released. */
-export const postgresLayer = (prefix: string, options: Omit<Postgres.PostgresOptions, "url"> = {}) =>
-  Layer.unwrap(
-    Effect.acquireRelease(
-      Effect.promise(() => createDatabase(prefix)),
-      (database) => Effect.promise(() => database.drop())
-    ).pipe(Effect.map((database) => Postgres.layer({ ...options, url: database.url })))
-  )
 
 /** Runs `f` against a fresh database, dropped afterwards. */
 export const withDatabase = <A, E, R>(prefix: string, f: (url: string) => Effect.Effect<A, E, R>) =>

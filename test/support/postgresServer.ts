@@ -151,9 +151,26 @@ const createCockroachRole = async (url: string) => {
   }
 }
 
+/**
+ * The server every project that names this setup shares: started by the
+ * first, stopped after the last (each project may load this module anew).
+ */
+const shared = globalThis as { lceServer?: { users: number; server: Promise<{ url: string; stop: () => void }> } }
+
 export default async function setup(project: TestProject) {
-  const server = await ensureServer()
-  await createCockroachRole(server.url)
+  const entry = shared.lceServer ??= {
+    users: 0,
+    server: ensureServer().then(async (server) => {
+      await createCockroachRole(server.url)
+      return server
+    })
+  }
+  entry.users++
+  const server = await entry.server
   project.provide("databaseUrl", server.url)
-  return server.stop
+  return () => {
+    if (--entry.users > 0) return
+    delete shared.lceServer
+    server.stop()
+  }
 }

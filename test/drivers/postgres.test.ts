@@ -1,0 +1,394 @@
+/**
+ * What only the PostgreSQL driver has: migrations, adoption of a database the
+ * official saver wrote, one round trip per operation, pool layers, and data
+ * that no longer decodes.
+ */
+import { PgClient } from "@effect/sql-pg"
+import { describe, expect, it } from "@effect/vitest"
+import { AIMessage, HumanMessage } from "@langchain/core/messages"
+import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph"
+import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres"
+import { Config, ConfigProvider, Effect, Layer, Option, Redacted, Stream } from "effect"
+import { SqlClient } from "effect/sql"
+import { Pool } from "pg"
+import { CheckpointStorage, EffectCheckpointSaver } from "../../src/index.ts"
+import * as Postgres from "../../src/postgres.ts"
+import { makeCountingSocket } from "../support/countingSocket.ts"
+import { admin, withDatabase } from "../support/databases.ts"
+import { checkpoint, metadata } from "../support/fixtures.ts"
+
+const { CheckpointStorage: Storage } = CheckpointStorage
+const redacted = (url: string) => Redacted.make(url)
+
+const migrationVersions = (url: string) =>
+  Effect.promise(() =>
+    admin((client) => client.query<{ v: number }>("SELECT v FROM checkpoint_migrations ORDER BY v"), url)
+  ).pipe(Effect.map((result) => result.rows.map((row) => row.v)))
+
+describe("migrations", () => {
+  it.live(
+    "many processes starting at once on an empty database all succeed, each step applied once",
+    () =>
+      withDatabase("migrate", (url) =>
+        Effect.gen(function*() {
+          const start = Effect.scoped(Layer.build(Postgres.layer({ url, poolSize: 1 })))
+          yield* Effect.all(Array.from({ length: 8 }, () => start), { concurrency: "unbounded" })
+          expect(yield* migrationVersions(url)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 100, 101, 102])
+          // Also when they must create the schema first.
+          const inSchema = Effect.scoped(Layer.build(Postgres.layer({ url, poolSize: 1, schema: "created together" })))
+          yield* Effect.all(Array.from({ length: 8 }, () => inSchema), { concurrency: "unbounded" })
+        })),
+    60_000
+  )
+
+  it.live("a schema newer than the library fails fast, naming both versions", () =>
+    withDatabase("newer", (url) =>
+      Effect.gen(function*() {
+        yield* Effect.scoped(Layer.build(Postgres.layer({ url })))
+        yield* Effect.promise(() =>
+          admin((client) => client.query("INSERT INTO checkpoint_migrations VALUES (42)"), url)
+        )
+        const error = yield* Effect.flip(Effect.scoped(Layer.build(Postgres.layer({ url }))))
+        expect(error._tag).toBe("IncompatibleSchema")
+        expect(error.message).toContain("migration 42, newer than this library knows (up to 9)")
+        yield* Effect.promise(() =>
+          admin((client) =>
+            client.query(
+              "DELETE FROM checkpoint_migrations WHERE v = 42; INSERT INTO checkpoint_migrations VALUES (142)"
+            ), url)
+        )
+        const ours = yield* Effect.flip(Effect.scoped(Layer.build(Postgres.layer({ url, migrate: false }))))
+        expect(ours.message).toContain("migration 142, newer than this library knows (up to 102)")
+      })))
+
+  it.live("migrate: false only verifies; migrations can run as their own step", () =>
+    withDatabase("deploy", (url) =>
+      Effect.gen(function*() {
+        const storage = Postgres.layer({ url, migrate: false })
+        const error = yield* Effect.flip(Effect.scoped(Layer.build(storage)))
+        expect(error.message).toContain("has no checkpoint tables")
+        const deploy = Postgres.layerMigrations().pipe(Layer.provide(PgClient.layer({ url: redacted(url) })))
+        yield* Effect.scoped(Layer.build(deploy))
+        yield* Effect.scoped(Layer.build(storage))
+      })))
+
+  it.live("tables can live in a schema of their own", () =>
+    withDatabase("schema", (url) =>
+      Effect.gen(function*() {
+        const storage = Postgres.layer({ url, schema: "agent state" })
+        const stored = yield* Storage.use((s) => s.put({ thread_id: "t" }, checkpoint({ a: 1 }), metadata(), { a: 1 }))
+          .pipe(
+            Effect.provide(storage)
+          )
+        expect(stored.thread_id).toBe("t")
+        const count = yield* Effect.promise(() =>
+          admin((client) => client.query(`SELECT count(*)::int AS n FROM "agent state".checkpoints`), url)
+        )
+        expect(count.rows[0].n).toBe(1)
+      })))
+})
+
+describe("adopting a database written by @langchain/langgraph-checkpoint-postgres", () => {
+  it.live(
+    "reads its threads back exactly, and continues them",
+    () =>
+      withDatabase("adopt", (url) =>
+        Effect.gen(function*() {
+          const graph = new StateGraph(MessagesAnnotation)
+            .addNode("model", (state) => ({ messages: [new AIMessage(`reply ${state.messages.length}`)] }))
+            .addEdge(START, "model")
+            .addEdge("model", END)
+          const config = { configurable: { thread_id: "adopted" } }
+
+          const pool = new Pool({ connectionString: url })
+          // Dropping the database ends its connections; that is expected here.
+          pool.on("error", () => undefined)
+          const official = new PostgresSaver(pool)
+          yield* Effect.promise(async () => {
+            await official.setup()
+            const app = graph.compile({ checkpointer: official })
+            await app.invoke({ messages: [new HumanMessage("one")] }, config)
+            await app.invoke({ messages: [new HumanMessage("two")] }, config)
+          })
+          const theirs = yield* Effect.promise(async () => {
+            const tuples = []
+            for await (const tuple of official.list(config)) tuples.push(tuple)
+            return tuples
+          })
+          expect(yield* migrationVersions(url)).toEqual([0, 1, 2, 3, 4])
+
+          const ours = yield* Effect.promise(() => EffectCheckpointSaver.fromConnString(url))
+          expect(yield* migrationVersions(url)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 100, 101, 102])
+          const read = yield* Effect.promise(async () => {
+            const tuples = []
+            for await (const tuple of ours.list(config)) tuples.push(tuple)
+            return tuples
+          })
+          expect(read.map((t) => t.checkpoint)).toEqual(theirs.map((t) => t.checkpoint))
+          expect(read.map((t) => t.metadata)).toEqual(theirs.map((t) => t.metadata))
+          expect(read.map((t) => t.parentConfig)).toEqual(theirs.map((t) => t.parentConfig))
+
+          const continued = yield* Effect.promise(() =>
+            graph.compile({ checkpointer: ours }).invoke({ messages: [new HumanMessage("three")] }, config)
+          )
+          expect(continued.messages.map((m) => String(m.content))).toEqual([
+            "one",
+            "reply 1",
+            "two",
+            "reply 3",
+            "three",
+            "reply 5"
+          ])
+          yield* Effect.promise(() => Promise.all([ours.close(), official.end()]))
+        })),
+    60_000
+  )
+})
+
+describe("one round trip per operation", () => {
+  it.live("put, putWrites, getTuple, list, getDeltaChannelHistory and deleteThread", () =>
+    withDatabase("roundtrips", (url) =>
+      Effect.gen(function*() {
+        const socket = makeCountingSocket(url)
+        const client = PgClient.layerFrom(PgClient.makeClient({ url: redacted(url), stream: socket.open }))
+        const storage = Postgres.layerClient().pipe(Layer.provide(client))
+        const measure = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+          Effect.gen(function*() {
+            yield* effect // the first run prepares the statement
+            const before = socket.roundTrips()
+            yield* effect
+            return socket.roundTrips() - before
+          })
+        yield* Effect.gen(function*() {
+          const s = yield* Storage
+          let ref = yield* s.put({ thread_id: "t" }, checkpoint({ a: 1, b: [1, 2], c: "x" }), metadata(), {
+            a: 1,
+            b: 1,
+            c: 1
+          })
+          for (let step = 0; step < 30; step++) {
+            const cp = { ...checkpoint({ a: step }), channel_versions: { a: step + 2, b: 1, c: 1 } }
+            ref = yield* s.put(ref, cp, metadata(), { a: step + 2 })
+            yield* s.putWrites(ref, [["a", step], ["b", [step]]], { task_id: `task-${step}`, task_path: "~0" })
+          }
+          const trips = {
+            put: yield* measure(s.put(ref, checkpoint({ x: 1, y: 2, z: 3 }), metadata(), { x: 1, y: 1, z: 1 })),
+            putWrites: yield* measure(s.putWrites(ref, [["a", 1], ["b", 2], ["c", 3]], { task_id: "w" })),
+            getTuple: yield* measure(s.getTuple({ thread_id: "t" })),
+            getTupleById: yield* measure(s.getTuple(ref)),
+            list10: yield* measure(Stream.runDrain(s.list({ thread_id: "t", limit: 10 }))),
+            listAll: yield* measure(Stream.runDrain(s.list({ thread_id: "t" }))),
+            deltaHistory: yield* measure(s.getDeltaChannelHistory(ref, ["a", "b"])),
+            deleteThread: yield* measure(s.deleteThread("t"))
+          }
+          expect(trips).toEqual({
+            put: 1,
+            putWrites: 1,
+            getTuple: 1,
+            getTupleById: 1,
+            list10: 1,
+            listAll: 1,
+            deltaHistory: 1,
+            // BEGIN, the thread's lock, the delete, COMMIT: no put can be between its checks and its commit.
+            deleteThread: 4
+          })
+        }).pipe(Effect.provide(storage))
+      })))
+})
+
+describe("layers", () => {
+  it.live("layerClient shares the application's pool; layer closes its own pool with its scope", () =>
+    withDatabase("pools", (url) =>
+      Effect.gen(function*() {
+        const connections = Effect.promise(() =>
+          admin((client) =>
+            client.query<{ n: number }>(
+              "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'pool-test'"
+            )
+          )
+        ).pipe(Effect.map((result) => result.rows[0]!.n))
+
+        yield* Effect.scoped(Effect.gen(function*() {
+          const context = yield* Layer.build(Postgres.layer({ url, poolSize: 3, applicationName: "pool-test" }))
+          yield* Effect.all(
+            Array.from({ length: 6 }, (_, i) => Storage.use((st) => st.getTuple({ thread_id: `t${i}` }))),
+            { concurrency: "unbounded" }
+          ).pipe(Effect.provide(context))
+          expect(yield* connections).toBeGreaterThan(0)
+        }))
+        expect(yield* connections).toBe(0)
+
+        // The application's client: our storage runs inside its transaction.
+        const app = PgClient.layer({ url: redacted(url), applicationName: "pool-test" })
+        yield* Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const s = yield* Storage
+          yield* sql.withTransaction(
+            s.put({ thread_id: "rolled-back" }, checkpoint(), metadata(), {}).pipe(
+              Effect.andThen(Effect.fail("abort" as const))
+            )
+          ).pipe(Effect.ignore)
+          expect(Option.isNone(yield* s.getTuple({ thread_id: "rolled-back" }))).toBe(true)
+        }).pipe(Effect.provide(Postgres.layerClient().pipe(Layer.provideMerge(app))))
+      })))
+
+  it.live("layerConfig reads DATABASE_URL", () =>
+    withDatabase("config", (url) =>
+      Effect.gen(function*() {
+        const stored = yield* Storage.use((s) => s.put({ thread_id: "t" }, checkpoint(), metadata(), {})).pipe(
+          Effect.provide(
+            Postgres.layerConfig().pipe(
+              Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ DATABASE_URL: url })))
+            )
+          )
+        )
+        expect(stored.thread_id).toBe("t")
+      })))
+
+  it.live("layerConfig takes its settings as Config: the application names the variables", () =>
+    withDatabase("config_names", (url) =>
+      Effect.gen(function*() {
+        const settings = ConfigProvider.layer(
+          ConfigProvider.fromUnknown({ CHECKPOINTS_URL: url, CHECKPOINTS_SCHEMA: "own" })
+        )
+        const custom = Postgres.layerConfig({
+          url: Config.Redacted("CHECKPOINTS_URL"),
+          schema: Config.String("CHECKPOINTS_SCHEMA"),
+          poolSize: Config.succeed(2)
+        })
+        yield* Storage.use((s) => s.put({ thread_id: "t" }, checkpoint(), metadata(), {})).pipe(
+          Effect.provide(custom.pipe(Layer.provide(settings)))
+        )
+        const tables = yield* Effect.promise(() =>
+          admin((client) => client.query("SELECT 1 FROM own.checkpoints WHERE thread_id = 't'"), url)
+        )
+        expect(tables.rowCount).toBe(1)
+
+        // The default names are not read when the application chose others.
+        const missing = yield* Effect.flip(
+          Effect.scoped(Layer.build(Postgres.layerConfig().pipe(Layer.provide(settings))))
+        )
+        expect(missing._tag).toBe("InvalidConfig")
+        expect(missing.message).toContain("DATABASE_URL")
+      })))
+
+  it.live("a server that cannot be reached is a StorageFailure, once the retry window is over", () =>
+    Effect.gen(function*() {
+      const started = Date.now()
+      const error = yield* Effect.flip(
+        Effect.scoped(
+          Layer.build(Postgres.layer({ url: "postgres://nobody@127.0.0.1:1/none", retryWindow: "300 millis" }))
+        )
+      )
+      expect(error._tag).toBe("StorageFailure")
+      expect(Date.now() - started).toBeLessThan(3_000)
+    }))
+})
+
+describe("connection hygiene", () => {
+  /** The connections open now from the pool named `application`. */
+  const connections = (application: string) =>
+    Effect.promise(() =>
+      admin((client) =>
+        client.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE application_name = $1", [application])
+      )
+    ).pipe(Effect.map((result) => result.rows.map((row) => row.pid)))
+
+  const busy = Effect.all(
+    Array.from(
+      { length: 6 },
+      (_, i) => Storage.use((s) => s.put({ thread_id: `busy-${i}` }, checkpoint(), metadata(), {}))
+    ),
+    { concurrency: "unbounded" }
+  )
+
+  it.live("idleTimeout closes connections left unused; the next call opens new ones", () =>
+    withDatabase("idle_timeout", (url) =>
+      Effect.gen(function*() {
+        yield* Effect.gen(function*() {
+          yield* busy
+          expect((yield* connections("idle-timeout")).length).toBeGreaterThan(0)
+          yield* Effect.sleep("1500 millis")
+          expect(yield* connections("idle-timeout")).toEqual([])
+          yield* busy
+        }).pipe(
+          Effect.provide(
+            Postgres.layer({ url, poolSize: 3, idleTimeout: "300 millis", applicationName: "idle-timeout" })
+          )
+        )
+      })))
+
+  it.live("connectionTTL replaces a connection once it is that old, however busy", () =>
+    withDatabase("connection_ttl", (url) =>
+      Effect.gen(function*() {
+        yield* Effect.gen(function*() {
+          yield* busy
+          const first = yield* connections("connection-ttl")
+          yield* Effect.sleep("700 millis")
+          yield* busy
+          const later = yield* connections("connection-ttl")
+          expect(later.length).toBe(1)
+          expect(first).not.toContain(later[0])
+        }).pipe(
+          Effect.provide(
+            Postgres.layer({ url, poolSize: 1, connectionTTL: "500 millis", applicationName: "connection-ttl" })
+          )
+        )
+      })))
+
+  it.live("the serverless preset holds one connection, whatever the concurrency", () =>
+    withDatabase("serverless", (url) =>
+      Effect.gen(function*() {
+        yield* Effect.gen(function*() {
+          yield* busy
+          expect((yield* connections("serverless")).length).toBe(1)
+        }).pipe(Effect.provide(Postgres.layer({ url, ...Postgres.serverless, applicationName: "serverless" })))
+      })))
+
+  it.live("layerConfig reads the pool's durations; a malformed one is an InvalidConfig naming it", () =>
+    withDatabase("config_durations", (url) =>
+      Effect.gen(function*() {
+        const configured = (settings: Record<string, string>) =>
+          Postgres.layerConfig({ ...Postgres.defaultConfig, applicationName: Config.succeed("configured") }).pipe(
+            Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ DATABASE_URL: url, ...settings })))
+          )
+        yield* Effect.gen(function*() {
+          yield* busy
+          yield* Effect.sleep("1500 millis")
+          expect(yield* connections("configured")).toEqual([])
+        }).pipe(
+          Effect.provide(configured({ CHECKPOINT_IDLE_TIMEOUT: "300 millis", CHECKPOINT_RETRY_WINDOW: "2 seconds" }))
+        )
+        const malformed = yield* Effect.flip(
+          Effect.scoped(Layer.build(configured({ CHECKPOINT_IDLE_TIMEOUT: "soon" })))
+        )
+        expect(malformed._tag).toBe("InvalidConfig")
+        expect(malformed.message).toContain("CHECKPOINT_IDLE_TIMEOUT")
+      })))
+})
+
+describe("stored data that no longer decodes", () => {
+  it.live("is a CorruptedCheckpoint naming the thread and checkpoint", () =>
+    withDatabase("corrupt", (url) =>
+      Effect.gen(function*() {
+        const storage = Postgres.layer({ url })
+        yield* Effect.gen(function*() {
+          const s = yield* Storage
+          const ref = yield* s.put({ thread_id: "broken" }, checkpoint({ a: { deep: 1 } }), metadata(), { a: 1 })
+          yield* Effect.promise(() =>
+            admin((client) => client.query("UPDATE checkpoint_blobs SET blob = '\\x7b6e6f74'::bytea"), url)
+          )
+          const error = yield* Effect.flip(s.getTuple({ thread_id: "broken" }))
+          expect(error._tag).toBe("CorruptedCheckpoint")
+          expect(error.message).toContain(`checkpoint ${ref.checkpoint_id} of thread "broken"`)
+          expect(error.message).toContain(`channel "a"`)
+
+          yield* Effect.promise(() =>
+            admin((client) => client.query(`UPDATE checkpoints SET checkpoint = '{"v": "four"}'`), url)
+          )
+          const header = yield* Effect.flip(s.getTuple(ref))
+          expect(header._tag).toBe("CorruptedCheckpoint")
+          expect(header.message).toContain(ref.checkpoint_id)
+        }).pipe(Effect.provide(storage))
+      })))
+})

@@ -1,0 +1,395 @@
+/**
+ * The published package as a user installs it: `npm pack` gives a tarball
+ * that is installed in a separate project next to nothing but LangGraph and
+ * LangChain core (and TypeScript for the type checks). Effect, `@effect/sql-pg`
+ * and PGlite must arrive through the package's own dependencies and peers.
+ * From that project, in child processes, real two-turn graphs run on every
+ * connection string, persistent ones continue in a second process, the
+ * declarations type-check under NodeNext and Bundler resolution, CommonJS can
+ * `require()` every entry, a missing driver package is a typed error that
+ * says how to install it, and every TypeScript block of the README
+ * type-checks as a user would paste it.
+ */
+import { execFile } from "node:child_process"
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { promisify } from "node:util"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createDatabase } from "../support/databases.ts"
+
+const root = join(import.meta.dirname, "..", "..")
+let base: string | undefined
+let project = ""
+
+/** Runs a command; a failure shows the command, its exit code, stderr and stdout. */
+const run = async (command: string, args: ReadonlyArray<string>, cwd = project): Promise<string> => {
+  try {
+    const { stdout } = await promisify(execFile)(command, args, {
+      cwd,
+      encoding: "utf8",
+      maxBuffer: 64 * 1024 * 1024,
+      timeout: 170_000
+    })
+    return stdout
+  } catch (cause) {
+    const { code, signal, stdout, stderr } = cause as {
+      code?: unknown
+      signal?: unknown
+      stdout?: string
+      stderr?: string
+    }
+    throw new Error(
+      `${command} ${args.join(" ")} failed in ${cwd} (exit ${String(code)}, signal ${String(signal)})\n` +
+        `--- stderr ---\n${stderr ?? ""}\n--- stdout ---\n${stdout ?? ""}`,
+      { cause }
+    )
+  }
+}
+
+const node = (script: string, ...args: Array<string>) => run(process.execPath, [script, ...args])
+
+/** `graph.js <url> <input>…`: one invoke per input on thread "thread-1", then the thread's message texts. */
+const graphScript = `
+import { AIMessage, HumanMessage } from "@langchain/core/messages"
+import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph"
+import { EffectCheckpointSaver } from "langgraph-checkpoint-effect"
+
+const [url, ...inputs] = process.argv.slice(2)
+const saver = await EffectCheckpointSaver.fromConnString(url)
+try {
+  const app = new StateGraph(MessagesAnnotation)
+    .addNode("answer", (state) => {
+      const last = state.messages.at(-1)
+      return { messages: [new AIMessage(last.text + " #" + state.messages.length)] }
+    })
+    .addEdge(START, "answer")
+    .addEdge("answer", END)
+    .compile({ checkpointer: saver })
+  const config = { configurable: { thread_id: "thread-1" } }
+  let state
+  for (const input of inputs) state = await app.invoke({ messages: [new HumanMessage(input)] }, config)
+  console.log(JSON.stringify(state.messages.map((message) => message.text)))
+} finally {
+  await saver.close()
+}
+`
+
+/** The same graph from CommonJS, with every entry loaded by `require()`. */
+const commonJsScript = `
+const { AIMessage, HumanMessage } = require("@langchain/core/messages")
+const { END, MessagesAnnotation, START, StateGraph } = require("@langchain/langgraph")
+const { EffectCheckpointSaver } = require("langgraph-checkpoint-effect")
+const Postgres = require("langgraph-checkpoint-effect/postgres")
+const Pglite = require("langgraph-checkpoint-effect/pglite")
+const Cockroach = require("langgraph-checkpoint-effect/cockroach")
+const Testing = require("langgraph-checkpoint-effect/testing")
+
+const main = async () => {
+  const saver = await EffectCheckpointSaver.fromConnString("memory:")
+  try {
+    const app = new StateGraph(MessagesAnnotation)
+      .addNode("answer", (state) => {
+        const last = state.messages.at(-1)
+        return { messages: [new AIMessage(last.text + " #" + state.messages.length)] }
+      })
+      .addEdge(START, "answer")
+      .addEdge("answer", END)
+      .compile({ checkpointer: saver })
+    const config = { configurable: { thread_id: "thread-1" } }
+    await app.invoke({ messages: [new HumanMessage("hi")] }, config)
+    const state = await app.invoke({ messages: [new HumanMessage("there")] }, config)
+    console.log(JSON.stringify({
+      entries: [typeof Postgres.layer, typeof Pglite.layer, typeof Cockroach.toWireUrl, typeof Testing.runContract],
+      messages: state.messages.map((message) => message.text)
+    }))
+  } finally {
+    await saver.close()
+  }
+}
+main().catch((error) => {
+  console.error(error)
+  process.exitCode = 1
+})
+`
+
+/**
+ * Without PGlite installed: the root, the PostgreSQL entry and "memory:"
+ * work; "pglite:" rejects with the error it gives.
+ */
+const missingScript = `
+import { CheckpointError, EffectCheckpointSaver } from "langgraph-checkpoint-effect"
+import * as Postgres from "langgraph-checkpoint-effect/postgres"
+
+const memory = await EffectCheckpointSaver.fromConnString("memory:")
+await memory.close()
+try {
+  await EffectCheckpointSaver.fromConnString("pglite:")
+  console.log(JSON.stringify({ resolved: true }))
+} catch (error) {
+  console.log(JSON.stringify({
+    postgres: typeof Postgres.layer,
+    _tag: error._tag,
+    name: error.name,
+    message: error.message,
+    invalidConfig: error instanceof CheckpointError.InvalidConfig
+  }))
+}
+`
+
+/** Type-checked only: a broken subpath export or declaration file fails it. */
+const consumerTs = `
+import { AIMessage, HumanMessage } from "@langchain/core/messages"
+import { END, MemorySaver, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph"
+import { CheckpointError, CheckpointStorage, EffectCheckpointSaver, Retry } from "langgraph-checkpoint-effect"
+import * as Cockroach from "langgraph-checkpoint-effect/cockroach"
+import * as Pglite from "langgraph-checkpoint-effect/pglite"
+import * as Postgres from "langgraph-checkpoint-effect/postgres"
+import { type ContractReport, runContract } from "langgraph-checkpoint-effect/testing"
+import { Effect, Layer, Option } from "effect"
+
+type Storage = Layer.Layer<CheckpointStorage.CheckpointStorage, unknown>
+
+export const conversation = async (url: string): Promise<Array<string>> => {
+  const checkpointer: EffectCheckpointSaver = await EffectCheckpointSaver.fromConnString(url)
+  const app = new StateGraph(MessagesAnnotation)
+    .addNode("answer", (state) => ({
+      messages: [new AIMessage((state.messages.at(-1)?.text ?? "") + " #" + state.messages.length)]
+    }))
+    .addEdge(START, "answer")
+    .addEdge("answer", END)
+    .compile({ checkpointer })
+  const state = await app.invoke({ messages: [new HumanMessage("hi")] }, { configurable: { thread_id: "t" } })
+  await checkpointer.close()
+  return state.messages.map((message) => message.text)
+}
+
+export const postgres: Storage = Postgres.layer({ url: "postgres://localhost/db", poolSize: 4 })
+export const pglite: Storage = Pglite.layer({ dataDir: "./data" })
+export const cockroach: Storage = Cockroach.layer({ url: "cockroachdb://root@localhost:26257/db" })
+export const wire: string = Cockroach.toWireUrl("cockroachdb://root@host:26257/db")
+export const saver: EffectCheckpointSaver = EffectCheckpointSaver.fromLayer(Pglite.layer(), {
+  retry: Retry.defaultPolicy
+})
+export const stored: Effect.Effect<boolean, CheckpointError.CheckpointError> = CheckpointStorage.CheckpointStorage.use(
+  (storage) => storage.getTuple({ thread_id: "t" })
+).pipe(Effect.map(Option.isSome), Effect.provide(CheckpointStorage.layerMemory))
+export const invalid = (error: unknown): error is CheckpointError.InvalidConfig =>
+  error instanceof CheckpointError.InvalidConfig
+export const report: Promise<ContractReport> = runContract({ name: "memory", create: () => new MemorySaver(), runs: 1 })
+`
+
+const tsconfigs = {
+  // Strict, and the declarations themselves checked (skipLibCheck: false).
+  "tsconfig.nodenext.json": {
+    compilerOptions: {
+      target: "ES2022",
+      module: "NodeNext",
+      moduleResolution: "NodeNext",
+      strict: true,
+      noEmit: true,
+      skipLibCheck: false
+    },
+    files: ["consumer.ts"]
+  },
+  // The README's blocks, as a user of Node's own module resolution pastes them.
+  "tsconfig.readme.json": {
+    compilerOptions: {
+      target: "ES2022",
+      module: "NodeNext",
+      moduleResolution: "NodeNext",
+      strict: true,
+      noEmit: true,
+      skipLibCheck: true
+    },
+    include: ["readme"]
+  },
+  // What bundler templates (Vite) and `tsc --init` give, with the Effect-style exactOptionalPropertyTypes.
+  // (skipLibCheck: false with exactOptionalPropertyTypes fails inside @langchain/core's and langsmith's
+  // own declarations, so that combination says nothing about this package.)
+  "tsconfig.bundler.json": {
+    compilerOptions: {
+      target: "ES2022",
+      module: "ESNext",
+      moduleResolution: "Bundler",
+      strict: true,
+      exactOptionalPropertyTypes: true,
+      noEmit: true,
+      skipLibCheck: true
+    },
+    files: ["consumer.ts"]
+  }
+}
+
+/**
+ * The README's TypeScript blocks, each with the line it starts on. A block
+ * is pasted as a module of its own, next to the user's own code it names
+ * (`readmeContext`), but nothing else: what it uses of the package, it
+ * imports.
+ */
+const readmeBlocks = async () => {
+  const readme = await readFile(join(root, "README.md"), "utf8")
+  return [...readme.matchAll(/^```(?:ts|typescript)\n([\s\S]*?)^```/gm)].map((match) => ({
+    line: readme.slice(0, match.index).split("\n").length + 1,
+    code: match[1]!
+  }))
+}
+
+/** What the README's blocks leave to the user: their graph and its input, their URL, their saver. */
+const readmeContext = `
+declare const graph: {
+  compile(options: { checkpointer: import("@langchain/langgraph-checkpoint").BaseCheckpointSaver }): {
+    invoke(input: unknown, config: import("@langchain/core/runnables").RunnableConfig): Promise<unknown>
+  }
+}
+declare const input: unknown
+declare const url: string
+declare const MySaver: new() => import("@langchain/langgraph-checkpoint").MemorySaver & { end(): Promise<void> }
+`
+
+beforeAll(async () => {
+  base = await mkdtemp(join(tmpdir(), "lce-package-"))
+  const pack = join(base, "pack")
+  project = join(base, "consumer")
+  await mkdir(pack)
+  await mkdir(project)
+  await run("npm", ["pack", "--pack-destination", pack, "--silent"], root)
+  const tarball = (await readdir(pack)).find((file) => file.endsWith(".tgz"))
+  expect(tarball, "npm pack made no tarball").toBeDefined()
+  await writeFile(
+    join(project, "package.json"),
+    JSON.stringify({ name: "consumer", private: true, type: "module" }, null, 2)
+  )
+  await run("npm", [
+    "install",
+    "--prefer-offline",
+    "--no-audit",
+    "--no-fund",
+    join(pack, tarball!),
+    "@langchain/langgraph@1.7.3",
+    "@langchain/core@1.4.0",
+    "typescript@5.9.3"
+  ])
+  await writeFile(join(project, "graph.js"), graphScript)
+  await writeFile(join(project, "main.cjs"), commonJsScript)
+  await writeFile(join(project, "missing.js"), missingScript)
+  await writeFile(join(project, "consumer.ts"), consumerTs)
+  await mkdir(join(project, "readme"))
+  await writeFile(join(project, "readme", "context.d.ts"), readmeContext)
+  for (const block of await readmeBlocks()) {
+    await writeFile(join(project, "readme", `line-${block.line}.ts`), `${block.code}\nexport {}\n`)
+  }
+  for (const [name, config] of Object.entries(tsconfigs)) {
+    await writeFile(join(project, name), JSON.stringify(config, null, 2))
+  }
+}, 240_000)
+
+afterAll(async () => {
+  if (base !== undefined) await rm(base, { recursive: true, force: true })
+})
+
+const twoTurns = ["hi", "hi #1", "there", "there #3"]
+const threeTurns = [...twoTurns, "again", "again #5"]
+
+const conversation = async (url: string, ...inputs: Array<string>): Promise<unknown> =>
+  JSON.parse(await node("graph.js", url, ...inputs))
+
+describe("a two-turn graph from the installed package", () => {
+  it("memory:", async () => {
+    expect(await conversation("memory:", "hi", "there")).toEqual(twoTurns)
+  })
+
+  it("pglite: (in memory)", async () => {
+    expect(await conversation("pglite:", "hi", "there")).toEqual(twoTurns)
+  }, 60_000)
+
+  it("pglite:<directory>, continued by a second process, and seen by npx langgraph-checkpoints", async () => {
+    const url = `pglite:${join(base!, "pglite-data")}`
+    expect(await conversation(url, "hi", "there")).toEqual(twoTurns)
+    expect(await conversation(url, "again")).toEqual(threeTurns)
+    // The command the package installs, run as a user runs it.
+    const threads = JSON.parse(await run("npx", ["--no-install", "langgraph-checkpoints", "threads", url, "--json"]))
+    expect(threads).toMatchObject([{ thread_id: "thread-1" }])
+    expect(threads[0].checkpoints).toBeGreaterThanOrEqual(6)
+    const shown = await run("npx", ["--no-install", "langgraph-checkpoints", "show", url, "thread-1"])
+    expect(shown).toContain("again #5")
+  }, 60_000)
+
+  it("postgres://, continued by a second process", async () => {
+    const database = await createDatabase("package")
+    try {
+      expect(await conversation(database.url, "hi", "there")).toEqual(twoTurns)
+      expect(await conversation(database.url, "again")).toEqual(threeTurns)
+    } finally {
+      await database.drop()
+    }
+  }, 60_000)
+})
+
+/** tsc's diagnostics for a config, one string per diagnostic (with its continuation lines). */
+const typeCheck = async (config: string): Promise<Array<string>> => {
+  const tsc = join(project, "node_modules/typescript/bin/tsc")
+  const output = await promisify(execFile)(process.execPath, [tsc, "-p", config], {
+    cwd: project,
+    encoding: "utf8",
+    maxBuffer: 64 * 1024 * 1024,
+    timeout: 170_000
+  }).then(({ stdout, stderr }) => stdout + stderr, (cause: { code?: unknown; stdout?: string; stderr?: string }) => {
+    // Diagnostics exit with a code; a signal (timeout, crash) is not a type check.
+    if (typeof cause.code !== "number") throw cause
+    return `${cause.stdout ?? ""}${cause.stderr ?? ""}`
+  })
+  return output.split(/\n(?=\S)/).map((diagnostic) => diagnostic.trimEnd()).filter((diagnostic) => diagnostic !== "")
+}
+
+describe("the declarations type-check in the consumer", () => {
+  it("module NodeNext, strict, skipLibCheck false", async () => {
+    // Our /pglite declarations describe the PGlite instance they take structurally: PGlite's own need the
+    // Emscripten and NodeJS type packages (TS2503), which a consumer of this package should not have to install.
+    expect(await typeCheck("tsconfig.nodenext.json")).toEqual([])
+  }, 120_000)
+
+  it("moduleResolution Bundler, strict, exactOptionalPropertyTypes", async () => {
+    expect(await typeCheck("tsconfig.bundler.json")).toEqual([])
+  }, 120_000)
+})
+
+it("every TypeScript block of the README type-checks against the installed package", async () => {
+  expect((await readmeBlocks()).length).toBeGreaterThan(0)
+  // A diagnostic names the README line the block starts on: readme/line-<n>.ts.
+  expect(await typeCheck("tsconfig.readme.json")).toEqual([])
+}, 120_000)
+
+it("installs only what it uses: no Redis or HTTP client comes with it", async () => {
+  // A checkpointer's install should hold no surprise (a peer dependency of @effect/platform-node once
+  // brought a Redis client, 15 MB, into every project).
+  const present = (name: string) => readdir(join(project, "node_modules", name)).then(() => true, () => false)
+  expect({ redis: await present("redis"), "@redis": await present("@redis"), undici: await present("undici") })
+    .toEqual({ redis: false, "@redis": false, undici: false })
+})
+
+it("loads with require() from CommonJS and runs the memory graph", async () => {
+  expect(JSON.parse(await node("main.cjs"))).toEqual({
+    entries: ["function", "function", "function", "function"],
+    messages: twoTurns
+  })
+})
+
+it("without @electric-sql/pglite installed, \"pglite:\" rejects with InvalidConfig naming the install command", async () => {
+  const installed = join(project, "node_modules/@electric-sql/pglite")
+  const moved = join(project, "node_modules/@electric-sql/pglite-moved")
+  await rename(installed, moved)
+  try {
+    const result = JSON.parse(await node("missing.js"))
+    expect(result).toMatchObject({
+      postgres: "function",
+      _tag: "InvalidConfig",
+      name: "InvalidConfig",
+      invalidConfig: true
+    })
+    expect(result.message).toContain("\"pglite:\" needs the package @electric-sql/pglite")
+    expect(result.message).toContain("npm i @electric-sql/pglite")
+  } finally {
+    await rename(moved, installed)
+  }
+})

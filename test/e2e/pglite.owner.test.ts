@@ -1,0 +1,358 @@
+/**
+ * One owner per PGlite directory, with real processes: an application (a
+ * real LangGraph graph writing turns on `pglite:<dir>`, in a child process)
+ * holds its directory; a second opener, in another process or in this one,
+ * read-only or not, gets `DatabaseLocked` naming the directory and the
+ * holder's pid; the built `langgraph-checkpoints` reads a labelled snapshot
+ * instead (its commands, and `web` in a real browser) and refuses to write;
+ * every checkpoint the application acknowledged is there after `web` came
+ * and went (the bug this guards against: a second embedded Postgres over the
+ * same files erased them when it closed); a holder killed with SIGKILL
+ * blocks nobody; openers at the same moment: exactly one wins.
+ */
+import { Cause, Effect, Exit, Layer, ManagedRuntime, Option } from "effect"
+import { mkdir, mkdtemp, readdir, realpath, rm, stat } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { CheckpointStorage, EffectCheckpointSaver } from "../../src/index.ts"
+import * as Pglite from "../../src/pglite.ts"
+import { launch } from "../support/browser.ts"
+import { type Lines, pgliteChild } from "../support/children.ts"
+import { buildCli, type BuiltCli, describeResult } from "../support/cli.ts"
+
+const inOrder = (timeout: number) => ({ concurrent: false, timeout })
+
+let cli: BuiltCli | undefined
+let base = ""
+const started: Array<Lines> = []
+
+beforeAll(async () => {
+  base = await realpath(await mkdtemp(join(tmpdir(), "lce-owner-")))
+})
+
+afterAll(async () => {
+  for (const child of started) if (child.child.exitCode === null) child.child.kill("SIGKILL")
+  await cli?.dispose()
+  await rm(base, { recursive: true, force: true })
+})
+
+const child = (mode: "app" | "open" | "lock", dir: string) => {
+  const lines = pgliteChild(mode, dir)
+  started.push(lines)
+  return lines
+}
+
+/** The checkpoints an application acknowledged so far: `thread checkpoint_id`. */
+const acks = (app: Lines) => app.lines.filter((line) => line.startsWith("ack ")).map((line) => line.slice(4))
+
+/** Waits until the application has acknowledged `count` more checkpoints than `since`. */
+const moreAcks = async (app: Lines, since: number, count: number) => {
+  await app.take((line) => line.startsWith("ack ") && acks(app).length >= since + count, 120_000)
+}
+
+/** Every checkpoint of the database, as `thread checkpoint_id`, read by this library's saver. */
+const stored = async (dataDir: string): Promise<Set<string>> => {
+  const saver = await EffectCheckpointSaver.fromConnString(`pglite:${dataDir}`)
+  try {
+    const found = new Set<string>()
+    for (const thread_id of ["app-0", "app-1", "app-2"]) {
+      for await (const tuple of saver.list({ configurable: { thread_id } })) {
+        found.add(`${thread_id} ${tuple.config.configurable?.checkpoint_id}`)
+      }
+    }
+    return found
+  } finally {
+    await saver.close()
+  }
+}
+
+/** The acknowledged checkpoints missing from the database. */
+const missing = (acknowledged: ReadonlyArray<string>, found: Set<string>) =>
+  acknowledged.filter((ack) => !found.has(ack))
+
+/** What opening the directory in this process fails with. */
+const openHere = (options: Pglite.PgliteOptions) =>
+  Effect.runPromiseExit(Layer.build(Pglite.layer(options)).pipe(Effect.scoped))
+
+const lockedBy = (exit: Exit.Exit<unknown, unknown>) =>
+  Exit.isFailure(exit) ? Option.getOrUndefined(Cause.findErrorOption(exit.cause)) : "opened"
+
+describe("an application holding its directory", () => {
+  let dataDir = ""
+  let app: Lines
+  let acknowledgedBefore: ReadonlyArray<string> = []
+
+  beforeAll(async () => {
+    dataDir = join(base, "app")
+    app = child("app", dataDir)
+    cli = await buildCli()
+    await app.take((line) => line.startsWith("ready "), 120_000)
+    await moreAcks(app, 0, 20)
+  }, 180_000)
+
+  it(
+    "(a) another process opening it gets DatabaseLocked naming the directory and the holder's pid, read-only too, and fromConnString rejects with it",
+    inOrder(60_000),
+    async () => {
+      for (const readOnly of [false, true]) {
+        expect(lockedBy(await openHere({ dataDir, readOnly }))).toMatchObject({
+          _tag: "DatabaseLocked",
+          directory: dataDir,
+          pid: app.pid
+        })
+      }
+      const rejected = await EffectCheckpointSaver.fromConnString(`pglite:${dataDir}`).then(
+        () => undefined,
+        (error: unknown) => error
+      )
+      expect(rejected).toMatchObject({ _tag: "DatabaseLocked", directory: dataDir, pid: app.pid })
+      // Only its user can reach the holder's socket.
+      const sockets = (await readdir(dataDir)).filter((name) => name.startsWith(".pglite-"))
+      expect(sockets).toHaveLength(1)
+      expect((await stat(join(dataDir, sockets[0]!))).mode & 0o777).toBe(0o600)
+      expect((rejected as Error).message).toBe(
+        `connect: the PGlite database at ${dataDir} is in use by process ${app.pid}: PGlite is one process's ` +
+          "database (stop that process, or read a snapshot: Pglite.snapshot, or langgraph-checkpoints' reading commands)"
+      )
+    }
+  )
+
+  it(
+    "a snapshot larger than the reader takes is refused by the holder, and leaves nothing behind",
+    inOrder(60_000),
+    async () => {
+      const refused = await Effect.runPromise(Effect.flip(Pglite.snapshot(dataDir, { maxBytes: 1_000_000 })))
+      expect(refused._tag).toBe("StorageFailure")
+      expect(refused.message).toMatch(
+        new RegExp(
+          `^snapshot: storage failed: process ${app.pid}, which holds ${dataDir}, took no snapshot: it takes \\d+ ` +
+            "bytes, more than 1000000$"
+        )
+      )
+      expect((await readdir(dataDir)).filter((name) => name.startsWith(".pglite-snapshot."))).toEqual([])
+    }
+  )
+
+  it(
+    "(f) the CLI reads a snapshot the holder takes, says so with the time and the pid, and refuses to write",
+    inOrder(120_000),
+    async () => {
+      const threads = await cli!.run(["threads", `pglite:${dataDir}`, "--json"])
+      expect(threads.code, describeResult(["threads"], threads)).toBe(0)
+      const note = new RegExp(
+        `^note: the PGlite database at ${dataDir} is in use by process ${app.pid}: reading a snapshot it took at ` +
+          `(\\S+) \\(later changes are not in it\\)\\n$`
+      )
+      expect(threads.stderr).toMatch(note)
+      const takenAt = Date.parse(note.exec(threads.stderr)![1]!)
+      expect(Math.abs(Date.now() - takenAt)).toBeLessThan(120_000)
+      const listed = JSON.parse(threads.stdout) as Array<{ thread_id: string; checkpoints: number }>
+      expect(listed.map((thread) => thread.thread_id).sort()).toEqual(["app-0", "app-1", "app-2"])
+      expect(listed.every((thread) => thread.checkpoints > 0)).toBe(true)
+
+      for (const args of [["delete", `pglite:${dataDir}`, "app-0", "--yes"], ["web", `pglite:${dataDir}`, "--write"]]) {
+        const refused = await cli!.run(args)
+        expect(refused.code, describeResult(args, refused)).toBe(1)
+        expect(refused.stderr).toBe(
+          `error: connect: the PGlite database at ${dataDir} is in use by process ${app.pid}: PGlite is one process's ` +
+            "database (stop that process, or read a snapshot: Pglite.snapshot, or langgraph-checkpoints' reading " +
+            "commands)\n"
+        )
+      }
+      // Nothing was left behind: only the holder's socket.
+      expect((await readdir(dataDir)).filter((name) => name.startsWith(".pglite-"))).toEqual([
+        expect.stringMatching(new RegExp(`^\\.pglite-owner\\.${app.pid}\\.[0-9a-f]{12}$`))
+      ])
+    }
+  )
+
+  it(
+    "(e) web opened and used while the application writes, which finishes before web is stopped: a labelled read-only snapshot, and every checkpoint the application acknowledged is still there",
+    inOrder(180_000),
+    async () => {
+      const web = cli!.start(["web", `pglite:${dataDir}`])
+      started.push(web)
+      const url = await web.take((line) => line.startsWith("http://"), 120_000)
+      // stderr and stdout are separate pipes: the note, printed first, may arrive second.
+      await expect.poll(() => web.stderr()).toMatch(
+        new RegExp(`^note: the PGlite database at ${dataDir} is in use by process ${app.pid}: reading a snapshot`)
+      )
+      const token = new URL(url).searchParams.get("token")!
+      const get = <A>(path: string): Promise<A> =>
+        fetch(new URL(path, url), { headers: { "x-inspector-token": token } }).then((response) =>
+          response.json() as Promise<A>
+        )
+      const info = await get<{ snapshot: { takenAt: string } }>("/api/info")
+      expect(info).toMatchObject({ write: false, snapshot: { directory: dataDir, pid: app.pid } })
+      const listed = await get<{ threads: Array<{ thread_id: string }> }>("/api/threads")
+      expect(listed.threads.map((thread) => thread.thread_id).sort()).toEqual([
+        "app-0",
+        "app-1",
+        "app-2"
+      ])
+
+      const browser = await launch()
+      try {
+        const page = await browser.newPage()
+        await page.goto(url)
+        const banner = page.locator("#snapshot")
+        await banner.waitFor({ state: "visible" })
+        expect(await banner.textContent()).toBe(
+          `Snapshot: the PGlite database at ${dataDir} is in use by process ${app.pid}. This page shows a copy it ` +
+            `took at ${info.snapshot.takenAt}; later changes are not in it, and nothing can be written here. ` +
+            "Restart the command for a newer one."
+        )
+        await expect.poll(() => page.locator("#mode").textContent()).toMatch(/^snapshot, read-only/)
+        await page.locator(".thread-row").first().waitFor()
+      } finally {
+        await browser.close()
+      }
+
+      // The application finishes while the page is still open, then Ctrl-C stops the page. Whichever of two
+      // Postgres over the same files closes last overwrites the other's work: without the lock, the page's
+      // would erase what the application wrote since the page opened (measured: 65 of 399 checkpoints).
+      await moreAcks(app, acks(app).length, 20)
+      app.send("stop")
+      await app.take((line) => line === "closed", 60_000)
+      expect(await app.exited).toMatchObject({ code: 0 })
+      web.child.kill("SIGINT")
+      // Interrupted, as Ctrl-C leaves a command.
+      expect(await web.exited).toMatchObject({ code: 130 })
+
+      acknowledgedBefore = acks(app)
+      const found = await stored(dataDir)
+      expect(missing(acknowledgedBefore, found)).toEqual([])
+      expect(acknowledgedBefore.length).toBeGreaterThan(40)
+    }
+  )
+
+  it(
+    "(b) a second layer in the same process gets DatabaseLocked with this process's pid; the first's close releases it",
+    inOrder(60_000),
+    async () => {
+      const first = ManagedRuntime.make(Pglite.layer({ dataDir }))
+      await first.context()
+      try {
+        for (const readOnly of [false, true]) {
+          expect(lockedBy(await openHere({ dataDir, readOnly }))).toMatchObject({
+            _tag: "DatabaseLocked",
+            directory: dataDir,
+            pid: process.pid
+          })
+        }
+        // The first layer is untouched by the refusal.
+        const threads = await first.runPromise(
+          CheckpointStorage.CheckpointStorage.use((storage) => storage.getTuple({ thread_id: "app-0" }))
+        )
+        expect(threads._tag).toBe("Some")
+      } finally {
+        await first.dispose()
+      }
+      expect(Exit.isSuccess(await openHere({ dataDir }))).toBe(true)
+    }
+  )
+
+  it(
+    "(c) a holder killed with SIGKILL blocks nobody: the next start opens the directory, and what it had committed is there",
+    inOrder(180_000),
+    async () => {
+      const killed = child("app", dataDir)
+      await killed.take((line) => line.startsWith("ready "), 120_000)
+      await moreAcks(killed, 0, 20)
+      killed.child.kill("SIGKILL")
+      expect(await killed.exited).toMatchObject({ signal: "SIGKILL" })
+      const acknowledged = acks(killed)
+      // Its socket is still there, refusing connections.
+      expect((await readdir(dataDir)).filter((name) => name.startsWith(".pglite-owner."))).toHaveLength(1)
+
+      const found = await stored(dataDir)
+      expect(missing([...acknowledgedBefore, ...acknowledged], found)).toEqual([])
+      expect((await readdir(dataDir)).filter((name) => name.startsWith(".pglite-"))).toEqual([])
+    }
+  )
+})
+
+describe("openers at the same moment", () => {
+  it(
+    "(d) two processes opening a new directory: exactly one owns it, the other gets DatabaseLocked naming it",
+    inOrder(180_000),
+    async () => {
+      const dataDir = join(base, "race")
+      const racers = [child("open", dataDir), child("open", dataDir)]
+      await Promise.all(racers.map((racer) => racer.take((line) => line === "loaded", 60_000)))
+      for (const racer of racers) racer.send("go")
+      const results = await Promise.all(
+        racers.map((racer) => racer.take((line) => line === "owner" || line.startsWith("locked "), 120_000))
+      )
+      const winner = racers[results.indexOf("owner")]
+      expect(results.filter((result) => result === "owner"), results.join(", ")).toHaveLength(1)
+      expect(results.find((result) => result !== "owner")).toBe(`locked ${winner!.pid} ${dataDir}`)
+      winner!.send("stop")
+      await winner!.take((line) => line === "closed", 60_000)
+    }
+  )
+
+  it(
+    "(d) three processes taking the lock alone, 25 times over, one holder's socket left by SIGKILL among them: one owner every time",
+    inOrder(120_000),
+    async () => {
+      const dir = join(base, "lock")
+      await rm(dir, { recursive: true, force: true })
+      await mkdir(dir)
+      const dead = child("lock", dir)
+      await dead.take((line) => line === "loaded")
+      dead.send("go")
+      await dead.take((line) => line === "owner")
+      dead.child.kill("SIGKILL")
+      await dead.exited
+
+      const racers = [child("lock", dir), child("lock", dir), child("lock", dir)]
+      await Promise.all(racers.map((racer) => racer.take((line) => line === "loaded", 60_000)))
+      for (let round = 0; round < 25; round++) {
+        for (const racer of racers) racer.send("go")
+        const results = await Promise.all(
+          racers.map((racer) => racer.take((line) => line === "owner" || line.startsWith("locked "), 30_000))
+        )
+        const owners = racers.filter((_, i) => results[i] === "owner")
+        expect(owners, `round ${round}: ${results.join(", ")}`).toHaveLength(1)
+        expect(results.filter((result) => result !== "owner")).toEqual([
+          `locked ${owners[0]!.pid}`,
+          `locked ${owners[0]!.pid}`
+        ])
+        owners[0]!.send("release")
+        await owners[0]!.take((line) => line === "released")
+      }
+      for (const racer of racers) racer.send("exit")
+      await Promise.all(racers.map((racer) => racer.exited))
+      // The dead holder's socket was removed by the first opener after it.
+      expect((await readdir(dir)).filter((name) => name.startsWith(".pglite-"))).toEqual([])
+    }
+  )
+
+  it(
+    "a directory whose path is too long for a socket's address is locked the same way (through /proc/self/fd)",
+    inOrder(60_000),
+    async () => {
+      const dir = join(base, "a-directory-name-long-enough".repeat(4), "db")
+      expect(Buffer.byteLength(dir)).toBeGreaterThan(107)
+      await mkdir(dir, { recursive: true })
+      const [first, second] = [child("lock", dir), child("lock", dir)]
+      await Promise.all([first, second].map((racer) => racer.take((line) => line === "loaded", 60_000)))
+      first.send("go")
+      await first.take((line) => line === "owner")
+      expect((await readdir(dir)).filter((name) => name.startsWith(".pglite-owner."))).toHaveLength(1)
+      second.send("go")
+      expect(await second.take((line) => line.startsWith("locked "))).toBe(`locked ${first.pid}`)
+      first.child.kill("SIGKILL")
+      await first.exited
+      second.send("go")
+      await second.take((line) => line === "owner")
+      second.send("release")
+      await second.take((line) => line === "released")
+      second.send("exit")
+      await second.exited
+      expect((await readdir(dir)).filter((name) => name.startsWith(".pglite-"))).toEqual([])
+    }
+  )
+})

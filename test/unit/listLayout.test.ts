@@ -1,0 +1,153 @@
+/**
+ * The list layout of structural sharing (`codec/Sharing.ts`): which arrays
+ * become lists, how a list is laid out against the one its channel stored
+ * before (its base, what it keeps, the pieces it sends), and how a stored
+ * list reads back as the very bytes of the plain encoding.
+ */
+import { describe, expect, it } from "vitest"
+import * as Sharing from "../../src/codec/Sharing.ts"
+import * as StorageFormat from "../../src/codec/StorageFormat.ts"
+import type { SharedBase } from "../../src/StorageDriver.ts"
+
+const utf8 = new TextEncoder()
+const text = (bytes: Uint8Array | string) => typeof bytes === "string" ? bytes : new TextDecoder().decode(bytes)
+const dumpJson = (value: unknown) => utf8.encode(JSON.stringify(value) ?? "")
+const at = { thread_id: "t", checkpoint_ns: "" }
+
+/** A message-like element of about 100 bytes. */
+const message = (n: number) => ({ role: "human", content: `message ${n} `.padEnd(100, "x") })
+const messages = (count: number, from = 0) => Array.from({ length: count }, (_, i) => message(from + i))
+
+const elementsOf = (sharing: Sharing.Sharing, value: ReadonlyArray<unknown>) => {
+  const encoded = sharing.encode(value)
+  if (encoded?._tag !== "shared") throw new Error("expected a shared list")
+  return encoded.elements
+}
+
+const piecesOf = (laid: ReadonlyArray<{ readonly pieces: ReadonlyArray<{ hash: Uint8Array; bytes: Uint8Array }> }>) =>
+  new Map(laid.flatMap((l) => l.pieces).map((piece) => [StorageFormat.pieceKey(piece.hash), piece.bytes]))
+
+describe("encode", () => {
+  it("an array of objects large enough becomes a list of elements addressed by their plain hash", () => {
+    const elements = elementsOf(Sharing.make(dumpJson), messages(4))
+    expect(elements.map((element) => text(element.bytes))).toEqual(messages(4).map((m) => JSON.stringify(m)))
+    expect(elements[0]!.key).toBe(StorageFormat.hashOf(elements[0]!.bytes))
+  })
+
+  it("small arrays keep the plain encoding, byte for byte", () => {
+    const small = [{ a: 1 }, { b: 2 }]
+    const encoded = Sharing.make(dumpJson).encode(small)
+    expect(encoded?._tag).toBe("serialized")
+    if (encoded?._tag === "serialized") expect(text(encoded.bytes)).toBe(JSON.stringify(small))
+  })
+
+  it("numbers and short strings, or no JSON serializer, are left to the serializer", () => {
+    expect(Sharing.make(dumpJson).encode([1, 2, 3])).toBeUndefined()
+    expect(Sharing.make(dumpJson).encode(["short", ...messages(4)])).toBeUndefined()
+    expect(Sharing.make(undefined).encode(messages(4))).toBeUndefined()
+  })
+
+  it("an element mutated in place is serialized again", () => {
+    const sharing = Sharing.make(dumpJson)
+    const value = messages(4)
+    const before = elementsOf(sharing, value)[0]!.key
+    value[0]!.content = "changed ".padEnd(100, "y")
+    expect(elementsOf(sharing, value)[0]!.key).not.toBe(before)
+  })
+})
+
+describe("layOut", () => {
+  it("a first list stores every hash and sends every piece", () => {
+    const sharing = Sharing.make(dumpJson)
+    const laid = sharing.layOut(at, "messages", "1", elementsOf(sharing, messages(3)), { fresh: false })
+    expect(laid.blob).toMatchObject({ channel: "messages", version: "1", type: StorageFormat.SHARED, base: undefined })
+    expect(laid.blob.bytes!.byteLength).toBe(3 * StorageFormat.HASH_BYTES)
+    expect(laid.pieces).toHaveLength(3)
+    expect(laid.requires).toEqual([])
+  })
+
+  it("an append extends the list stored before: one hash, one piece", () => {
+    const sharing = Sharing.make(dumpJson)
+    const first = sharing.layOut(at, "messages", "1", elementsOf(sharing, messages(20)), { fresh: false })
+    sharing.stored(at, [first])
+    const next = sharing.layOut(at, "messages", "2", elementsOf(sharing, messages(21)), { fresh: false })
+    expect(next.blob.base).toEqual({ version: "1", keep: 20 })
+    expect(StorageFormat.unpackHashes(next.blob.bytes!)).toEqual([StorageFormat.hashOf(dumpJson(message(20)))])
+    expect(next.pieces).toHaveLength(1)
+    expect(next.requires).toEqual(["1"])
+  })
+
+  it("an edit keeps the base up to the first difference and sends from there", () => {
+    const sharing = Sharing.make(dumpJson)
+    const first = sharing.layOut(at, "messages", "1", elementsOf(sharing, messages(20)), { fresh: false })
+    sharing.stored(at, [first])
+    const edited = [...messages(10), message(99), ...messages(9, 11)]
+    const next = sharing.layOut(at, "messages", "2", elementsOf(sharing, edited), { fresh: false })
+    expect(next.blob.base).toEqual({ version: "1", keep: 10 })
+    expect(next.pieces).toHaveLength(10)
+    expect(next.list.keys).toHaveLength(20)
+  })
+
+  it("bases go at most two deep: the third step extends a base of the chain, not the list before", () => {
+    const sharing = Sharing.make(dumpJson)
+    let laid = sharing.layOut(at, "messages", "1", elementsOf(sharing, messages(100)), { fresh: false })
+    const depths: Array<number> = []
+    for (let step = 2; step < 12; step++) {
+      sharing.stored(at, [laid])
+      laid = sharing.layOut(at, "messages", String(step), elementsOf(sharing, messages(100 + step)), { fresh: false })
+      let depth = 0
+      for (let base = laid.list.base; base !== undefined; base = base.base) depth++
+      depths.push(depth)
+    }
+    expect(Math.max(...depths)).toBe(StorageFormat.BASE_DEPTH)
+    expect(depths.every((depth) => depth >= 1 && depth <= StorageFormat.BASE_DEPTH)).toBe(true)
+  })
+
+  it("fresh: laid out against nothing", () => {
+    const sharing = Sharing.make(dumpJson)
+    sharing.stored(at, [sharing.layOut(at, "messages", "1", elementsOf(sharing, messages(20)), { fresh: false })])
+    const laid = sharing.layOut(at, "messages", "2", elementsOf(sharing, messages(21)), { fresh: true })
+    expect(laid.blob.base).toBeUndefined()
+    expect(laid.pieces).toHaveLength(21)
+  })
+})
+
+describe("decode", () => {
+  it("a list and its base read back as the plain encoding's bytes", () => {
+    const writer = Sharing.make(dumpJson)
+    const first = writer.layOut(at, "messages", "1", elementsOf(writer, messages(20)), { fresh: false })
+    writer.stored(at, [first])
+    const next = writer.layOut(at, "messages", "2", elementsOf(writer, messages(21)), { fresh: false })
+    const base: SharedBase = { version: "1", keep: next.blob.base!.keep, list: first.blob.bytes, base: undefined }
+    const reader = Sharing.make(dumpJson)
+    const read = reader.decode({ bytes: next.blob.bytes, base }, piecesOf([first, next]))
+    expect(text(read)).toBe(JSON.stringify(messages(21)))
+  })
+
+  it("a missing piece, a damaged list, a missing or short base and too deep a chain say so", () => {
+    const writer = Sharing.make(dumpJson)
+    const laid = writer.layOut(at, "messages", "1", elementsOf(writer, messages(4)), { fresh: false })
+    const reader = () => Sharing.make(dumpJson)
+    const pieces = piecesOf([laid])
+    expect(reader().decode(laid.blob, new Map())).toBe("a piece it refers to is missing")
+    expect(reader().decode({ bytes: laid.blob.bytes!.subarray(1) }, pieces)).toBe(
+      "its list is not a whole number of hashes"
+    )
+    const base = (keep: number, list: Uint8Array | undefined, deeper?: SharedBase): SharedBase => ({
+      version: "0",
+      keep,
+      list,
+      base: deeper
+    })
+    expect(reader().decode({ bytes: laid.blob.bytes, base: base(1, undefined) }, pieces)).toBe(
+      "its base (version 0) is missing"
+    )
+    expect(reader().decode({ bytes: laid.blob.bytes, base: base(9, laid.blob.bytes) }, pieces)).toBe(
+      "its base (version 0) is shorter than it keeps"
+    )
+    const tooDeep = base(1, laid.blob.bytes, base(1, laid.blob.bytes, base(1, laid.blob.bytes)))
+    expect(reader().decode({ bytes: laid.blob.bytes, base: tooDeep }, pieces)).toBe(
+      "its bases are deeper than this library writes"
+    )
+  })
+})

@@ -1,0 +1,85 @@
+/** The statement builder and catalogue (`sql/Statements.ts`), without a database. */
+import { Option } from "effect"
+import { describe, expect, it } from "vitest"
+import * as Statements from "../../src/sql/Statements.ts"
+import * as Tables from "../../src/sql/Tables.ts"
+import { tupleRow } from "../support/rows.ts"
+
+describe("statement", () => {
+  const select = Statements.statement({
+    params: (input: { readonly a: number; readonly b: string }) => ({ b: input.b, a: input.a, unused: true }),
+    text: (param) => `SELECT ${param.b}, ${param.a} WHERE x = ${param.b}`
+  })
+
+  it("numbers each parameter where the text first names it, and reuses its number", () => {
+    expect(select.text).toBe("SELECT $1, $2 WHERE x = $1")
+  })
+
+  it("gives the values in the order of their numbers, leaving out what the text never names", () => {
+    expect(select.params({ a: 1, b: "two" })).toEqual(["two", 1])
+  })
+
+  it("without a decoder, the rows mean nothing", () => {
+    expect(select.decode([], { a: 1, b: "" })).toBeUndefined()
+  })
+})
+
+describe("the catalogue", () => {
+  const t = Tables.make("s")
+  const catalogue = Statements.statements(t)
+
+  it("every statement numbers its parameters from $1 without gaps", () => {
+    for (const [name, statement] of Object.entries(catalogue)) {
+      const numbers = [...new Set([...statement.text.matchAll(/\$(\d+)/g)].map((match) => Number(match[1])))]
+      expect(numbers.sort((a, b) => a - b), name).toEqual(numbers.map((_, i) => i + 1))
+    }
+  })
+
+  it("deleteThread empties every table of the thread in one statement", () => {
+    const { text, params } = catalogue.deleteThread
+    for (const table of [t.writes, t.blobs, t.pieces, t.checkpoints, t.threads]) {
+      expect(text).toContain(`DELETE FROM ${table} WHERE thread_id = $1`)
+    }
+    expect(params({ thread_id: "t" })).toEqual(["t"])
+  })
+
+  it("a list over every thread does not name one; a list of a thread does", () => {
+    expect(catalogue.listAll.text).toContain("$1::text IS NULL")
+    expect(catalogue.listThread.text).toContain("cp.thread_id = $1")
+  })
+
+  it("a list's metadata filter goes as one jsonb object, absent selections as null", () => {
+    const params = catalogue.listAll.params({
+      selection: {
+        thread_id: undefined,
+        checkpoint_ns: undefined,
+        checkpoint_id: undefined,
+        before: undefined,
+        limit: undefined,
+        filter: [["source", "\"loop\""], ["step", "1"]]
+      },
+      after: undefined,
+      limit: 10
+    })
+    expect(params).toContain("{\"source\":\"loop\",\"step\":1}")
+    expect(params).toContain(10)
+    expect(params.filter((value) => value === null)).toHaveLength(7)
+  })
+
+  it("a tuple read of no rows is no checkpoint", () => {
+    const input = { thread_id: "t", checkpoint_ns: "", checkpoint_id: undefined, known: new Uint8Array() }
+    expect(catalogue.getLatest.decode([], input)).toEqual(Option.none())
+    expect(catalogue.getLatest.text).toContain("ORDER BY checkpoint_id DESC LIMIT 1")
+    expect(catalogue.getTuple.text).not.toContain("ORDER BY checkpoint_id DESC LIMIT 1")
+  })
+
+  it("an ancestors walk whose last row looped ends before it and says where", () => {
+    const row = (checkpoint_id: string, looped: boolean) => tupleRow(checkpoint_id, { looped })
+    const input = { thread_id: "t", checkpoint_ns: "", checkpoint_id: "3", channels: ["a"] }
+    const looped = catalogue.ancestorsOf.decode([row("2", false), row("1", false), row("3", true)], input)
+    expect(looped.loopsAt).toBe("3")
+    expect(looped.chain.map((stored) => stored.row.checkpoint_id)).toEqual(["2", "1"])
+    const plain = catalogue.ancestorsOf.decode([row("2", false)], input)
+    expect(plain).toMatchObject({ loopsAt: undefined, chain: [{ row: { checkpoint_id: "2" } }] })
+  })
+})

@@ -1,0 +1,157 @@
+/** What the inspector reads out of a checkpoint (`inspector/Values.ts`). */
+import { AIMessage, HumanMessage } from "@langchain/core/messages"
+import type { Checkpoint, CheckpointTuple } from "@langchain/langgraph-checkpoint"
+import { Effect } from "effect"
+import { describe, expect, it } from "vitest"
+import type * as Serializer from "../../src/codec/Serializer.ts"
+import * as Values from "../../src/inspector/Values.ts"
+
+const checkpoint = (fields: Partial<Checkpoint>): Checkpoint => ({
+  v: 4,
+  id: "1",
+  ts: "",
+  channel_values: {},
+  channel_versions: {},
+  versions_seen: {},
+  ...fields
+})
+
+/** A message as stored without revival. */
+const inert = (kind: string, kwargs: Record<string, unknown>) => ({
+  lc: 1,
+  type: "constructor",
+  id: ["langchain_core", "messages", kind],
+  kwargs
+})
+
+describe("messages", () => {
+  it("reads revived and inert messages alike, content parts by their text", () => {
+    expect(Values.asMessage(new HumanMessage({ content: "hi", id: "m1" }))).toEqual({
+      id: "m1",
+      role: "human",
+      text: "hi"
+    })
+    expect(Values.asMessage(inert("AIMessage", { content: [{ type: "text", text: "a" }, { type: "image" }] })))
+      .toEqual({ id: undefined, role: "ai", text: "a[image]" })
+  })
+
+  it("anything else is no message, and a list is messages only when all are", () => {
+    expect(Values.asMessage({ content: "x" })).toBeUndefined()
+    expect(Values.asMessage(inert("Unknown", { content: "x" }))).toBeUndefined()
+    expect(Values.asMessages([new AIMessage("a"), { content: "b" }])).toBeUndefined()
+    expect(Values.asMessages([])).toBeUndefined()
+    expect(Values.asMessages([new AIMessage("a")])?.map((m) => m.role)).toEqual(["ai"])
+  })
+})
+
+describe("toPlain", () => {
+  it("makes bytes, dates, maps, sets, bigints, functions and unreadable values printable", () => {
+    const value = {
+      bytes: new Uint8Array(3),
+      at: new Date("2026-01-01T00:00:00.000Z"),
+      map: new Map([["k", 1n]]),
+      set: new Set([1]),
+      f: () => 1,
+      unreadable: new Values.Unreadable("msgpack", 12),
+      message: new HumanMessage("hi")
+    }
+    expect(Values.toPlain(value)).toEqual({
+      bytes: { $bytes: 3 },
+      at: "2026-01-01T00:00:00.000Z",
+      map: [["k", "1"]],
+      set: [1],
+      f: "[function]",
+      unreadable: { $unreadable: "msgpack", bytes: 12 },
+      message: { id: undefined, role: "human", text: "hi" }
+    })
+    expect(String(new Values.Unreadable("msgpack", 12))).toBe("<msgpack, 12 bytes>")
+  })
+
+  it("cuts what is too deep instead of recursing without end", () => {
+    const cycle: Record<string, unknown> = {}
+    cycle.self = cycle
+    let at: unknown = Values.toPlain(cycle)
+    let depth = 0
+    while (typeof at === "object" && at !== null) {
+      at = (at as Record<string, unknown>).self
+      depth++
+    }
+    expect(at).toBe("[too deep]")
+    expect(depth).toBe(65)
+  })
+})
+
+describe("lenient", () => {
+  it("a value the serializer cannot load becomes an Unreadable", async () => {
+    const failing = {
+      load: () => Effect.fail(new Error("no")),
+      dump: () => Effect.die("unused")
+    } as unknown as Serializer.SerializerService
+    const loaded = await Effect.runPromise(
+      Values.lenient(failing).load({ type: "msgpack", bytes: new Uint8Array(5) })
+    )
+    expect(loaded).toEqual(new Values.Unreadable("msgpack", 5))
+  })
+})
+
+describe("a checkpoint's next nodes, interrupts and changed channels", () => {
+  it("next: the nodes whose trigger holds a value newer than they saw", () => {
+    const next = Values.nextNodes(checkpoint({
+      channel_values: { "branch:to:a": null, "branch:to:b": null, "branch:to:c": null },
+      channel_versions: { "branch:to:a": 3, "branch:to:b": "00000002.5", "branch:to:c": 2, "branch:to:gone": 9 },
+      versions_seen: { a: { "branch:to:a": 2 }, b: { "branch:to:b": "00000002.5" } }
+    }))
+    expect(next).toEqual(["a", "c"])
+  })
+
+  it("interrupts: the values on __interrupt__, an Interrupt by its value", () => {
+    const tuple = {
+      config: {},
+      checkpoint: checkpoint({}),
+      pendingWrites: [["t1", "__interrupt__", [{ value: "approve?", id: "i" }]], ["t2", "messages", "x"], [
+        "t3",
+        "__interrupt__",
+        "raw"
+      ]]
+    } as CheckpointTuple
+    expect(Values.interrupts(tuple)).toEqual(["approve?", "raw"])
+  })
+
+  it("changed: the channels at the checkpoint's highest version, triggers left out", () => {
+    expect(Values.changedChannels(checkpoint({
+      channel_versions: { a: 2, b: "00000003.123", c: 3, "branch:to:x": 7, __start__: 9 }
+    }))).toEqual(["b", "c"])
+  })
+})
+
+describe("diff", () => {
+  it("channels added, removed and changed; unchanged and trigger channels left out", () => {
+    const a = checkpoint({ channel_values: { kept: 1, gone: 2, changed: { x: 1 }, "branch:to:n": 1 } })
+    const b = checkpoint({ channel_values: { kept: 1, changed: { x: 2 }, added: [3], "branch:to:n": 2 } })
+    expect(Values.diff(a, b)).toEqual([
+      { channel: "added", change: "added", after: [3] },
+      { channel: "changed", change: "changed", before: { x: 1 }, after: { x: 2 } },
+      { channel: "gone", change: "removed", before: 2 }
+    ])
+  })
+
+  it("message lists: appended, removed and edited, matched by id", () => {
+    const a = checkpoint({
+      channel_values: {
+        messages: [new HumanMessage({ content: "q", id: "1" }), new AIMessage({ content: "a", id: "2" })]
+      }
+    })
+    const b = checkpoint({
+      channel_values: {
+        messages: [new HumanMessage({ content: "q!", id: "1" }), new AIMessage({ content: "new", id: "3" })]
+      }
+    })
+    expect(Values.diff(a, b)).toEqual([{
+      channel: "messages",
+      change: "messages",
+      appended: [{ id: "3", role: "ai", text: "new" }],
+      removed: [{ id: "2", role: "ai", text: "a" }],
+      edited: [{ before: { id: "1", role: "human", text: "q" }, after: { id: "1", role: "human", text: "q!" } }]
+    }])
+  })
+})
