@@ -10,7 +10,8 @@ import * as StorageFormat from "../../src/codec/StorageFormat.ts"
 import type { SharedBase } from "../../src/StorageDriver.ts"
 
 const utf8 = new TextEncoder()
-const text = (bytes: Uint8Array | string) => typeof bytes === "string" ? bytes : new TextDecoder().decode(bytes)
+const text = (read: Uint8Array | { readonly bytes: Uint8Array } | string) =>
+  typeof read === "string" ? read : new TextDecoder().decode(read instanceof Uint8Array ? read : read.bytes)
 const dumpJson = (value: unknown) => utf8.encode(JSON.stringify(value) ?? "")
 const at = { thread_id: "t", checkpoint_ns: "" }
 
@@ -122,6 +123,18 @@ describe("decode", () => {
     const reader = Sharing.make(dumpJson)
     const read = reader.decode({ bytes: next.blob.bytes, base }, piecesOf([first, next]))
     expect(text(read)).toBe(JSON.stringify(messages(21)))
+  })
+
+  it("records nothing: the next step extends a list read only once the caller remembers it", () => {
+    const writer = Sharing.make(dumpJson)
+    const first = writer.layOut(at, "messages", "1", elementsOf(writer, messages(20)), { fresh: false })
+    const reader = Sharing.make(dumpJson)
+    const read = reader.decode(first.blob, piecesOf([first]))
+    if (typeof read === "string") throw new Error(read)
+    const next = () => reader.layOut(at, "messages", "2", elementsOf(reader, messages(21)), { fresh: false })
+    expect(next().blob.base).toBeUndefined()
+    reader.remember({ ...at, channel: "messages", version: "1" }, read)
+    expect(next().blob.base?.version).toBe("1")
   })
 
   it("a missing piece, a damaged list, a missing or short base and too deep a chain say so", () => {

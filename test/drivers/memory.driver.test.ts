@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { CheckpointStorage, MemoryDriver } from "../src/index.ts"
-import type { CheckpointRow } from "../src/StorageDriver.ts"
+import { CheckpointStorage, MemoryDriver } from "../../src/index.ts"
+import type { CheckpointRow } from "../../src/StorageDriver.ts"
 
 const noShared = { pieces: [], requires: [] }
 

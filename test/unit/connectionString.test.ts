@@ -4,7 +4,7 @@
  */
 import { Result } from "effect"
 import { describe, expect, it } from "vitest"
-import * as ConnectionString from "../src/ConnectionString.ts"
+import * as ConnectionString from "../../src/ConnectionString.ts"
 
 const parsed = (url: string) => Result.getOrThrow(ConnectionString.parse(url))
 
