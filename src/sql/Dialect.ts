@@ -2,7 +2,7 @@
  * What differs between the databases the SQL driver serves, in one place.
  * Every other statement is written in the subset PostgreSQL, PGlite and
  * CockroachDB all accept (one-dimensional arrays, no advisory locks, no
- * `CREATE INDEX CONCURRENTLY`); `test/cockroach.test.ts` checks every statement
+ * `CREATE INDEX CONCURRENTLY`); `test/drivers/cockroach.test.ts` checks every statement
  * sent against what CockroachDB rejects.
  *
  * @since 0.1.0

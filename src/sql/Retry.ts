@@ -162,7 +162,7 @@ export const windowed = (window: Duration.Input): Policy =>
 
 /**
  * How long an operation keeps trying by default. The failover of a primary
- * to a synchronous standby behind a pooler (`test/topology.test.ts`) keeps
+ * to a synchronous standby behind a pooler (`test/e2e/topology.test.ts`) keeps
  * writes away for about 1–5 seconds: twice the longest of that, with room
  * for a pooler's own reconnect. Managed failovers can take 30 seconds or
  * more: set `retryWindow` (or `CHECKPOINT_RETRY_WINDOW`) for those.
