@@ -11,6 +11,9 @@
  */
 import type { CheckpointTuple } from "@langchain/langgraph-checkpoint"
 import { Effect } from "effect"
+import type { ChannelDiff, Message } from "./Shapes.ts"
+
+export type { ChannelDiff, Message } from "./Shapes.ts"
 
 /**
  * A stored value the serializer cannot read (Python's `msgpack`, a custom
@@ -59,18 +62,6 @@ export const lenient = <S extends Loader>(serializer: S): S => ({
       Effect.catch(() => Effect.succeed(new Unreadable(value.type, value.bytes.length)))
     )
 })
-
-/**
- * A message, as LangChain revives it (a `BaseMessage`) or as it stays when
- * not revived (its serialized `constructor` form).
- *
- * @since 0.1.0
- */
-export interface Message {
-  readonly id: string | undefined
-  readonly role: string
-  readonly text: string
-}
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null
 
@@ -219,23 +210,6 @@ export const changedChannels = (checkpoint: CheckpointTuple["checkpoint"]): Read
   const top = Math.max(...versions.map(([, version]) => version))
   return versions.filter(([, version]) => version === top).map(([channel]) => channel).sort()
 }
-
-/**
- * How one channel differs between two checkpoints.
- *
- * @since 0.1.0
- */
-export type ChannelDiff =
-  | { readonly channel: string; readonly change: "added"; readonly after: unknown }
-  | { readonly channel: string; readonly change: "removed"; readonly before: unknown }
-  | { readonly channel: string; readonly change: "changed"; readonly before: unknown; readonly after: unknown }
-  | {
-    readonly channel: string
-    readonly change: "messages"
-    readonly appended: ReadonlyArray<Message>
-    readonly removed: ReadonlyArray<Message>
-    readonly edited: ReadonlyArray<{ readonly before: Message; readonly after: Message }>
-  }
 
 /**
  * Channel by channel, what changed from `a` to `b`: channels added, removed or

@@ -7,6 +7,9 @@
  *
  * @since 0.1.0
  */
+import type { ChannelDiff, Message } from "../../inspector/Shapes.ts"
+
+export type { Message } from "../../inspector/Shapes.ts"
 
 /**
  * `GET /api/info`.
@@ -78,16 +81,6 @@ export interface History {
 }
 
 /**
- * A message as the page shows it.
- *
- * @since 0.1.0
- */
-export interface Message {
-  readonly role: string
-  readonly text: string
-}
-
-/**
  * `GET /api/threads/:thread/checkpoints/:ref`.
  *
  * @since 0.1.0
@@ -110,17 +103,7 @@ export interface Checkpoint {
  *
  * @since 0.1.0
  */
-export type Change =
-  | { readonly channel: string; readonly change: "added"; readonly after: unknown }
-  | { readonly channel: string; readonly change: "removed"; readonly before: unknown }
-  | { readonly channel: string; readonly change: "changed"; readonly before: unknown; readonly after: unknown }
-  | {
-    readonly channel: string
-    readonly change: "messages"
-    readonly appended: ReadonlyArray<Message>
-    readonly removed: ReadonlyArray<Message>
-    readonly edited: ReadonlyArray<{ readonly before: Message; readonly after: Message }>
-  }
+export type Change = ChannelDiff
 
 /**
  * `GET /api/threads/:thread/diff`.
