@@ -299,9 +299,11 @@ describe("a two-turn graph from the installed package", () => {
     expect(await conversation("memory:", "hi", "there")).toEqual(twoTurns)
   })
 
+  // Each conversation is a Node process of its own (PGlite compiles its WebAssembly in each): on a
+  // loaded 2-core machine one takes ~30 s, so these budgets are generous; they guard against hangs.
   it("pglite: (in memory)", async () => {
     expect(await conversation("pglite:", "hi", "there")).toEqual(twoTurns)
-  }, 60_000)
+  }, 180_000)
 
   it("pglite:<directory>, continued by a second process, and seen by npx langgraph-checkpoints", async () => {
     const url = `pglite:${join(base!, "pglite-data")}`
@@ -313,7 +315,7 @@ describe("a two-turn graph from the installed package", () => {
     expect(threads[0].checkpoints).toBeGreaterThanOrEqual(6)
     const shown = await run("npx", ["--no-install", "langgraph-checkpoints", "show", url, "thread-1"])
     expect(shown).toContain("again #5")
-  }, 60_000)
+  }, 180_000)
 
   it("postgres://, continued by a second process", async () => {
     const database = await createDatabase("package")
@@ -323,7 +325,7 @@ describe("a two-turn graph from the installed package", () => {
     } finally {
       await database.drop()
     }
-  }, 60_000)
+  }, 180_000)
 })
 
 /** tsc's diagnostics for a config, one string per diagnostic (with its continuation lines). */
