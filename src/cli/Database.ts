@@ -212,7 +212,9 @@ const unmigrated = (dialect: Dialect) =>
           new InvalidConfig({
             operation: "connect",
             detail: "this database was written by LangGraph's own saver: writing to it migrates it to this " +
-              "library's schema (new tables and columns; LangGraph's savers keep working on it). " +
+              "library's schema (new tables and columns). LangGraph's savers still read every thread this " +
+              "library has not written, but not a thread this library's saver then writes with structural " +
+              "sharing (on by default) or encryption; with sharing off (sharing: false) they keep reading it. " +
               "Pass --migrate to do that"
           })
         )
