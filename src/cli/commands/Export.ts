@@ -17,7 +17,7 @@ import { databaseCommand } from "../DatabaseCommand.ts"
  * @since 0.1.0
  */
 export const exportCommand = databaseCommand("export", {
-  metavar: "[url] <thread…>",
+  metavar: "[url] <thread…> | --all",
   names: ["[thread]"],
   rest: true,
   flags: {
