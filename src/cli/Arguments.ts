@@ -7,6 +7,8 @@
  */
 import { Data, Effect } from "effect"
 import { Argument } from "effect/cli"
+import { existsSync, statSync } from "node:fs"
+import { join } from "node:path"
 import * as ConnectionString from "../ConnectionString.ts"
 import * as Database from "./Database.ts"
 import * as Output from "./Output.ts"
@@ -33,25 +35,49 @@ export class CommandError extends Data.TaggedError("CommandError")<{ readonly de
   }
 }
 
+/** What a path on disk is to the command line: a PGlite database, another directory, or nothing. */
+const onDisk = (path: string): "pglite" | "directory" | "none" => {
+  try {
+    if (!statSync(path).isDirectory()) return "none"
+    // Every PostgreSQL data directory, PGlite's too, holds its version in PG_VERSION.
+    return existsSync(join(path, "PG_VERSION")) ? "pglite" : "directory"
+  } catch {
+    return "none"
+  }
+}
+
 /**
- * The connection string and the remaining arguments.
+ * The connection string and the remaining arguments. A directory that
+ * holds a PGlite database is taken as `pglite:<directory>`, prefix or not;
+ * any other directory given where the database goes is explained, not
+ * taken for a thread id.
  *
  * @since 0.1.0
  */
 export const database = (
   command: string,
   args: ReadonlyArray<string>
-): Effect.Effect<readonly [string, ReadonlyArray<string>], UsageError> => {
-  if (args[0] !== undefined && ConnectionString.looksLikeOne(args[0])) {
-    return Effect.succeed([args[0], args.slice(1)] as const)
-  }
-  const url = process.env.DATABASE_URL
-  return url === undefined || url === ""
-    ? Effect.fail(
-      new UsageError({ command, detail: "no database: give a connection string first, or set DATABASE_URL" })
+): Effect.Effect<readonly [string, ReadonlyArray<string>], UsageError> =>
+  Effect.suspend(() => {
+    const first = args[0]
+    if (first !== undefined && ConnectionString.looksLikeOne(first)) {
+      return Effect.succeed([first, args.slice(1)] as const)
+    }
+    const found = first === undefined ? "none" : onDisk(first)
+    if (found === "pglite") return Effect.succeed([`pglite:${first}`, args.slice(1)] as const)
+    const url = process.env.DATABASE_URL
+    if (url !== undefined && url !== "") return Effect.succeed([url, args] as const)
+    return Effect.fail(
+      new UsageError({
+        command,
+        detail: found === "directory"
+          ? `no database: the directory "${Output.clean(first!)}" holds no PGlite database ` +
+            `(a PGlite database is given as pglite:<directory>; this one has no PG_VERSION)`
+          : "no database: give a connection string first (pglite:<directory>, postgres://…, cockroachdb://…), " +
+            "or set DATABASE_URL"
+      })
     )
-    : Effect.succeed([url, args] as const)
-}
+  })
 
 /**
  * A command's positional arguments: the database first when it is a

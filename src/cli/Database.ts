@@ -16,9 +16,9 @@
  *
  * @since 0.1.0
  */
-import { Config, Context, Effect, Layer, Result } from "effect"
+import { Cause, Config, Context, Effect, Layer, Result } from "effect"
 import type { SqlClient } from "effect/sql"
-import { InvalidConfig } from "../CheckpointError.ts"
+import { InvalidConfig, StorageFailure } from "../CheckpointError.ts"
 import type { CheckpointStorage } from "../CheckpointStorage.ts"
 import * as Encryption from "../codec/Encryption.ts"
 import * as Serializer from "../codec/Serializer.ts"
@@ -30,6 +30,8 @@ import type { Label } from "../pglite/Snapshot.ts"
 import type { Dialect } from "../sql/Dialect.ts"
 import * as Layout from "../sql/Layout.ts"
 import * as SqlStorage from "../sql/SqlStorage.ts"
+import * as Tables from "../sql/Tables.ts"
+import * as Unreachable from "./Unreachable.ts"
 
 /**
  * What a command does to the database.
@@ -143,12 +145,17 @@ const lenient = Layer.effect(
 
 /**
  * The tables a command works on, resolved once for the storage and the
- * inspector: read as they are, migrated (`migrate`), or, for `write`,
- * migrated unless LangGraph's own savers wrote them.
+ * inspector: read as they are (none at all: read as empty), migrated
+ * (`migrate`), or, for `write`, migrated unless LangGraph's own savers
+ * wrote them.
  */
 const tablesFor = (dialect: Dialect, access: Access) =>
   access === "read"
-    ? Layout.resolve({ dialect, readOnly: true })
+    ? Layout.resolve({ dialect, readOnly: true }).pipe(
+      // A database with no checkpoint tables holds no checkpoints: read as empty, not as "needs migration".
+      Effect.catchTag("IncompatibleSchema", (error) =>
+        error.found < 0 ? Effect.succeed(Tables.empty()) : Effect.fail(error))
+    )
     : access === "migrate"
     ? Layout.resolve({ dialect })
     : Effect.andThen(unmigrated(dialect), Layout.resolve({ dialect }))
@@ -178,6 +185,15 @@ export const layer = (
         Layer.provideMerge(client)
       )
     }))
+  ).pipe(
+    // A server that cannot be reached or refuses the login is said in words, not as a storage failure.
+    Layer.catchCause((cause) =>
+      Layer.unwrap<CheckpointStorage | Inspector.Inspector | Source, never, never, unknown, never>(
+        Effect.failCause(
+          Cause.map(cause, (error) => error instanceof StorageFailure ? Unreachable.word(url, error) : error)
+        )
+      )
+    )
   )
 
 /**
@@ -196,7 +212,9 @@ const unmigrated = (dialect: Dialect) =>
           new InvalidConfig({
             operation: "connect",
             detail: "this database was written by LangGraph's own saver: writing to it migrates it to this " +
-              "library's schema (new tables and columns; LangGraph's savers keep working on it). " +
+              "library's schema (new tables and columns). LangGraph's savers still read every thread this " +
+              "library has not written, but not a thread this library's saver then writes with structural " +
+              "sharing (on by default) or encryption; with sharing off (sharing: false) they keep reading it. " +
               "Pass --migrate to do that"
           })
         )

@@ -57,6 +57,14 @@ export const cut = (text: string, max: number | undefined): string => {
 export const line = (text = "") => Effect.sync(() => void process.stdout.write(`${text}\n`))
 
 /**
+ * Writes a line about the output (a trailer, a hint) to standard error, so
+ * that what a pipe reads from standard output is the data alone.
+ *
+ * @since 0.1.0
+ */
+export const note = (text: string) => Effect.sync(() => void process.stderr.write(`${text}\n`))
+
+/**
  * Writes a value as JSON.
  *
  * @since 0.1.0

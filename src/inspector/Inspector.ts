@@ -176,6 +176,14 @@ const threadPages = ({ q, run }: Sql) => (query: ThreadsQuery = {}): Stream.Stre
       )
   )
 
+/** A thread that has checkpoints, but none in the namespace asked for. */
+const noNamespace = (operation: string, thread_id: string, checkpoint_ns: string) =>
+  new InvalidInput({
+    operation,
+    argument: "checkpoint_ns",
+    detail: `thread "${thread_id}" has checkpoints, but none in namespace "${checkpoint_ns}"`
+  })
+
 const shown = (tuple: CheckpointTuple): Shown => ({
   tuple,
   next: Values.nextNodes(tuple.checkpoint),
@@ -328,40 +336,51 @@ export const make = Effect.fnUntraced(function*(tables: Tables, dialect: Dialect
       )
     )
 
-  const checkpoint = Effect.fn("Inspector.checkpoint")(function*(
-    thread_id: string,
-    ref?: string | undefined,
-    options: { readonly checkpoint_ns?: string | undefined } = {}
-  ) {
-    yield* matching("show", thread_id, "", undefined)
-    let at = { checkpoint_ns: options.checkpoint_ns ?? "", checkpoint_id: undefined as string | undefined }
-    if (ref !== undefined) {
-      const found = yield* matching("show", thread_id, ref, options.checkpoint_ns)
-      if (found.length !== 1) {
-        return yield* new InvalidInput({
-          operation: "show",
-          argument: "checkpoint",
-          detail: found.length === 0
-            ? `no checkpoint of thread "${thread_id}" is or starts or ends with "${ref}"`
-            : `"${ref}" is ambiguous: ${found.map((row) => row.checkpoint_id).join(", ")}`
-        })
+  /** The thread has checkpoints, and (given one) in that namespace: else an error naming which is missing. */
+  const stored = (operation: string, thread_id: string, checkpoint_ns: string | undefined) =>
+    matching(operation, thread_id, "", undefined).pipe(
+      Effect.andThen(
+        checkpoint_ns === undefined ? Effect.void : matching(operation, thread_id, "", checkpoint_ns).pipe(
+          Effect.catchTag("ThreadNotFound", () => Effect.fail(noNamespace(operation, thread_id, checkpoint_ns))),
+          Effect.asVoid
+        )
+      )
+    )
+
+  /** A checkpoint, the command that asked naming the errors. */
+  const checkpointFor = (operation: string) =>
+    Effect.fn("Inspector.checkpoint")(function*(
+      thread_id: string,
+      ref?: string | undefined,
+      options: { readonly checkpoint_ns?: string | undefined } = {}
+    ) {
+      yield* stored(operation, thread_id, options.checkpoint_ns)
+      let at = { checkpoint_ns: options.checkpoint_ns ?? "", checkpoint_id: undefined as string | undefined }
+      if (ref !== undefined) {
+        const found = yield* matching(operation, thread_id, ref, options.checkpoint_ns)
+        if (found.length !== 1) {
+          const where = options.checkpoint_ns === undefined ? "" : ` in namespace "${options.checkpoint_ns}"`
+          return yield* new InvalidInput({
+            operation,
+            argument: "checkpoint",
+            detail: found.length === 0
+              ? `no checkpoint of thread "${thread_id}"${where} is or starts or ends with "${ref}"`
+              : `"${ref}" is ambiguous: ${found.map((row) => row.checkpoint_id).join(", ")}`
+          })
+        }
+        at = found[0]!
       }
-      at = found[0]!
-    }
-    const tuple = yield* storage.getTuple({ thread_id, ...at })
-    if (Option.isNone(tuple)) {
-      return yield* new InvalidInput({
-        operation: "show",
-        argument: "checkpoint_ns",
-        detail: `thread "${thread_id}" has no checkpoint in namespace "${at.checkpoint_ns}"`
-      })
-    }
-    return shown(tuple.value)
-  })
+      const tuple = yield* storage.getTuple({ thread_id, ...at })
+      if (Option.isNone(tuple)) return yield* noNamespace(operation, thread_id, at.checkpoint_ns)
+      return shown(tuple.value)
+    })
+
+  const checkpoint = checkpointFor("show")
+  const diffed = checkpointFor("diff")
 
   const history = (thread_id: string, options: { readonly checkpoint_ns?: string | undefined } = {}) =>
     Stream.unwrap(
-      matching("history", thread_id, "", options.checkpoint_ns).pipe(
+      stored("history", thread_id, options.checkpoint_ns).pipe(
         Effect.as(
           storage.list({
             thread_id,
@@ -372,7 +391,7 @@ export const make = Effect.fnUntraced(function*(tables: Tables, dialect: Dialect
     )
 
   const diff = Effect.fn("Inspector.diff")(function*(thread_id: string, a: string, b: string) {
-    const [first, second] = yield* Effect.all([checkpoint(thread_id, a), checkpoint(thread_id, b)])
+    const [first, second] = yield* Effect.all([diffed(thread_id, a), diffed(thread_id, b)])
     return { a: first, b: second, channels: Values.diff(first.tuple.checkpoint, second.tuple.checkpoint) }
   })
 

@@ -96,3 +96,57 @@ export const langGraph = (
     )
   }
 }
+
+/** An empty relation with these columns (`name type`), standing where a table name does (see `joined`). */
+const none = (alias: string, columns: ReadonlyArray<string>) => {
+  const select = (part: ReadonlyArray<string>) =>
+    `SELECT ${part.map((column) => `NULL::${column.split(" ")[1]} AS ${column.split(" ")[0]}`).join(", ")}`
+  return joined(
+    `(${select(columns.slice(0, 1))}) AS ${alias}`,
+    `(${select(columns.slice(1))}) AS ${alias}_rest`,
+    "false"
+  )
+}
+
+/**
+ * A database with no checkpoint tables at all, read as an empty one:
+ * every table an empty relation with the columns reads use. Only for a
+ * read-only open that must answer "nothing stored" (the inspector on an
+ * empty database); nothing can be written through them.
+ *
+ * @since 0.1.0
+ */
+export const empty = (schema?: string | undefined): Tables => ({
+  ...langGraph({ schema, taskPath: true }),
+  checkpoints: none("lce_no_checkpoint", [
+    "thread_id text",
+    "checkpoint_ns text",
+    "checkpoint_id text",
+    "parent_checkpoint_id text",
+    "type text",
+    "checkpoint jsonb",
+    "metadata jsonb"
+  ]),
+  blobs: none("lce_no_blob", [
+    "thread_id text",
+    "checkpoint_ns text",
+    "channel text",
+    "version text",
+    "type text",
+    "blob bytea",
+    "base text",
+    "keep int4"
+  ]),
+  writes: none("lce_no_write", [
+    "thread_id text",
+    "checkpoint_ns text",
+    "checkpoint_id text",
+    "task_id text",
+    "idx int4",
+    "channel text",
+    "type text",
+    "blob bytea",
+    "task_path text"
+  ]),
+  threads: none("lce_no_thread", ["thread_id text", "last_activity timestamptz"])
+})

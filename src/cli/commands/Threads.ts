@@ -6,6 +6,7 @@
  */
 import { Effect, Option, Stream } from "effect"
 import { Flag } from "effect/cli"
+import { UsageError } from "../Arguments.ts"
 import { databaseCommand, json } from "../DatabaseCommand.ts"
 import * as Output from "../Output.ts"
 import { date } from "./Text.ts"
@@ -29,6 +30,12 @@ export const threads = databaseCommand("threads", {
   description: "One row per thread, newest activity first"
 }, (input, { inspector }) =>
   Effect.gen(function*() {
+    if (!Number.isSafeInteger(input.limit) || input.limit < 1) {
+      return yield* new UsageError({
+        command: "threads",
+        detail: `--limit ${input.limit}: give a positive whole number of threads (default 50)`
+      })
+    }
     const found = yield* inspector.threads({
       limit: input.limit,
       prefix: Option.getOrUndefined(input.prefix)
@@ -46,5 +53,5 @@ export const threads = databaseCommand("threads", {
         thread.interrupts > 0 ? red(String(thread.interrupts)) : ""
       ])
     )
-    if (found.length === input.limit) yield* Output.line(dim(`(first ${input.limit}; more with --limit)`))
+    if (found.length === input.limit) yield* Output.note(dim(`(first ${input.limit}; more with --limit)`))
   }))

@@ -236,7 +236,7 @@ const historyNode = (row: Row, first: boolean, at: { x: number; y: number }, tex
   for (const tag of tags) label.append(svg("tspan", { class: "tag", dx: 8, text: tag }))
   if (row.interrupts.length > 0) {
     const interrupt = cut(json(row.interrupts[0]).replace(/\s+/g, " "), 60)
-    label.append(svg("tspan", { class: "tag interrupt", dx: 8, text: `⏸ interrupt: ${interrupt}` }))
+    label.append(svg("tspan", { class: "tag interrupt", dx: 8, text: `interrupt: ${interrupt}` }))
   }
   const changed = row.changed.length > 0 ? `\nchanged: ${row.changed.join(", ")}` : ""
   const node = svg("g", {

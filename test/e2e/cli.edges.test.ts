@@ -1,0 +1,285 @@
+/**
+ * The command line's edges, each as a user meets it (issue 26): limits,
+ * namespaces and subcommands named in errors, a PGlite directory without its
+ * prefix, an empty database, an unreachable server, trailers off stdout,
+ * `export --all` — and what adopting a database LangGraph's own
+ * `PostgresSaver` wrote promises: after this library writes a thread with
+ * structural sharing on, the official saver can no longer read that thread;
+ * threads this library never wrote, or wrote with sharing off, stay readable.
+ */
+import { HumanMessage } from "@langchain/core/messages"
+import type { CheckpointTuple } from "@langchain/langgraph-checkpoint"
+import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres"
+import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { EffectCheckpointSaver } from "../../src/index.ts"
+import { buildCli, type BuiltCli, type CliResult, describeResult, type RunOptions } from "../support/cli.ts"
+import { admin, createDatabase } from "../support/databases.ts"
+import {
+  chatGraph,
+  type ChatThread,
+  collect,
+  view,
+  writeApproval,
+  writeChat,
+  writeNested
+} from "../support/inspectedGraph.ts"
+
+let cli: BuiltCli | undefined
+
+beforeAll(async () => {
+  cli = await buildCli()
+}, 180_000)
+
+afterAll(async () => {
+  await cli?.dispose()
+})
+
+const inOrder = (timeout = 60_000) => ({ concurrent: false, timeout })
+
+const run = (args: ReadonlyArray<string>, options?: RunOptions): Promise<CliResult> => cli!.run(args, options)
+
+const ok = async (args: ReadonlyArray<string>, options?: RunOptions): Promise<CliResult> => {
+  const result = await run(args, options)
+  expect(result.code, describeResult(args, result)).toBe(0)
+  return result
+}
+
+/** A command that must fail with `code`; its first line on stderr starts `error: `. */
+const fails = async (code: 1 | 2, args: ReadonlyArray<string>, options?: RunOptions): Promise<CliResult> => {
+  const result = await run(args, options)
+  expect(result.code, describeResult(args, result)).toBe(code)
+  expect(result.stderr, describeResult(args, result)).toMatch(/^error: /)
+  if (code === 1) expect(result.stderr.trimEnd().split("\n"), describeResult(args, result)).toHaveLength(1)
+  return result
+}
+
+const withSaverOn = async <A>(
+  url: string,
+  f: (saver: EffectCheckpointSaver) => Promise<A>,
+  options: { readonly sharing?: boolean } = {}
+): Promise<A> => {
+  const saver = await EffectCheckpointSaver.fromConnString(url, options)
+  try {
+    return await f(saver)
+  } finally {
+    await saver.close()
+  }
+}
+
+const withOfficial = async <A>(url: string, f: (saver: PostgresSaver) => Promise<A>): Promise<A> => {
+  const saver = PostgresSaver.fromConnString(url)
+  try {
+    return await f(saver)
+  } finally {
+    await saver.end()
+  }
+}
+
+const tablesOf = (url: string) =>
+  admin(async (client) =>
+    (await client.query<{ name: string }>(
+      "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1"
+    )).rows.map((row) => row.name), url)
+
+describe("the edges", { concurrent: false }, () => {
+  let database: Awaited<ReturnType<typeof createDatabase>>
+  let empty: Awaited<ReturnType<typeof createDatabase>>
+  let chat: ChatThread
+  let dir: string
+
+  beforeAll(async () => {
+    database = await createDatabase("cli_edges")
+    empty = await createDatabase("cli_edges_empty")
+    dir = await mkdtemp(join(tmpdir(), "lce-cli-edges-"))
+    await withSaverOn(database.url, async (saver) => {
+      chat = await writeChat(saver)
+      await writeApproval(saver)
+      await writeNested(saver)
+    })
+  }, 120_000)
+
+  afterAll(async () => {
+    await database?.drop()
+    await empty?.drop()
+    if (dir !== undefined) await rm(dir, { recursive: true, force: true })
+  })
+
+  it("--limit takes a positive whole number: a usage error otherwise, never SQL", inOrder(), async () => {
+    for (const limit of ["-3", "0"]) {
+      const result = await fails(2, ["threads", database.url, "--limit", limit])
+      expect(result.stderr).toContain(`--limit ${limit}: give a positive whole number`)
+      expect(result.stderr + result.stdout).not.toMatch(/LIMIT|SQLSTATE|storage failed/)
+    }
+    await ok(["threads", database.url, "--limit", "1"])
+  })
+
+  it("the trailer is on stderr: piped stdout is the header and the rows alone", inOrder(), async () => {
+    const result = await ok(["threads", database.url, "--limit", "2"])
+    const lines = result.stdout.trimEnd().split("\n")
+    expect(lines).toHaveLength(3)
+    for (const line of lines) expect(line.split("\t"), line).toHaveLength(6)
+    expect(result.stderr).toContain("(first 2; more with --limit)")
+  })
+
+  it("--ns names the namespace that has no checkpoints", inOrder(), async () => {
+    for (const command of ["history", "show"]) {
+      const result = await fails(1, [command, database.url, "chat", "--ns", "nope"])
+      expect(result.stderr).toContain(`${command}: `)
+      expect(result.stderr).toContain(`namespace "nope"`)
+      expect(result.stderr).not.toContain("has no checkpoints")
+    }
+    const byId = await fails(1, ["show", database.url, "chat", chat.fork.slice(-12), "--ns", "nope"])
+    expect(byId.stderr).toContain(`namespace "nope"`)
+    // A thread that does not exist is still said so.
+    expect((await fails(1, ["history", database.url, "no-such-thread", "--ns", "nope"])).stderr).toContain(
+      `thread "no-such-thread" has no checkpoints`
+    )
+  })
+
+  it("diff's errors are diff's", inOrder(), async () => {
+    const result = await fails(1, ["diff", database.url, "chat", "zzzz", chat.fork.slice(-12)])
+    expect(result.stderr).toMatch(/^error: diff: /)
+    expect(result.stderr).toContain(`"zzzz"`)
+    expect((await fails(1, ["diff", database.url, "nope", "a", "b"])).stderr).toMatch(/^error: diff: /)
+  })
+
+  it("a PGlite directory is recognised without pglite:; another directory is explained", inOrder(120_000), async () => {
+    const dataDir = join(dir, "db")
+    await withSaverOn(`pglite:${dataDir}`, (saver) => writeApproval(saver))
+    const listed = await ok(["threads", dataDir])
+    expect(listed.stdout).toContain("approval\t")
+    const shown = await ok(["show", dataDir, "approval"])
+    expect(shown.stdout).toContain("interrupt: approve?")
+
+    const plain = join(dir, "plain")
+    await mkdir(plain)
+    const explained = await fails(2, ["threads", plain])
+    expect(explained.stderr).toContain("holds no PGlite database")
+    expect(explained.stderr).toContain("pglite:<directory>")
+    const nothing = await fails(2, ["threads"])
+    expect(nothing.stderr).toContain("pglite:<directory>")
+  })
+
+  it("an empty database reads as empty, and stays without tables", inOrder(), async () => {
+    expect(await tablesOf(empty.url)).toEqual([])
+    expect((await ok(["threads", empty.url])).stdout).toBe("no threads\n")
+    expect(JSON.parse((await ok(["threads", empty.url, "--json"])).stdout)).toEqual([])
+    expect(JSON.parse((await ok(["stats", empty.url, "--json"])).stdout).checkpoints).toBe(0)
+    const shown = await fails(1, ["show", empty.url, "chat"])
+    expect(shown.stderr).toContain(`thread "chat" has no checkpoints`)
+    expect(shown.stderr).not.toContain("migration")
+    await fails(1, ["history", empty.url, "chat"])
+    expect(JSON.parse((await ok(["threads", empty.url, "--json"])).stdout)).toEqual([])
+    expect(await tablesOf(empty.url)).toEqual([])
+  })
+
+  it("a server that cannot be reached, or refuses the login, is said in words", inOrder(120_000), async () => {
+    const refused = await fails(1, ["threads", "postgres://postgres@127.0.0.1:1/none"])
+    expect(refused.stderr).toContain("cannot open the database postgres://***@127.0.0.1:1/none")
+    expect(refused.stderr).toContain("nothing accepts connections there")
+    expect(refused.stderr).not.toMatch(/storage failed|PgConnection|verify schema/)
+
+    const url = new URL(database.url)
+    url.username = "no_such_role"
+    const login = await fails(1, ["threads", url.toString()])
+    expect(login.stderr).toContain("the server refused the login")
+    expect(login.stderr).toContain(`role "no_such_role" does not exist`)
+
+    const missing = new URL(database.url)
+    missing.pathname = "/no_such_database"
+    const noDatabase = await fails(1, ["threads", missing.toString()])
+    expect(noDatabase.stderr).toContain("the server has no such database")
+  })
+
+  it("export --all: every thread, as exporting them by name does", inOrder(120_000), async () => {
+    const all = await ok(["export", database.url, "--all"])
+    const named = await ok(["export", database.url, "chat", "approval", "nested"])
+    const body = (text: string) => text.split("\n").slice(1).filter((line) => line !== "")
+    const threadsIn = (text: string) =>
+      body(text).map((line) => JSON.parse(line)).filter((row) => row.kind === "thread").map((row) => row.thread_id)
+    expect(threadsIn(all.stdout).sort()).toEqual(["approval", "chat", "nested"])
+    expect(body(all.stdout).sort()).toEqual(body(named.stdout).sort())
+
+    const file = join(dir, "all.jsonl")
+    const written = await ok(["export", database.url, "--all", "-o", file])
+    expect(written.stderr).toContain("exported 3 thread(s)")
+    expect(body(await readFile(file, "utf8")).sort()).toEqual(body(all.stdout).sort())
+
+    expect((await fails(2, ["export", database.url])).stderr).toContain("--all")
+    expect((await fails(2, ["export", database.url, "chat", "--all"])).stderr).toContain("not both")
+    expect((await ok(["export", empty.url, "--all"])).stdout.trimEnd().split("\n")).toHaveLength(1)
+  })
+})
+
+describe("a database LangGraph's PostgresSaver wrote, adopted", { concurrent: false }, () => {
+  let database: Awaited<ReturnType<typeof createDatabase>>
+  let before: Record<string, Array<CheckpointTuple>>
+  const threads = ["chat", "approval", "nested"]
+
+  const officialReads = (thread_id: string) =>
+    withOfficial(database.url, (official) => collect(official, { configurable: { thread_id } }))
+
+  beforeAll(async () => {
+    database = await createDatabase("cli_adopted")
+    await withOfficial(database.url, async (official) => {
+      await official.setup()
+      await writeChat(official)
+      await writeApproval(official)
+      await writeNested(official)
+    })
+    before = Object.fromEntries(await Promise.all(threads.map(async (id) => [id, await officialReads(id)])))
+  }, 120_000)
+
+  afterAll(async () => {
+    await database?.drop()
+  })
+
+  it("--migrate says which threads LangGraph's savers can read afterwards", inOrder(), async () => {
+    const refused = await fails(1, ["copy", database.url, "chat", "chat-copy"])
+    expect(refused.stderr).toContain("--migrate")
+    expect(refused.stderr).toContain("structural sharing")
+    expect(refused.stderr).not.toContain("keep working")
+    await ok(["copy", database.url, "chat", "chat-copy", "--migrate"])
+    // Migrated, and copied as stored: the official saver reads every thread, the copy too.
+    for (const thread_id of threads) {
+      expect((await officialReads(thread_id)).map(view)).toEqual(before[thread_id]!.map(view))
+    }
+    const asChat = (tuples: Array<CheckpointTuple>) => tuples.map(view).map((seen) => ({ ...seen, thread_id: "chat" }))
+    expect(asChat(await officialReads("chat-copy"))).toEqual(asChat(before.chat!))
+  })
+
+  it(
+    "a thread this library writes with sharing on is unreadable to PostgresSaver; untouched or sharing off, readable",
+    inOrder(120_000),
+    async () => {
+      const turn = { messages: [new HumanMessage("one more, from this library")] }
+      await withSaverOn(database.url, (saver) => chatGraph(saver).invoke(turn, { configurable: { thread_id: "chat" } }))
+      const ours = await withSaverOn(
+        database.url,
+        async (saver) => {
+          await chatGraph(saver).invoke(turn, { configurable: { thread_id: "chat-copy" } })
+          return collect(saver, { configurable: { thread_id: "chat-copy" } })
+        },
+        { sharing: false }
+      )
+
+      // Written with sharing (the default): the official saver fails on the thread's latest checkpoint.
+      await expect(officialReads("chat")).rejects.toThrow("Unknown serialization type: shared-json/1")
+      // Never written by this library: read as before.
+      for (const thread_id of ["approval", "nested"]) {
+        expect((await officialReads(thread_id)).map(view)).toEqual(before[thread_id]!.map(view))
+      }
+      // Written with sharing off: the official saver reads what this library reads.
+      expect((await officialReads("chat-copy")).map(view)).toEqual(ours.map(view))
+      const latest = await withOfficial(
+        database.url,
+        (official) => official.getTuple({ configurable: { thread_id: "chat-copy", checkpoint_ns: "" } })
+      )
+      const last = (latest!.checkpoint.channel_values.messages as Array<{ content: unknown }>).at(-1)!
+      expect(String(last.content)).toMatch(/^heard "one more, from this library"/)
+    }
+  )
+})
