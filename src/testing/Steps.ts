@@ -180,12 +180,18 @@ const Prune: Step<"Prune"> = async (operation, run, at) => {
     run.model.deleteThread(thread_id)
     return run.expectThread(at, thread_id)
   }
-  // Whatever it removed, it kept each namespace's latest checkpoint, with its delta history,
-  // and every checkpoint it kept reads back as before.
+  // Whatever it removed, it kept each namespace's latest checkpoint, with the delta history
+  // LangGraph reads of it (its channels with a version and no stored value), and every
+  // checkpoint it kept reads back as before.
   const heads = new Set(
     [...new Set(before.map((c) => c.checkpoint_ns))].map((ns) => run.model.latest(thread_id, ns)!)
   )
-  const histories = new Map([...heads].map((head) => [head, run.model.deltaHistory(head, Object.keys(head.versions))]))
+  const histories = new Map(
+    [...heads].map((head) => [
+      head,
+      run.model.deltaHistory(head, Object.keys(head.versions).filter((channel) => !head.values.has(channel)))
+    ])
+  )
   const remaining = new Set<string>()
   for await (const tuple of saver.list({ configurable: { thread_id } })) {
     remaining.add(canonical([tuple.config.configurable?.checkpoint_ns, tuple.config.configurable?.checkpoint_id]))
