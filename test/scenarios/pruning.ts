@@ -67,10 +67,12 @@ const outcome = (result: Record<string, unknown>) => {
  */
 const observe = async (graph: Graph, thread_id: string, checkpoint_id: string) => {
   const state = await graph.getState(at(thread_id, checkpoint_id))
+  // The metadata names the thread it was written in: the copy's differs.
+  const { thread_id: _, ...metadata }: Record<string, unknown> = { ...state.metadata }
   const read = {
     values: state.values,
     next: state.next,
-    metadata: state.metadata,
+    metadata,
     createdAt: state.createdAt,
     tasks: state.tasks.map((task) => ({ name: task.name, interrupts: task.interrupts.map((i) => i.value) }))
   }
