@@ -5,17 +5,19 @@
  * Pruning keeps the newest checkpoints of each namespace (the latest one for
  * `keep_latest`, the newest N for retention) and what reading them needs:
  * `getTuple` needs a checkpoint's row, writes and the blobs of its channel
- * versions (the driver keeps those with any row that stays), and
- * `getDeltaChannelHistory` walks its ancestors back to, for each of its
- * channels, the nearest one that stores a value (or, for a channel never
- * stored, the last one that wrote to it). Those ancestors stay too,
- * with their own rows, writes and blobs. So after pruning, every checkpoint
- * that stays reads back exactly as before, and the kept newest ones rebuild
- * their DeltaChannels exactly as before. (A kept ancestor's own delta
- * history ends where pruning cut: requiring it too would keep every linear
- * thread whole.) A checkpoint that stays while its parent goes names no
- * parent any more, so no link dangles (`importThread` refuses dangling
- * links).
+ * versions (the driver keeps those, and their bases and pieces, with any row
+ * that stays). LangGraph asks `getDeltaChannelHistory` of a checkpoint only
+ * for the channels whose value it does not store (a DeltaChannel between
+ * snapshots), and walks its ancestors back to, for each, the nearest one that
+ * stores a value (or, for a channel never stored, the last one that wrote to
+ * it). Those ancestors stay too, with their own rows, writes and blobs.
+ * LangGraph's trigger channels (`__start__`, `branch:to:*`, `join:*`, its
+ * task queue) are never read so, and are last stored where a run began: were
+ * they followed, every linear thread would stay whole. So after pruning,
+ * every kept newest checkpoint reads back, and rebuilds its DeltaChannels,
+ * exactly as before; a kept ancestor's own delta history ends where pruning
+ * cut. A checkpoint that stays while its parent goes names no parent any
+ * more, so no link dangles (`importThread` refuses dangling links).
  *
  * Plans are linear in the thread's size (a sort of each namespace's ids
  * aside), and a thread whose parent links loop has no plan: the loop is the
@@ -82,8 +84,8 @@ export const keepingLast = (
  * Adds to `kept` the `last` newest of a namespace's entries (whose links do
  * not loop) and the ancestors their delta histories read.
  *
- * Each head needs its ancestors up to its *endpoint*: the farthest, over its
- * channels, of the nearest ancestor storing the channel (else the farthest
+ * Each head needs its ancestors up to its *endpoint*: the farthest, over the
+ * channels it reads back (see `readsBack`), of the nearest ancestor storing the channel (else the farthest
  * one writing to it). Those are found for every checkpoint at once, from the
  * roots down, channel by channel; then each head's chain is marked up to its
  * endpoint, heads with the farthest endpoints first, so a chain that meets
@@ -115,10 +117,11 @@ const keepNewest = (entries: ReadonlyArray<IndexEntry>, last: number, kept: Set<
   }
   const order = Int32Array.from({ length: n }, (_, i) => i).sort((a, b) => depth[a]! - depth[b]!)
 
-  // For each channel a head has: the nearest checkpoint at or above each one storing it, and the farthest writing to it.
+  // For each channel a head reads back: the nearest checkpoint at or above each one storing it, and the farthest writing to it.
+  const readBack = heads.map((head) => readsBack(entries[head]!))
   const channels = new Map<string, { seed: Int32Array; writer: Int32Array }>()
-  for (const head of heads) {
-    for (const channel of entries[head]!.channels) {
+  for (const names of readBack) {
+    for (const channel of names) {
       if (!channels.has(channel)) channels.set(channel, { seed: new Int32Array(n), writer: new Int32Array(n) })
     }
   }
@@ -135,17 +138,17 @@ const keepNewest = (entries: ReadonlyArray<IndexEntry>, last: number, kept: Set<
   }
 
   const reaches: Array<{ readonly from: number; readonly to: number }> = []
-  for (const head of heads) {
+  heads.forEach((head, h) => {
     const from = parent[head]!
-    if (from < 0) continue
+    if (from < 0) return
     let to = -1
-    for (const channel of entries[head]!.channels) {
+    for (const channel of readBack[h]!) {
       const { seed, writer } = channels.get(channel)!
       const end = seed[from]! >= 0 ? seed[from]! : writer[from]!
       if (end >= 0 && (to < 0 || depth[end]! < depth[to]!)) to = end
     }
     if (to >= 0) reaches.push({ from, to })
-  }
+  })
   const marked = new Uint8Array(n)
   for (const { from, to } of reaches.sort((a, b) => depth[a.to]! - depth[b.to]!)) {
     for (let at = from; marked[at] === 0; at = parent[at]!) {
@@ -155,6 +158,26 @@ const keepNewest = (entries: ReadonlyArray<IndexEntry>, last: number, kept: Set<
     }
   }
 }
+
+/**
+ * The channels whose history LangGraph may read from a checkpoint: those it
+ * has a version of but no stored value, other than LangGraph's triggers.
+ */
+const readsBack = (entry: IndexEntry): ReadonlyArray<string> => {
+  const stored = new Set(entry.stored)
+  return entry.channels.filter((channel) => !stored.has(channel) && !isTrigger(channel))
+}
+
+/**
+ * Whether a channel is one LangGraph uses only to trigger nodes: `__start__`
+ * (the input), `branch:to:<node>`, `join:<nodes>:<node>` (waiting edges) and
+ * `__pregel_tasks` (`Send`s). None is a DeltaChannel, so none is read back.
+ *
+ * @since 0.1.0
+ */
+export const isTrigger = (channel: string): boolean =>
+  channel === "__start__" || channel === "__pregel_tasks" || channel.startsWith("branch:to:") ||
+  channel.startsWith("join:")
 
 /** For each channel, which entries name it in `names` (1), as flags by position. */
 const flags = (

@@ -41,6 +41,11 @@ interface StoredWrite {
 
 const key = (...parts: ReadonlyArray<string | number>) => JSON.stringify(parts)
 
+/** LangGraph's trigger channels: never DeltaChannels, so never read back. */
+const isTrigger = (channel: string) =>
+  channel === "__start__" || channel === "__pregel_tasks" || channel.startsWith("branch:to:") ||
+  channel.startsWith("join:")
+
 /**
  * The reference checkpointer: checkpoints and pending writes as the contract
  * says every saver must return them.
@@ -125,6 +130,38 @@ export class Model {
     for (const writesKey of this.#writes.keys()) {
       if ((JSON.parse(writesKey) as Array<string>)[0] === thread_id) this.#writes.delete(writesKey)
     }
+  }
+
+  /**
+   * What `prune` keep_latest keeps of a thread: each namespace's latest
+   * checkpoint and, for each channel LangGraph reads back from it (a version
+   * and no stored value, not a trigger channel), its ancestors up to the
+   * nearest one storing the channel, else up to the farthest one writing to it.
+   */
+  keptByPrune(thread_id: string): Set<StoredCheckpoint> {
+    const kept = new Set<StoredCheckpoint>()
+    for (
+      const checkpoint_ns of new Set(
+        this.checkpoints.filter((c) => c.thread_id === thread_id).map((c) => c.checkpoint_ns)
+      )
+    ) {
+      const head = this.latest(thread_id, checkpoint_ns)!
+      kept.add(head)
+      const chain: Array<StoredCheckpoint> = []
+      for (let at = this.find(thread_id, checkpoint_ns, head.parent); at !== undefined && !chain.includes(at);) {
+        chain.push(at)
+        at = this.find(thread_id, checkpoint_ns, at.parent)
+      }
+      let depth = 0
+      for (const channel of Object.keys(head.versions)) {
+        if (head.values.has(channel) || isTrigger(channel)) continue
+        const seed = chain.findIndex((c) => c.values.has(channel))
+        const end = seed >= 0 ? seed : chain.findLastIndex((c) => this.writes(c).some(([, ch]) => ch === channel))
+        depth = Math.max(depth, end + 1)
+      }
+      for (const c of chain.slice(0, depth)) kept.add(c)
+    }
+    return kept
   }
 
   /** `getDeltaChannelHistory`: writes on the parent chain back to the nearest stored value. */

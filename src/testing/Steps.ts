@@ -180,19 +180,28 @@ const Prune: Step<"Prune"> = async (operation, run, at) => {
     run.model.deleteThread(thread_id)
     return run.expectThread(at, thread_id)
   }
-  // Whatever it removed, it kept each namespace's latest checkpoint, with its delta history,
-  // and every checkpoint it kept reads back as before.
+  // It removed exactly what no latest checkpoint reads (see `keptByPrune`); it kept the delta history
+  // LangGraph reads of it (its channels with a version and no stored value), and every
+  // checkpoint it kept reads back as before.
   const heads = new Set(
     [...new Set(before.map((c) => c.checkpoint_ns))].map((ns) => run.model.latest(thread_id, ns)!)
   )
-  const histories = new Map([...heads].map((head) => [head, run.model.deltaHistory(head, Object.keys(head.versions))]))
+  const histories = new Map(
+    [...heads].map((head) => [
+      head,
+      run.model.deltaHistory(head, Object.keys(head.versions).filter((channel) => !head.values.has(channel)))
+    ])
+  )
+  const kept = run.model.keptByPrune(thread_id)
   const remaining = new Set<string>()
   for await (const tuple of saver.list({ configurable: { thread_id } })) {
     remaining.add(canonical([tuple.config.configurable?.checkpoint_ns, tuple.config.configurable?.checkpoint_id]))
   }
   for (const c of before) {
-    if (remaining.has(canonical([c.checkpoint_ns, c.id]))) continue
-    if (heads.has(c)) throw violation(at, `the latest checkpoint ${c.id} was removed`)
+    const stayed = remaining.has(canonical([c.checkpoint_ns, c.id]))
+    if (stayed && !kept.has(c)) throw violation(at, `checkpoint ${c.id} stayed, though nothing kept reads it`)
+    if (stayed) continue
+    if (kept.has(c)) throw violation(at, `checkpoint ${c.id} was removed, though a latest checkpoint reads it`)
     run.model.remove(c)
   }
   // A kept checkpoint whose parent went names no parent: no link dangles.

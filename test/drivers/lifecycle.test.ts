@@ -1,5 +1,9 @@
-/** copyThread and prune on every driver. */
+/** copyThread, prune and retention on every driver. */
 import { lifecycleScenarios } from "../scenarios/lifecycle.ts"
+import { pruningScenarios } from "../scenarios/pruning.ts"
 import { drivers } from "../support/drivers.ts"
 
-for (const driver of drivers("lifecycle").all) lifecycleScenarios(driver.name, async () => driver.saver())
+for (const driver of drivers("lifecycle").all) {
+  lifecycleScenarios(driver.name, async () => driver.saver())
+  pruningScenarios(driver.name, async () => driver.saver())
+}

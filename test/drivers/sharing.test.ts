@@ -381,7 +381,7 @@ describe("structural sharing on PostgreSQL", () => {
     await saver.copyThread("source", "copy")
     expect(await pieces("copy")).toBe(40)
     // Every other message deleted, then one appended: prune keeps the head
-    // and its parent (where the head's delta history starts).
+    // (which stores its messages) and the pieces it shares with older ones.
     const edited = messages.filter((_, i) => i % 2 === 0)
     let head = config
     for (const [step, value] of [edited, [...edited, messageOf(77, 7)]].entries()) {

@@ -373,6 +373,32 @@ describe("in a browser", () => {
   })
 })
 
+describe("in a browser, with write", () => {
+  it("a prune that would remove nothing says so and offers no Confirm; one that would, says how many", async () => {
+    await saver.copyThread("chat", "chat-pruned")
+    await saver.prune(["chat-pruned"], { strategy: "keep_latest" })
+    await saver.copyThread("chat", "chat-whole")
+    const { errors, page } = await open(`${writable.url}#/thread/chat-pruned`)
+    await page.locator("button >> text=Prune to latest…").click()
+    await expect.poll(() => page.locator("#confirm p").textContent()).toContain("nothing to remove")
+    expect(await page.locator("#confirm button >> text=Confirm").count()).toBe(0)
+    await page.locator("#confirm button >> text=Close").click()
+    expect(await page.locator("#confirm").isHidden()).toBe(true)
+
+    const plan = await (await call(writable, "/api/threads/chat-whole/plan?action=keep-latest", withToken(writable)))
+      .json() as any
+    await page.goto(`${writable.url}#/thread/chat-whole`)
+    await nodes(page).first().waitFor()
+    await page.locator("button >> text=Prune to latest…").click()
+    await expect.poll(() => page.locator("#confirm p").textContent()).toContain(
+      `this removes ${plan.removals[0].checkpoints} checkpoint(s)`
+    )
+    expect(await page.locator("#confirm button >> text=Confirm").count()).toBe(1)
+    expect(errors).toEqual([])
+    await page.close()
+  })
+})
+
 describe("100,000 threads", () => {
   const COUNT = 100_000
   let big: Awaited<ReturnType<typeof createDatabase>>

@@ -1,8 +1,8 @@
 /**
  * Thread lifecycle on a saver: copyThread and prune, checked on real graphs
  * with DeltaValue channels, a subgraph namespace and a fork. Every checkpoint
- * that exists after the operation must read back (tuple and delta history)
- * exactly as before.
+ * that exists after the operation must read back exactly as before, and the
+ * newest ones the delta history LangGraph reads of them.
  */
 import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages"
 import type { RunnableConfig } from "@langchain/core/runnables"
@@ -114,7 +114,10 @@ const expectKeptAsBefore = (before: ReadonlyMap<string, string>, after: Readonly
   }
 }
 
-/** The delta histories of the newest `last` checkpoints of each namespace. */
+/** The graph's DeltaChannels: what LangGraph reads back when a checkpoint does not store them. */
+const DELTA_CHANNELS = ["messages", "log"]
+
+/** The delta histories LangGraph reads of the newest `last` checkpoints of each namespace. */
 const headHistories = async (saver: EffectCheckpointSaver, thread_id: string, last: number) => {
   const byNamespace = new Map<string, Array<RunnableConfig>>()
   for await (const tuple of saver.list({ configurable: { thread_id } })) {
@@ -128,7 +131,7 @@ const headHistories = async (saver: EffectCheckpointSaver, thread_id: string, la
       histories.push(canonical(
         await saver.getDeltaChannelHistory({
           config,
-          channels: Object.keys(tuple!.checkpoint.channel_versions)
+          channels: DELTA_CHANNELS.filter((channel) => !(channel in tuple!.checkpoint.channel_values))
         })
       ))
     }

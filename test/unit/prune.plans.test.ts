@@ -87,6 +87,30 @@ describe("keepingLast", () => {
     expect(ids(plan.relinked)).toEqual(["2", "3"])
   })
 
+  it("a channel the head stores is not read back, however far its last value is", () => {
+    const index = [
+      entry("1", undefined, { channels: ["d"] }),
+      entry("2", "1", { channels: ["d"], stored: [] }),
+      entry("3", "2", { channels: ["d"] })
+    ]
+    expect(ids(planOf(Prune.keepingLast(index)).removed)).toEqual(["1", "2"])
+  })
+
+  it("LangGraph's trigger channels never pin the chain: a linear thread keeps its latest only", () => {
+    // As LangGraph stores them: the input is stored at the first checkpoint, each
+    // `branch:to:*` where it was triggered, and every later checkpoint keeps their versions, empty.
+    const triggers = ["__start__", "branch:to:a", "branch:to:b", "join:a+b:c", "__pregel_tasks"]
+    const index = ["1", "2", "3", "4", "5", "6", "7", "8", "9"].map((id, i) =>
+      entry(id, i === 0 ? undefined : String(i), {
+        channels: [...triggers, "messages"],
+        stored: i === 0 ? ["__start__"] : ["messages", triggers[i % triggers.length]!],
+        written: triggers
+      })
+    )
+    expect(ids(planOf(Prune.keepingLast(index)).removed)).toEqual(["1", "2", "3", "4", "5", "6", "7", "8"])
+    expect(ids(planOf(Prune.keepingLast(index, 2)).removed)).toEqual(["1", "2", "3", "4", "5", "6", "7"])
+  })
+
   it("has no plan for links that loop: the loop is the answer", () => {
     const result = Prune.keepingLast([entry("1", "2"), entry("2", "1")])
     expect(Result.isFailure(result)).toBe(true)

@@ -1,7 +1,8 @@
 /**
  * `langgraph-checkpoints prune [url] <thread…>`: shrinks threads to each
- * namespace's latest checkpoint (`--keep-latest`) or removes them
- * (`--delete`).
+ * namespace's latest checkpoint and what reading it needs (`--keep-latest`,
+ * see `lifecycle/Prune.ts`) or removes them (`--delete`). The dry run counts
+ * what goes by the same plan.
  *
  * @since 0.1.0
  */
@@ -23,7 +24,9 @@ export const prune = databaseCommand("prune", {
   flags: {
     keepLatest: Flag.Boolean("keep-latest").pipe(
       Flag.withDefault(false),
-      Flag.withDescription("Keep each namespace's latest checkpoint")
+      Flag.withDescription(
+        "Keep each namespace's latest checkpoint (and the ancestors its DeltaChannels are rebuilt from, if any)"
+      )
     ),
     delete: Flag.Boolean("delete").pipe(Flag.withDefault(false), Flag.withDescription("Remove the threads")),
     ...lifecycleFlags

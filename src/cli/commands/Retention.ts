@@ -49,7 +49,9 @@ export const retention = databaseCommand("retention", {
       Flag.optional
     ),
     keepLast: Flag.Int("keep-last").pipe(
-      Flag.withDescription("Keep this many newest checkpoints per namespace"),
+      Flag.withDescription(
+        "Keep this many newest checkpoints per namespace (and the ancestors their DeltaChannels are rebuilt from, if any)"
+      ),
       Flag.optional
     ),
     ...lifecycleFlags

@@ -442,10 +442,12 @@ const showDiff = (panel: HTMLElement, found: Diff) => {
 const actionBar = (id: string, refresh: () => Promise<void>) => {
   const confirm = el("div", { class: "confirm", id: "confirm" })
   confirm.hidden = true
-  const ask = (question: string, controls: ReadonlyArray<Node>, run: () => Promise<void>) => {
+  /** Asks to confirm `run`; without one, only says `question` (nothing to confirm). */
+  const ask = (question: string, controls: ReadonlyArray<Node>, run: (() => Promise<void>) | undefined) => {
     const go = el("button", { type: "button", class: "danger", text: "Confirm" })
-    const cancel = el("button", { type: "button", text: "Cancel" })
+    const cancel = el("button", { type: "button", text: run === undefined ? "Close" : "Cancel" })
     go.addEventListener("click", () => {
+      if (run === undefined) return
       go.disabled = true
       run().then(() => {
         confirm.hidden = true
@@ -456,14 +458,14 @@ const actionBar = (id: string, refresh: () => Promise<void>) => {
     cancel.addEventListener("click", () => {
       confirm.hidden = true
     })
-    confirm.replaceChildren(el("p", { text: question }), ...controls, go, cancel)
+    confirm.replaceChildren(el("p", { text: question }), ...controls, ...(run === undefined ? [] : [go]), cancel)
     confirm.hidden = false
   }
   const removal = async (action: string) => {
     const plan = await api<Plan>(`/api/threads/${enc(id)}/plan?action=${action}`)
     const total = plan.removals.reduce((sum, removal) => sum + removal.checkpoints, 0)
     const whole = plan.removals.some((removal) => removal.whole) ? ", the whole thread" : ""
-    return total === 0 ? "nothing would be removed" : `this removes ${total} checkpoint(s)${whole}`
+    return total === 0 ? undefined : `this removes ${total} checkpoint(s)${whole}`
   }
   const copy = el("button", { type: "button", text: "Copy…" })
   copy.addEventListener("click", () => {
@@ -477,19 +479,27 @@ const actionBar = (id: string, refresh: () => Promise<void>) => {
   const prune = el("button", { type: "button", text: "Prune to latest…" })
   prune.addEventListener("click", () => {
     removal("keep-latest").then((what) => {
-      ask(`Prune ${id} to its latest checkpoints: ${what}.`, [], async () => {
-        await api(`/api/threads/${enc(id)}/prune`, { strategy: "keep-latest" })
-        await refresh()
-      })
+      ask(
+        `Prune ${id} to its latest checkpoints: ${what ?? "nothing to remove"}.`,
+        [],
+        what === undefined ? undefined : async () => {
+          await api(`/api/threads/${enc(id)}/prune`, { strategy: "keep-latest" })
+          await refresh()
+        }
+      )
     }, showError)
   })
   const remove = el("button", { type: "button", class: "danger", text: "Delete…" })
   remove.addEventListener("click", () => {
     removal("delete").then((what) => {
-      ask(`Delete thread ${id}: ${what}.`, [], async () => {
-        await api(`/api/threads/${enc(id)}/delete`, {})
-        location.hash = "#/"
-      })
+      ask(
+        `Delete thread ${id}: ${what ?? "nothing to remove"}.`,
+        [],
+        what === undefined ? undefined : async () => {
+          await api(`/api/threads/${enc(id)}/delete`, {})
+          location.hash = "#/"
+        }
+      )
     }, showError)
   })
   return el("div", { class: "actions" }, [copy, prune, remove, confirm])
