@@ -6,7 +6,9 @@
  * `--version`, `--help`, `threads` and `show` on PostgreSQL (`DATABASE_URL`,
  * default the local server; a database of its own, dropped afterwards) and
  * `threads` on a PGlite directory, both written by a LangGraph graph
- * through this library's saver; `node -e 0` is the floor.
+ * through this library's saver; `node -e 0` is the floor. With GNU time
+ * (`/usr/bin/time`), each process's CPU time too: on a busy machine the
+ * wall time grows with the load, the CPU time hardly.
  *
  * `-- --before <git ref>` also builds that commit and measures it,
  * interleaved run by run with the working tree, and checks that both print
@@ -14,6 +16,7 @@
  * directory, so the first run is a cold start. Writes bench/STARTUP.md.
  */
 import { execFile, execFileSync } from "node:child_process"
+import { existsSync, readFileSync } from "node:fs"
 import { copyFile, mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises"
 import { cpus, loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
@@ -139,9 +142,15 @@ const cases: ReadonlyArray<Case> = [
 ]
 
 interface Run {
+  /** From spawn to exit. */
   readonly seconds: number
+  /** The process's user and system CPU time, when GNU time is there to say (it does not grow with the machine's load). */
+  readonly cpu: number | undefined
   readonly stdout: string
 }
+
+const gnuTime = existsSync("/usr/bin/time") ? "/usr/bin/time" : undefined
+const cpuFile = join(work, "cpu")
 
 /** One process: `node <args>`, timed from spawn to exit; a failure ends the benchmark. */
 const once = (args: ReadonlyArray<string>, env: Readonly<Record<string, string>>): Promise<Run> =>
@@ -149,11 +158,17 @@ const once = (args: ReadonlyArray<string>, env: Readonly<Record<string, string>>
     const environment: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: "1", ...env }
     delete environment.DATABASE_URL
     if (env.NODE_COMPILE_CACHE === undefined) delete environment.NODE_COMPILE_CACHE
+    const [command, commandArgs] = gnuTime === undefined
+      ? [process.execPath, args]
+      : [gnuTime, ["-f", "%U %S", "-o", cpuFile, process.execPath, ...args]]
     const started = performance.now()
-    execFile(process.execPath, args, { env: environment, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+    execFile(command, commandArgs, { env: environment, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
       const seconds = (performance.now() - started) / 1000
       if (error !== null) return reject(new Error(`node ${args.join(" ")} failed: ${stderr}`, { cause: error }))
-      resolve({ seconds, stdout })
+      const cpu = gnuTime === undefined
+        ? undefined
+        : readFileSync(cpuFile, "utf8").trim().split(/\s+/).map(Number).reduce((a, b) => a + b, 0)
+      resolve({ seconds, cpu, stdout })
     })
   })
 
@@ -168,34 +183,37 @@ interface Measured {
   readonly median: number
   readonly min: number
   readonly max: number
+  readonly cpu: number | undefined
 }
 
 const measure = async (
   argsOf: (subject: Subject) => ReadonlyArray<string>,
   check: boolean
 ): Promise<ReadonlyArray<Measured>> => {
-  const times = subjects.map((): Array<number> => [])
-  const firsts: Array<number> = []
-  const outputs: Array<string> = []
+  const measured = subjects.map((): Array<Run> => [])
+  const firsts: Array<Run> = []
   for (let round = 0; round <= runs; round++) {
     // Interleaved: each subject sees the machine as the other does.
     for (const [index, subject] of subjects.entries()) {
       const run = await once(argsOf(subject), subject.env)
-      if (round === 0) {
-        firsts[index] = run.seconds
-        outputs[index] = run.stdout
-      } else times[index]!.push(run.seconds)
+      if (round === 0) firsts[index] = run
+      else measured[index]!.push(run)
     }
   }
-  if (check && outputs.some((output) => output !== outputs[0])) {
+  if (check && firsts.some((run) => run.stdout !== firsts[0]!.stdout)) {
     throw new Error(`the builds print different output for ${argsOf(subjects[0]!).join(" ")}`)
   }
-  return times.map((values, index) => ({
-    first: firsts[index]!,
-    median: median(values),
-    min: Math.min(...values),
-    max: Math.max(...values)
-  }))
+  return measured.map((all, index) => {
+    const seconds = all.map((run) => run.seconds)
+    const cpu = all.flatMap((run) => run.cpu === undefined ? [] : [run.cpu])
+    return {
+      first: firsts[index]!.seconds,
+      median: median(seconds),
+      min: Math.min(...seconds),
+      max: Math.max(...seconds),
+      cpu: cpu.length === 0 ? undefined : median(cpu)
+    }
+  })
 }
 
 const load = loadavg()
@@ -217,7 +235,7 @@ await rm(work, { recursive: true, force: true })
 
 const s = (seconds: number) => `${seconds.toFixed(2)} s`
 const header = `| command | ${
-  subjects.map((subject) => `${subject.name}: median (min–max), first run`).join(" | ")
+  subjects.map((subject) => `${subject.name}: median (min–max); CPU; first run`).join(" | ")
 } | target |`
 const rows = results.map(([entry, measured]) => {
   const last = measured[measured.length - 1]!
@@ -225,7 +243,9 @@ const rows = results.map(([entry, measured]) => {
     ? ""
     : `≤ ${s(entry.target)}: ${last.median <= entry.target ? "met" : "**missed**"}`
   return `| ${entry.label} | ${
-    measured.map((m) => `${s(m.median)} (${s(m.min)}–${s(m.max)}), ${s(m.first)}`).join(" | ")
+    measured.map((m) =>
+      `${s(m.median)} (${s(m.min)}–${s(m.max)}); ${m.cpu === undefined ? "–" : s(m.cpu)}; ${s(m.first)}`
+    ).join(" | ")
   } | ${verdict} |`
 })
 
@@ -235,8 +255,8 @@ Produced by \`npm run bench:startup${before === undefined ? "" : ` -- --before $
   new Date().toISOString().slice(0, 10)
 }: ${cpus().length} cores (${cpus()[0]?.model.trim()}), Node ${process.version}, load average ${
   load.map((value) => value.toFixed(2)).join(" ")
-} at the start. Each command is a fresh \`node dist/cli/main.js …\` process, timed from spawn to exit; the median
-of ${runs} runs after a first run (whose time is given too: for the working tree it fills Node's compile cache,
+} at the start. Each command is a fresh \`node dist/cli/main.js …\` process, timed from spawn to exit (and its CPU time, user
+and system, which does not grow with the machine's load); the median of ${runs} runs after a first run (whose time is given too: for the working tree it fills Node's compile cache,
 which starts empty). \`node -e 0\` takes ${s(floor.median)}.
 
 ${header}
