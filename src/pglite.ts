@@ -53,6 +53,13 @@ export interface PgliteOptions extends Omit<SqlStorage.SqlStorageOptions, "diale
    * session: with `readOnly`, only the storage refuses writes.
    */
   readonly pglite?: PgliteSession | undefined
+  /**
+   * PostgreSQL's `shared_buffers` for a database the layer opens, e.g.
+   * `"16MB"` (default: the data directory's, PGlite's 128MB). PGlite zeroes
+   * them at every open, which is most of a second: a short-lived process
+   * (the CLI) opens faster with less.
+   */
+  readonly sharedBuffers?: string | undefined
 }
 
 /**
@@ -115,11 +122,21 @@ const existing = (dataDir: string) =>
   })
 
 /** A PGlite database, closed with the scope; `readOnly`: its session refuses every write. */
-const create = (from: string | { readonly loadDataDir: Blob } | undefined, readOnly: boolean) =>
+const create = (
+  from: string | { readonly loadDataDir: Blob } | undefined,
+  readOnly: boolean,
+  sharedBuffers: string | undefined
+) =>
   Effect.acquireRelease(
     Effect.tryPromise({
       try: async () => {
-        const pglite = typeof from === "object" ? await PGlite.create(from) : await PGlite.create(from)
+        const options = {
+          ...(typeof from === "object" ? from : from === undefined ? {} : { dataDir: from }),
+          ...(sharedBuffers === undefined
+            ? {}
+            : { startParams: [...PGlite.defaultStartParams, "-c", `shared_buffers=${sharedBuffers}`] })
+        }
+        const pglite = await PGlite.create(options)
         // PGlite is one session: this makes it refuse every write.
         if (readOnly) await pglite.exec("SET default_transaction_read_only = on")
         return pglite
@@ -134,7 +151,7 @@ const create = (from: string | { readonly loadDataDir: Blob } | undefined, readO
  * ownership comes first, so a second opener never touches the files. The
  * owner serves snapshots of it meanwhile.
  */
-const openDirectory = (dataDir: string, readOnly: boolean) =>
+const openDirectory = (dataDir: string, readOnly: boolean, sharedBuffers: string | undefined) =>
   Effect.gen(function*() {
     // PGlite would create the directory, but the lock lives in it and comes first.
     yield* readOnly
@@ -144,7 +161,7 @@ const openDirectory = (dataDir: string, readOnly: boolean) =>
         catch: connectFailure
       })
     const owner = yield* Owner.acquire(dataDir)
-    const pglite = yield* create(owner.directory, readOnly)
+    const pglite = yield* create(owner.directory, readOnly, sharedBuffers)
     owner.serve(Snapshot.serve(owner, pglite))
     // Stop serving before the database closes.
     yield* Effect.addFinalizer(() => Effect.sync(() => owner.serve(undefined)))
@@ -152,14 +169,18 @@ const openDirectory = (dataDir: string, readOnly: boolean) =>
   })
 
 const open = (
-  options: Pick<PgliteOptions, "dataDir" | "snapshot">,
+  options: Pick<PgliteOptions, "dataDir" | "snapshot" | "sharedBuffers">,
   readOnly: boolean
 ): Effect.Effect<PgliteSession, StorageFailure | InvalidConfig | DatabaseLocked, Scope.Scope> =>
   options.snapshot !== undefined
-    ? create({ loadDataDir: new Blob([options.snapshot.data as Uint8Array<ArrayBuffer>]) }, readOnly)
+    ? create(
+      { loadDataDir: new Blob([options.snapshot.data as Uint8Array<ArrayBuffer>]) },
+      readOnly,
+      options.sharedBuffers
+    )
     : options.dataDir !== undefined
-    ? openDirectory(options.dataDir, readOnly)
-    : create(undefined, readOnly)
+    ? openDirectory(options.dataDir, readOnly, options.sharedBuffers)
+    : create(undefined, readOnly, options.sharedBuffers)
 
 /**
  * A consistent copy of the database in `dataDir`, taken by the process that
@@ -187,7 +208,7 @@ export const snapshot: (
  * @since 0.1.0
  */
 export const layerSqlClient = (
-  options: Pick<PgliteOptions, "dataDir" | "snapshot" | "pglite" | "readOnly"> = {}
+  options: Pick<PgliteOptions, "dataDir" | "snapshot" | "pglite" | "readOnly" | "sharedBuffers"> = {}
 ): Layer.Layer<SqlClient.SqlClient, StorageFailure | InvalidConfig | DatabaseLocked> =>
   PgClient.layerFrom(
     (options.pglite === undefined ? open(options, options.readOnly === true) : Effect.succeed(options.pglite))

@@ -58,11 +58,17 @@ const snapshotNote = (snapshot: Label) =>
   `reading a snapshot it took at ${snapshot.takenAt.toISOString()} (later changes are not in it)\n`
 
 /**
+ * PGlite's buffers for a command: zeroed at every open, PGlite's 128MB took
+ * most of a second of each command; one command needs far fewer.
+ */
+const sharedBuffers = "16MB"
+
+/**
  * A PGlite directory: opened itself, or, held by another process and only
  * read, a snapshot of it in memory.
  */
 const pgliteClient = (Pglite: typeof PgliteModule, dataDir: string, readOnly: boolean) => {
-  const own = Layer.merge(Pglite.layerSqlClient({ dataDir, readOnly }), live)
+  const own = Layer.merge(Pglite.layerSqlClient({ dataDir, readOnly, sharedBuffers }), live)
   if (!readOnly) return own
   return own.pipe(Layer.catchTag("DatabaseLocked", () =>
     Layer.unwrap(
@@ -70,7 +76,7 @@ const pgliteClient = (Pglite: typeof PgliteModule, dataDir: string, readOnly: bo
         Effect.tap((snapshot) => Effect.sync(() => process.stderr.write(snapshotNote(snapshot)))),
         Effect.map((snapshot) =>
           Layer.merge(
-            Pglite.layerSqlClient({ snapshot, readOnly }),
+            Pglite.layerSqlClient({ snapshot, readOnly, sharedBuffers }),
             Layer.succeed(Source, {
               snapshot: { directory: snapshot.directory, pid: snapshot.pid, takenAt: snapshot.takenAt }
             })
