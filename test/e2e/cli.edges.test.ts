@@ -15,7 +15,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { EffectCheckpointSaver } from "../../src/index.ts"
-import { buildCli, type BuiltCli, type CliResult, describeResult, type RunOptions } from "../support/cli.ts"
+import { buildCli, type BuiltCli, commands } from "../support/cli.ts"
 import { admin, createDatabase } from "../support/databases.ts"
 import {
   chatGraph,
@@ -39,22 +39,7 @@ afterAll(async () => {
 
 const inOrder = (timeout = 60_000) => ({ concurrent: false, timeout })
 
-const run = (args: ReadonlyArray<string>, options?: RunOptions): Promise<CliResult> => cli!.run(args, options)
-
-const ok = async (args: ReadonlyArray<string>, options?: RunOptions): Promise<CliResult> => {
-  const result = await run(args, options)
-  expect(result.code, describeResult(args, result)).toBe(0)
-  return result
-}
-
-/** A command that must fail with `code`; its first line on stderr starts `error: `. */
-const fails = async (code: 1 | 2, args: ReadonlyArray<string>, options?: RunOptions): Promise<CliResult> => {
-  const result = await run(args, options)
-  expect(result.code, describeResult(args, result)).toBe(code)
-  expect(result.stderr, describeResult(args, result)).toMatch(/^error: /)
-  if (code === 1) expect(result.stderr.trimEnd().split("\n"), describeResult(args, result)).toHaveLength(1)
-  return result
-}
+const { fails, ok } = commands(() => cli!)
 
 const withSaverOn = async <A>(
   url: string,

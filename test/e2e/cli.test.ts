@@ -17,7 +17,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { EffectCheckpointSaver } from "../../src/index.ts"
-import { buildCli, type BuiltCli, type CliResult, describeResult, type RunOptions } from "../support/cli.ts"
+import { buildCli, type BuiltCli, type CliResult, commands, describeResult } from "../support/cli.ts"
 import { admin, createDatabase } from "../support/databases.ts"
 import {
   address,
@@ -59,26 +59,7 @@ const lane = { concurrent: true } as const
 const inSequence = { concurrent: false } as const
 const inOrder = (timeout = 60_000) => ({ concurrent: false, timeout })
 
-const run = (args: ReadonlyArray<string>, options?: RunOptions): Promise<CliResult> => cli!.run(args, options)
-
-/** Runs a command that must succeed. */
-const ok = async (args: ReadonlyArray<string>, options?: RunOptions): Promise<CliResult> => {
-  const result = await run(args, options)
-  expect(result.code, describeResult(args, result)).toBe(0)
-  return result
-}
-
-/** Runs a command that must fail with `code` and a message on standard error. */
-const fails = async (code: 1 | 2, args: ReadonlyArray<string>, options?: RunOptions): Promise<CliResult> => {
-  const result = await run(args, options)
-  expect(result.code, describeResult(args, result)).toBe(code)
-  expect(result.stderr, describeResult(args, result)).toMatch(/^error: /)
-  if (code === 1) {
-    // An error is one line: no stack, no help.
-    expect(result.stderr.trimEnd().split("\n"), describeResult(args, result)).toHaveLength(1)
-  }
-  return result
-}
+const { fails, ok, run } = commands(() => cli!)
 
 const json = <A = any>(result: CliResult): A => {
   try {

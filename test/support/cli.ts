@@ -11,6 +11,7 @@ import { copyFile, mkdtemp, rm, symlink } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
+import { expect } from "vitest"
 import { type Lines, spawnLines } from "./children.ts"
 
 const root = join(import.meta.dirname, "..", "..")
@@ -123,3 +124,25 @@ export const describeResult = (args: ReadonlyArray<string>, result: CliResult): 
   `langgraph-checkpoints ${args.join(" ")} → exit ${result.code} (${
     Math.round(result.ms)
   } ms)\n--- stderr ---\n${result.stderr}\n--- stdout ---\n${result.stdout}`
+
+/**
+ * The commands a test runs on the CLI it built: `run` (any outcome), `ok`
+ * (must succeed) and `fails` (must exit with `code`, its stderr starting
+ * `error: `, and an error of exit 1 being one line: no stack, no help).
+ */
+export const commands = (cli: () => BuiltCli) => {
+  const run = (args: ReadonlyArray<string>, options?: RunOptions): Promise<CliResult> => cli().run(args, options)
+  const ok = async (args: ReadonlyArray<string>, options?: RunOptions): Promise<CliResult> => {
+    const result = await run(args, options)
+    expect(result.code, describeResult(args, result)).toBe(0)
+    return result
+  }
+  const fails = async (code: 1 | 2, args: ReadonlyArray<string>, options?: RunOptions): Promise<CliResult> => {
+    const result = await run(args, options)
+    expect(result.code, describeResult(args, result)).toBe(code)
+    expect(result.stderr, describeResult(args, result)).toMatch(/^error: /)
+    if (code === 1) expect(result.stderr.trimEnd().split("\n"), describeResult(args, result)).toHaveLength(1)
+    return result
+  }
+  return { run, ok, fails }
+}
