@@ -15,6 +15,11 @@
  * - Actions (copy, prune, delete) exist only with `write`, and take the token
  *   from the header alone and a JSON body: a cross-site form or link cannot
  *   send either.
+ * - A request must name the server as printed in its `Host` header (421
+ *   otherwise): a site whose name an attacker re-points at this machine (DNS
+ *   rebinding) is refused before the token is even looked at. A server bound
+ *   to every interface (`0.0.0.0`, `::`) is reached under names it cannot
+ *   know, and checks the token alone.
  * - Every response forbids inline scripts and styles, framing, other
  *   origins and caching (`Content-Security-Policy`, `no-store`), and the page
  *   inserts every value as text: what a message says can never run.
@@ -101,11 +106,31 @@ const respond = (handler: (request: Request) => Promise<Response>, incoming: Inc
       out.end()
     })
 
+/** The host as a URL writes it (an IPv6 address in brackets). */
+const shownHost = (host: string) => host.includes(":") ? `[${host}]` : host
+
+/** Addresses that bind every interface: the names a client uses for them cannot be known. */
+const EVERY_INTERFACE = new Set(["0.0.0.0", "::", "[::]"])
+
+/** Whether a request's `Host` names this server as printed (any name, when bound to every interface). */
+const namesThisServer = (incoming: IncomingMessage, host: string, port: number) =>
+  EVERY_INTERFACE.has(host) || incoming.headers.host?.toLowerCase() === `${shownHost(host)}:${port}`.toLowerCase()
+
+/** 421: the request was meant for another server name. */
+const misdirected = (out: ServerResponse) => {
+  out.writeHead(421, { ...securityHeaders, "content-type": "application/json" })
+  out.end(JSON.stringify({ error: "this server answers only to the address it printed" }))
+}
+
 /** A `node:http` server on `host` and `port` serving `handler`, closed with the scope. */
 const listen = (handler: (request: Request) => Promise<Response>, host: string, port: number) =>
   Effect.acquireRelease(
     Effect.callback<Server, ServeError>((resume) => {
-      const server = createServer((incoming, out) => void respond(handler, incoming, out))
+      const server = createServer((incoming, out) =>
+        namesThisServer(incoming, host, (server.address() as AddressInfo).port)
+          ? void respond(handler, incoming, out)
+          : misdirected(out)
+      )
       server.once("error", (cause) => resume(Effect.fail(new ServeError({ cause }))))
       server.listen(port, host, () => resume(Effect.succeed(server)))
     }),
@@ -143,6 +168,5 @@ export const start = (
     const handler = HttpEffect.toWebHandler(Effect.provideContext(app, services))
     const server = yield* listen(handler, host, options.port ?? 0)
     const { port } = server.address() as AddressInfo
-    const shown = host.includes(":") ? `[${host}]` : host
-    return { url: `http://${shown}:${port}/?token=${token}`, token, host, port }
+    return { url: `http://${shownHost(host)}:${port}/?token=${token}`, token, host, port }
   })

@@ -10,6 +10,7 @@
 import { HumanMessage } from "@langchain/core/messages"
 import { Effect, Exit, Layer, Scope } from "effect"
 import { mkdir } from "node:fs/promises"
+import { request } from "node:http"
 import { join } from "node:path"
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -169,6 +170,39 @@ describe("the token", () => {
     const api = await call(readOnly, "/api/threads", withToken(readOnly))
     expect(api.status).toBe(200)
     expect(api.headers.get("content-type")).toMatch(/^application\/json/)
+  })
+})
+
+describe("the Host header", () => {
+  /** A GET with the token and the given `Host` (fetch cannot set one): its status. */
+  const statusWithHost = (served: Served, host: string) =>
+    new Promise<number>((resolve, reject) => {
+      const url = new URL(served.url)
+      const sent = request(
+        { host: url.hostname, port: url.port, path: `/api/info?token=${served.token}`, headers: { host } },
+        (response) => {
+          response.resume()
+          resolve(response.statusCode ?? 0)
+        }
+      )
+      sent.once("error", reject)
+      sent.end()
+    })
+
+  it("must be the address the server printed: another name (DNS rebinding) is refused with 421", async () => {
+    const printed = new URL(readOnly.url).host
+    expect(await statusWithHost(readOnly, printed)).toBe(200)
+    expect(await statusWithHost(readOnly, printed.toUpperCase())).toBe(200)
+    for (
+      const foreign of [
+        "attacker.example",
+        `attacker.example:${new URL(readOnly.url).port}`,
+        "localhost:1",
+        "127.0.0.1"
+      ]
+    ) {
+      expect(await statusWithHost(readOnly, foreign), foreign).toBe(421)
+    }
   })
 })
 
