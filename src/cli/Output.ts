@@ -24,6 +24,11 @@ const isTerminal = process.stdout.isTTY === true
  */
 export const colors = pc.createColors(isTerminal && process.env.NO_COLOR === undefined)
 
+/** DEL, the C1 controls, line separators and bidirectional controls: what JSON leaves raw. */
+const beyondAscii = "\\u007f-\\u009f\\u2028\\u2029\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069"
+const controls = new RegExp(`[\\u0000-\\u001f${beyondAscii}]`, "g")
+const rawInJson = new RegExp(`[${beyondAscii}]`, "g")
+
 /**
  * Text from the database, safe to print: control characters, line breaks
  * and bidirectional controls become visible escapes.
@@ -31,8 +36,7 @@ export const colors = pc.createColors(isTerminal && process.env.NO_COLOR === und
  * @since 0.1.0
  */
 export const clean = (text: string): string =>
-  // eslint-disable-next-line no-control-regex
-  text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (char) => {
+  text.replace(controls, (char) => {
     if (char === "\n") return "\\n"
     if (char === "\t") return "\\t"
     if (char === "\r") return "\\r"
@@ -65,11 +69,23 @@ export const line = (text = "") => Effect.sync(() => void process.stdout.write(`
 export const note = (text: string) => Effect.sync(() => void process.stderr.write(`${text}\n`))
 
 /**
- * Writes a value as JSON.
+ * JSON text made safe for a terminal and still the same JSON: DEL, the C1
+ * controls (U+009B starts a CSI sequence on some terminals), line separators
+ * and bidirectional controls, which `JSON.stringify` leaves raw, written as
+ * `\uXXXX` escapes. (Only strings can hold them, and there the escape means
+ * the same character.)
  *
  * @since 0.1.0
  */
-export const json = (value: unknown) => line(JSON.stringify(value, null, 2))
+export const safeJson = (text: string): string =>
+  text.replace(rawInJson, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`)
+
+/**
+ * Writes a value as JSON (see {@link safeJson}).
+ *
+ * @since 0.1.0
+ */
+export const json = (value: unknown) => line(safeJson(JSON.stringify(value, null, 2)))
 
 /**
  * A table: bordered and aligned on a terminal; tab-separated when piped, one

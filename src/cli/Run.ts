@@ -18,10 +18,14 @@ import { Cause, Effect, Exit, Layer } from "effect"
 import { CliError, Command } from "effect/cli"
 import { UsageError } from "./Arguments.ts"
 import { root } from "./Cli.ts"
+import * as Output from "./Output.ts"
 
-/** An error as one line: its message, without a stack or line breaks. */
+/**
+ * An error as one line: its message, without a stack or line breaks, and
+ * escaped (errors quote ids and types read from the database or a file).
+ */
 const oneLine = (error: unknown) =>
-  (error instanceof Error ? error.message : String(error)).replace(/\s*\n\s*/g, " ").trim()
+  Output.clean((error instanceof Error ? error.message : String(error)).replace(/\s*\n\s*/g, " ").trim())
 
 /**
  * Runs the command `args` name and sets `process.exitCode`.

@@ -2,7 +2,8 @@
  * The command line's edges, each as a user meets it (issue 26): limits,
  * namespaces and subcommands named in errors, a PGlite directory without its
  * prefix, an empty database, an unreachable server, trailers off stdout,
- * `export --all` — and what adopting a database LangGraph's own
+ * `export --all`, hostile text in ids, `ts`, types, key ids and error lines
+ * printed escaped — and what adopting a database LangGraph's own
  * `PostgresSaver` wrote promises: after this library writes a thread with
  * structural sharing on, the official saver can no longer read that thread;
  * threads this library never wrote, or wrote with sharing off, stay readable.
@@ -10,11 +11,11 @@
 import { HumanMessage } from "@langchain/core/messages"
 import type { CheckpointTuple } from "@langchain/langgraph-checkpoint"
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres"
-import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises"
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { EffectCheckpointSaver } from "../../src/index.ts"
+import { EffectCheckpointSaver, type SaverOptions } from "../../src/index.ts"
 import { buildCli, type BuiltCli, commands } from "../support/cli.ts"
 import { admin, createDatabase } from "../support/databases.ts"
 import {
@@ -39,12 +40,12 @@ afterAll(async () => {
 
 const inOrder = (timeout = 60_000) => ({ concurrent: false, timeout })
 
-const { fails, ok } = commands(() => cli!)
+const { fails, ok, run } = commands(() => cli!)
 
 const withSaverOn = async <A>(
   url: string,
   f: (saver: EffectCheckpointSaver) => Promise<A>,
-  options: { readonly sharing?: boolean } = {}
+  options: SaverOptions = {}
 ): Promise<A> => {
   const saver = await EffectCheckpointSaver.fromConnString(url, options)
   try {
@@ -197,6 +198,144 @@ describe("the edges", { concurrent: false }, () => {
     expect((await fails(2, ["export", database.url, "chat", "--all"])).stderr).toContain("not both")
     expect((await ok(["export", empty.url, "--all"])).stdout.trimEnd().split("\n")).toHaveLength(1)
   })
+})
+
+/** Sequences a hostile file could carry: clipboard write, window title, clear screen, CSI as one C1 byte, bidi. */
+const OSC52 = "\u001b]52;c;aGVsbG8=\u0007"
+const OSC0 = "\u001b]0;pwned\u0007"
+const CSI = "\u001b[2J"
+const C1 = "\u009b2J"
+const BIDI = "\u202e"
+/** Anything a terminal would act on: C0 controls but tab and line break, DEL, C1, bidi overrides. */
+// eslint-disable-next-line no-control-regex
+const RAW = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/
+
+describe("hostile stored text never reaches the terminal raw", { concurrent: false }, () => {
+  let database: Awaited<ReturnType<typeof createDatabase>>
+  let dir: string
+  const thread = `chat${OSC0}`
+  const KEY = Buffer.alloc(32, 7).toString("base64")
+
+  /** Every line of an export, parsed; `edit` changes them, and the file is written back. */
+  const rewrite = async (file: string, edit: (rows: Array<Record<string, any>>) => void) => {
+    const rows = (await readFile(file, "utf8")).split("\n").filter((line) => line !== "").map((line) =>
+      JSON.parse(line)
+    )
+    edit(rows)
+    await writeFile(file, rows.map((row) => JSON.stringify(row)).join("\n") + "\n")
+  }
+
+  /** The JSON text of an export with one string replaced everywhere it appears, even inside stored JSON text. */
+  const replaceEverywhere = (text: string, from: string, to: string) =>
+    text.split(from).join(JSON.stringify(to).slice(1, -1))
+
+  const clean = (result: { stdout: string; stderr: string }, what: string) => {
+    expect(result.stdout, `${what}: stdout`).not.toMatch(RAW)
+    expect(result.stderr, `${what}: stderr`).not.toMatch(RAW)
+  }
+
+  beforeAll(async () => {
+    database = await createDatabase("cli_hostile")
+    dir = await mkdtemp(join(tmpdir(), "lce-cli-hostile-"))
+    let ids: Array<string> = []
+    await withSaverOn(database.url, async (saver) => {
+      await writeChat(saver)
+      ids = (await collect(saver, { configurable: { thread_id: "chat" } })).map((tuple) => tuple.checkpoint.id)
+    }, { sharing: false })
+    const file = join(dir, "chat.jsonl")
+    await ok(["export", database.url, "chat", "-o", file])
+    // The latest checkpoint's id carries OSC 52, an older one's a bidi override; the thread id OSC 0.
+    let text = await readFile(file, "utf8")
+    text = replaceEverywhere(text, ids[0]!, `${ids[0]}${OSC52}`)
+    text = replaceEverywhere(text, ids[2]!, `${ids[2]}${BIDI}x`)
+    await writeFile(file, text)
+    await rewrite(file, (rows) => {
+      for (const row of rows) {
+        if (row.kind === "thread") row.thread_id = thread
+        // A `ts` with a clear-screen sequence; a value of a type no serializer reads, named with a C1 CSI.
+        if (row.kind === "checkpoint") row.checkpoint.ts = `2025-01-01T00:00:00.000Z${CSI}`
+        if (row.kind === "blob" && row.channel === "messages" && row.type !== "empty") row.type = `evil${C1}`
+      }
+    })
+    await ok(["import", database.url, file])
+  }, 180_000)
+
+  afterAll(async () => {
+    await database?.drop()
+    if (dir !== undefined) await rm(dir, { recursive: true, force: true })
+  })
+
+  it("in ids, ts and types: threads, history, show, diff and their --json", inOrder(120_000), async () => {
+    const threads = await ok(["threads", database.url])
+    clean(threads, "threads")
+    expect(threads.stdout).toContain("chat\\u{1b}]0;pwned\\u{7}")
+    const history = await ok(["history", database.url, thread])
+    clean(history, "history")
+    expect(history.stdout).toContain(";c;aGVsbG8=\\u{7}")
+    const shown = await ok(["show", database.url, thread])
+    clean(shown, "show")
+    expect(shown.stdout).toContain("\\u{1b}[2J")
+    expect(shown.stdout).toContain("evil\\u{9b}2J")
+    const json = await ok(["show", database.url, thread, "--json"])
+    clean(json, "show --json")
+    // Still JSON, and still the same strings.
+    expect(JSON.parse(json.stdout).checkpoint.ts).toBe(`2025-01-01T00:00:00.000Z${CSI}`)
+    expect(json.stdout).toContain("\\u009b2J")
+    const older = JSON.parse((await ok(["history", database.url, thread, "--json"])).stdout)
+    expect(older.filter((entry: { checkpoint_id: string }) => entry.checkpoint_id.includes(BIDI))).toHaveLength(1)
+    const diff = await ok(["diff", database.url, thread, "x", "aGVsbG8=\u0007"])
+    expect(diff.stdout).not.toBe("no channel differs\n")
+    clean(diff, "diff")
+    const exported = await ok(["export", database.url, thread])
+    clean(exported, "export")
+    expect(exported.stdout).toContain("\\u202e")
+  })
+
+  it(
+    "in error lines: a thread that exists, an ambiguous id, a key id read from a ciphertext",
+    inOrder(120_000),
+    async () => {
+      const file = join(dir, "again.jsonl")
+      await ok(["export", database.url, thread, "-o", file])
+      const exists = await fails(1, ["import", database.url, file])
+      clean(exists, "import")
+      expect(exists.stderr).toContain("already exists")
+      // Every checkpoint id of the thread starts alike: a short prefix is ambiguous, the ids listed.
+      const ambiguous = await fails(1, ["show", database.url, thread, "1"])
+      clean(ambiguous, "ambiguous id")
+      expect(ambiguous.stderr).toContain("is ambiguous")
+      expect(ambiguous.stderr).toContain("\\u{1b}]52")
+
+      // A thread sealed under key "k1", its frames' key id rewritten to a hostile one.
+      const sealed = join(dir, "sealed.jsonl")
+      await withSaverOn(database.url, (saver) => writeApproval(saver), {
+        encryption: { keys: { k1: KEY }, primary: "k1" }
+      })
+      await ok(["export", database.url, "approval", "-o", sealed], { env: { CHECKPOINT_ENCRYPTION_KEYS: `k1:${KEY}` } })
+      await rewrite(sealed, (rows) => {
+        for (const row of rows) {
+          if (typeof row.bytes !== "string") continue
+          const bytes = Buffer.from(row.bytes, "base64")
+          const at = bytes.indexOf(Buffer.from([1, 2, ...Buffer.from("k1")]))
+          if (at === -1) continue
+          const id = Buffer.from(`k${OSC52}`)
+          row.bytes = Buffer.concat([bytes.subarray(0, at), Buffer.from([1, id.length]), id, bytes.subarray(at + 4)])
+            .toString("base64")
+        }
+      })
+      // Sealed rows are bound to their thread: imported under the same id, into another database.
+      const other = await createDatabase("cli_hostile_sealed")
+      try {
+        const env = { env: { CHECKPOINT_ENCRYPTION_KEYS: `k1:${KEY}` } }
+        await ok(["import", other.url, sealed], env)
+        const unsealed = await run(["show", other.url, "approval"], env)
+        clean(unsealed, "sealed show")
+        expect(unsealed.stdout + unsealed.stderr).toContain("k\\u{1b}]52")
+      } finally {
+        await other.drop()
+      }
+    }
+  )
 })
 
 describe("a database LangGraph's PostgresSaver wrote, adopted", { concurrent: false }, () => {

@@ -10,6 +10,7 @@ import { Flag } from "effect/cli"
 import * as ExportFormat from "../../lifecycle/ExportFormat.ts"
 import { UsageError } from "../Arguments.ts"
 import { databaseCommand } from "../DatabaseCommand.ts"
+import * as Output from "../Output.ts"
 
 /**
  * The `export` command.
@@ -46,7 +47,11 @@ export const exportCommand = databaseCommand("export", {
     )
     const lines = ExportFormat.encode(rows)
     if (Option.isNone(input.output)) {
-      return yield* Stream.runForEach(lines, (text: string) => Effect.sync(() => void process.stdout.write(text)))
+      // Standard output may be a terminal: the same JSON, with what could drive it escaped.
+      return yield* Stream.runForEach(
+        lines,
+        (text: string) => Effect.sync(() => void process.stdout.write(Output.safeJson(text)))
+      )
     }
     const fs = yield* FileSystem.FileSystem
     const file = input.output.value

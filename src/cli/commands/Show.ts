@@ -36,14 +36,14 @@ const printShown = (thread_id: string, { interrupts, next, tuple }: Shown, max: 
     const ns = tuple.config.configurable?.checkpoint_ns ?? ""
     const metadata: Record<string, unknown> = tuple.metadata ?? {}
     yield* Output.line(
-      `${bold("thread")} ${Output.clean(thread_id)}  ${bold("checkpoint")} ${yellow(tuple.checkpoint.id)}${
-        ns === "" ? "" : `  ${bold("namespace")} ${Output.clean(ns)}`
-      }`
+      `${bold("thread")} ${Output.clean(thread_id)}  ${bold("checkpoint")} ${
+        yellow(Output.clean(tuple.checkpoint.id))
+      }${ns === "" ? "" : `  ${bold("namespace")} ${Output.clean(ns)}`}`
     )
     yield* Output.line(
-      `step ${String(metadata.step ?? "?")}  source ${
-        Output.clean(String(metadata.source ?? "?"))
-      }  ${tuple.checkpoint.ts}${
+      `step ${String(metadata.step ?? "?")}  source ${Output.clean(String(metadata.source ?? "?"))}  ${
+        Output.clean(String(tuple.checkpoint.ts))
+      }${
         tuple.parentConfig?.configurable?.checkpoint_id === undefined
           ? ""
           : `  parent ${short(String(tuple.parentConfig.configurable.checkpoint_id))}`
@@ -56,7 +56,7 @@ const printShown = (thread_id: string, { interrupts, next, tuple }: Shown, max: 
     if (writes.length > 0) {
       yield* Output.line(bold("pending writes"))
       for (const [task, channel, value] of writes) {
-        yield* Output.line(`  ${dim(Output.clean(short(task)))} ${cyan(Output.clean(channel))}: ${textOf(value, max)}`)
+        yield* Output.line(`  ${dim(short(task))} ${cyan(Output.clean(channel))}: ${textOf(value, max)}`)
       }
     }
     yield* Output.line(`${bold("metadata")}: ${textOf(metadata, max)}`)

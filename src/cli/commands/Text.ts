@@ -8,11 +8,12 @@ import * as Values from "../../inspector/Values.ts"
 import * as Output from "../Output.ts"
 
 /**
- * A checkpoint or task id by its last 12 characters (where ids differ).
+ * A checkpoint or task id by its last 12 characters (where ids differ),
+ * escaped: ids are stored text too.
  *
  * @since 0.1.0
  */
-export const short = (id: string): string => id.slice(-12)
+export const short = (id: string): string => Output.clean(id.slice(-12))
 
 /**
  * A date to the second, UTC.
@@ -27,7 +28,7 @@ export const date = (value: Date): string => value.toISOString().replace("T", " 
  * @since 0.1.0
  */
 export const textOf = (value: unknown, max: number | undefined): string => {
-  if (value instanceof Values.Unreadable) return String(value)
+  if (value instanceof Values.Unreadable) return Output.cut(String(value), max)
   const plain = Values.toPlain(value)
   return Output.cut(typeof plain === "string" ? plain : JSON.stringify(plain) ?? "undefined", max)
 }
