@@ -17,11 +17,12 @@
  */
 import { execFile, execFileSync } from "node:child_process"
 import { existsSync, readFileSync } from "node:fs"
-import { copyFile, mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises"
+import { copyFile, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises"
 import { cpus, loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
 import { Client } from "pg"
+import { bundleCli } from "../scripts/bundle-cli.ts"
 import { EffectCheckpointSaver } from "../src/index.ts"
 import { writeInspected } from "../test/support/inspectedGraph.ts"
 
@@ -53,7 +54,13 @@ const build = async (source: string, into: string): Promise<string> => {
   }
   await copyFile(join(source, "package.json"), join(into, "package.json"))
   await symlink(join(root, "node_modules"), join(into, "node_modules"), "dir")
-  return join(into, "dist", "cli", "main.js")
+  // The executable package.json names: the bundle (bundled as `npm run build` does), or, before it, the compiled tree.
+  const { bin } = JSON.parse(await readFile(join(source, "package.json"), "utf8")) as {
+    readonly bin: Readonly<Record<string, string>>
+  }
+  const main = bin["langgraph-checkpoints"]!
+  if (main.startsWith("./dist/bin/")) await bundleCli(join(into, "dist"))
+  return join(into, main)
 }
 
 /** The sources of commit `ref`, extracted beside a link to this repository's node_modules. */
@@ -255,7 +262,7 @@ Produced by \`npm run bench:startup${before === undefined ? "" : ` -- --before $
   new Date().toISOString().slice(0, 10)
 }: ${cpus().length} cores (${cpus()[0]?.model.trim()}), Node ${process.version}, load average ${
   load.map((value) => value.toFixed(2)).join(" ")
-} at the start. Each command is a fresh \`node dist/cli/main.js …\` process, timed from spawn to exit (and its CPU time, user
+} at the start. Each command is a fresh \`node <the package's bin> …\` process, timed from spawn to exit (and its CPU time, user
 and system, which does not grow with the machine's load); the median of ${runs} runs after a first run (whose time is given too: for the working tree it fills Node's compile cache,
 which starts empty). \`node -e 0\` takes ${s(floor.median)}.
 

@@ -44,17 +44,18 @@ const html = String.raw`<!doctype html>
 `
 
 /**
- * The page's script, `page/main.ts`, as the browser runs it: built beside
- * this module as `page/main.js` in the package, its types stripped by Node
- * when this runs from its source. Read when a server starts.
+ * The page's script, `page/main.ts`, as the browser runs it: built as
+ * `web/page/main.js` in the package, its types stripped by Node when this
+ * runs from its source. Read when a server starts.
  *
  * @since 0.1.0
  */
 export const script = (): string => {
-  const built = new URL("./page/main.js", import.meta.url)
+  // By way of `../web/`: the same files from this module in `web/` and from the CLI's bundle in `bin/`.
+  const built = new URL("../web/page/main.js", import.meta.url)
   const code = existsSync(built)
     ? readFileSync(built, "utf8")
-    : Module.stripTypeScriptTypes(readFileSync(new URL("./page/main.ts", import.meta.url), "utf8"))
+    : Module.stripTypeScriptTypes(readFileSync(new URL("../web/page/main.ts", import.meta.url), "utf8"))
   // A source map would be fetched without the token.
   return code.replace(/\n\/\/# sourceMappingURL=\S*\s*$/, "\n")
 }

@@ -1,9 +1,10 @@
 /**
  * The `langgraph-checkpoints` executable as a user runs it: the package is
- * compiled with its own build configuration into a temporary directory next
- * to a copy of its package.json (the binary reads its version from there)
- * and a link to this repository's node_modules, then run in child processes
- * with `node <dir>/dist/cli/main.js …`. A run never throws on a non-zero
+ * built as `npm run build` builds it (compiled with its own configurations,
+ * the executable bundled) into a temporary directory next to a copy of its
+ * package.json (the binary reads its version from there) and a link to this
+ * repository's node_modules, then run in child processes with
+ * `node <dir>/dist/bin/langgraph-checkpoints.js …`. A run never throws on a non-zero
  * exit: the result carries the code and both streams.
  */
 import { execFile } from "node:child_process"
@@ -12,6 +13,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
 import { expect } from "vitest"
+import { bundleCli } from "../../scripts/bundle-cli.ts"
 import { type Lines, spawnLines } from "./children.ts"
 
 const root = join(import.meta.dirname, "..", "..")
@@ -54,8 +56,11 @@ const environment = (extra: Readonly<Record<string, string>> = {}): NodeJS.Proce
 export const buildCli = async (): Promise<BuiltCli> => {
   const dir = await mkdtemp(join(tmpdir(), "lce-cli-"))
   const started = performance.now()
+  // The bundle resolves the dependencies from here, as the installed package does.
+  await copyFile(join(root, "package.json"), join(dir, "package.json"))
+  await symlink(join(root, "node_modules"), join(dir, "node_modules"), "dir")
   try {
-    // The package's two builds, as `npm run build` runs them: the Node program, then the web page.
+    // As `npm run build` builds: the Node program, the web page, then the executable's bundle.
     for (const config of ["tsconfig.build.json", "tsconfig.page.json"]) {
       await promisify(execFile)(
         process.execPath,
@@ -63,20 +68,20 @@ export const buildCli = async (): Promise<BuiltCli> => {
         { cwd: root, encoding: "utf8", maxBuffer: 64 * 1024 * 1024, timeout: 170_000 }
       )
     }
+    await bundleCli(join(dir, "dist"))
   } catch (cause) {
     const { code, stdout, stderr } = cause as { code?: unknown; stdout?: string; stderr?: string }
     await rm(dir, { recursive: true, force: true })
     throw new Error(
-      `tsc (tsconfig.build.json, tsconfig.page.json) failed (exit ${String(code)}): the CLI does not build\n${
-        stdout ?? ""
-      }${stderr ?? ""}`,
+      `the build (tsc -p tsconfig.build.json, tsconfig.page.json, the bundle) failed (exit ${
+        String(code)
+      }): the CLI does not build\n${String(cause)}\n${stdout ?? ""}${stderr ?? ""}`,
       { cause }
     )
   }
   const buildMs = performance.now() - started
-  await copyFile(join(root, "package.json"), join(dir, "package.json"))
-  await symlink(join(root, "node_modules"), join(dir, "node_modules"), "dir")
-  const main = join(dir, "dist", "cli", "main.js")
+  // The executable as installed: the bundle package.json's `bin` names.
+  const main = join(dir, "dist", "bin", "langgraph-checkpoints.js")
 
   const run = (args: ReadonlyArray<string>, options: RunOptions = {}): Promise<CliResult> =>
     new Promise((resolve, reject) => {
