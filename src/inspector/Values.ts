@@ -1,11 +1,13 @@
 /**
  * What the inspector reads out of a checkpoint, as plain data: values made
- * printable (messages as role and text, values the serializer cannot read as
- * a placeholder), the nodes that run next, the interrupts waiting, the
- * channels a checkpoint changed, and the difference between two checkpoints.
+ * printable (messages as role, text and tool calls, or whole in LangChain's
+ * serialized form; values the serializer cannot read as a placeholder), the
+ * nodes that run next, the interrupts waiting, the channels a checkpoint
+ * changed, and the difference between two checkpoints.
  *
  * Everything here is pure and works on values already decoded under safe
- * revival: nothing builds an object or runs code.
+ * revival: nothing builds an object from stored data or runs stored code (a
+ * revived message's `toJSON` is LangChain's own).
  *
  * @since 0.1.0
  */
@@ -274,7 +276,8 @@ export const changedChannels = (checkpoint: CheckpointTuple["checkpoint"]): Read
 /**
  * Channel by channel, what changed from `a` to `b`: channels added, removed or
  * changed (as plain values); lists of messages as messages appended, removed
- * and edited (matched by id, else by position). Unchanged channels are left out.
+ * and edited (matched by id, else by position; an edit with the fields that
+ * changed inside the message). Unchanged channels are left out.
  *
  * @since 0.1.0
  */
@@ -311,10 +314,8 @@ export const diff = (
 /**
  * Where two plain values differ, path by path: records key by key, lists
  * item by item, anything else as a whole.
- *
- * @since 0.1.0
  */
-export const changes = (path: string, before: unknown, after: unknown): ReadonlyArray<FieldChange> => {
+const changes = (path: string, before: unknown, after: unknown): ReadonlyArray<FieldChange> => {
   if (Array.isArray(before) && Array.isArray(after)) {
     return Array.from(
       { length: Math.max(before.length, after.length) },
@@ -329,13 +330,8 @@ export const changes = (path: string, before: unknown, after: unknown): Readonly
   return JSON.stringify(before) === JSON.stringify(after) ? [] : [{ path, before, after }]
 }
 
-/**
- * What differs inside a message, field by field; its text under the name
- * LangChain gives it, `content`.
- *
- * @since 0.1.0
- */
-export const messageChanges = (before: Message, after: Message): ReadonlyArray<FieldChange> => {
+/** What differs inside a message, field by field; its text under the name LangChain gives it, `content`. */
+const messageChanges = (before: Message, after: Message): ReadonlyArray<FieldChange> => {
   const fields = ({ text, ...message }: Message) => ({ ...message, content: text })
   return changes("", fields(before), fields(after))
 }
