@@ -285,7 +285,7 @@ describe("the API", () => {
       .json() as any
     const ids = [...first.threads, ...rest.threads].map((thread: { thread_id: string }) => thread.thread_id)
     expect(new Set(ids).size).toBe(ids.length)
-    expect(ids.sort()).toEqual(["approval", "chat", "nested", "xss", XSS_THREAD].sort())
+    expect(ids.sort()).toEqual(["approval", "chat", "nested", "tools", "xss", XSS_THREAD].sort())
     expect(rest.next).toBeNull()
     expect((await call(readOnly, "/api/threads?after=nonsense", withToken(readOnly))).status).toBe(400)
     expect((await call(readOnly, "/api/threads?limit=0", withToken(readOnly))).status).toBe(400)
