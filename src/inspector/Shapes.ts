@@ -20,8 +20,8 @@ export interface ToolCall {
  * A message, as LangChain revives it (a `BaseMessage`) or as it stays when
  * not revived (its serialized `constructor` form): its role and text, the
  * tool calls an AI message asks for, the call a tool message answers
- * (`tool_call_id`, `name`), and the model's metadata. Empty fields are left
- * out.
+ * (`tool_call_id`, `name`, a failure's `status`), and the model's metadata.
+ * Empty fields are left out.
  *
  * @since 0.1.0
  */
@@ -32,6 +32,8 @@ export interface Message {
   readonly tool_calls?: ReadonlyArray<ToolCall>
   readonly tool_call_id?: string
   readonly name?: string
+  /** A tool's result that failed: `"error"` (LangChain's default, `"success"`, is left out). */
+  readonly status?: string
   readonly usage_metadata?: unknown
   readonly response_metadata?: unknown
   readonly additional_kwargs?: unknown

@@ -124,6 +124,7 @@ const messageOf = (role: string, fields: Record<string, unknown>): Message => {
   if (toolCalls.length > 0) message.tool_calls = toolCalls
   if (typeof fields.tool_call_id === "string" && fields.tool_call_id !== "") message.tool_call_id = fields.tool_call_id
   if (typeof fields.name === "string" && fields.name !== "") message.name = fields.name
+  if (typeof fields.status === "string" && fields.status !== "success") message.status = fields.status
   for (const key of METADATA) if (!isEmpty(fields[key])) message[key] = toPlain(fields[key])
   return message
 }

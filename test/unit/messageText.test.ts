@@ -23,6 +23,10 @@ describe("a message as lines", () => {
     ])
     const result = Values.asMessage(new ToolMessage({ content: "sunny", tool_call_id: "call_1", name: "get_weather" }))!
     expect(messageLines(result, 200)).toEqual(["tool (name get_weather, tool_call_id call_1): sunny"])
+    const failed = Values.asMessage(
+      new ToolMessage({ content: "no such city", tool_call_id: "call_1", status: "error" })
+    )!
+    expect(messageLines(failed, 200)).toEqual(["tool (tool_call_id call_1, status error): no such city"])
   })
 
   it("a tool's name, arguments and ids are stored text: escaped, never sent to the terminal", () => {

@@ -229,12 +229,12 @@ describe("diff", () => {
     expect(Values.diff(ask([call("Paris")]), ask([call("Paris")]))).toEqual([])
   })
 
-  it("a tool's result: its tool_call_id and name compared; metadata too", () => {
+  it("a tool's result: its tool_call_id, name and a failure's status compared; metadata too", () => {
     const result = (tool_call_id: string, name: string, status: "success" | "error" = "success") =>
       checkpoint({
         channel_values: {
           messages: [
-            new ToolMessage({ content: "x", id: "t", tool_call_id, name, response_metadata: { status } })
+            new ToolMessage({ content: "x", id: "t", tool_call_id, name, status, response_metadata: { took: name } })
           ]
         }
       })
@@ -242,7 +242,8 @@ describe("diff", () => {
     expect((change as Extract<Values.ChannelDiff, { change: "messages" }>).edited[0]!.fields).toEqual([
       { path: "tool_call_id", before: "c1", after: "c2" },
       { path: "name", before: "get_weather", after: "get_time" },
-      { path: "response_metadata.status", before: "success", after: "error" }
+      { path: "response_metadata.took", before: "get_weather", after: "get_time" },
+      { path: "status", before: undefined, after: "error" }
     ])
   })
 })

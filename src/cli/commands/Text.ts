@@ -34,7 +34,7 @@ export const textOf = (value: unknown, max: number | undefined): string => {
 
 /**
  * Who a message is from: its role, then what tells it apart (its id when
- * asked, the tool and the call a tool's result answers).
+ * asked, the tool and the call a tool's result answers, a failure's status).
  *
  * @since 0.1.0
  */
@@ -42,7 +42,8 @@ export const speaker = (message: Values.Message, withId = false): string => {
   const about = [
     withId && message.id !== undefined ? `id ${message.id}` : undefined,
     message.name === undefined ? undefined : `name ${message.name}`,
-    message.tool_call_id === undefined ? undefined : `tool_call_id ${message.tool_call_id}`
+    message.tool_call_id === undefined ? undefined : `tool_call_id ${message.tool_call_id}`,
+    message.status === undefined ? undefined : `status ${message.status}`
   ].filter((part) => part !== undefined)
   return Output.clean(about.length === 0 ? message.role : `${message.role} (${about.join(", ")})`)
 }

@@ -329,11 +329,12 @@ const mark = (root: Element, state: Selection) => {
 
 const ROLES = new Set(["human", "ai", "tool", "system", "function", "chat", "remove"])
 
-/** What tells a message apart beside its role: the tool and the call a tool's result answers. */
+/** What tells a message apart beside its role: the tool and the call a tool's result answers, a failure's status. */
 const about = (message: Message) =>
   [
     message.name === undefined ? "" : `name ${message.name}`,
-    message.tool_call_id === undefined ? "" : `tool_call_id ${message.tool_call_id}`
+    message.tool_call_id === undefined ? "" : `tool_call_id ${message.tool_call_id}`,
+    message.status === undefined ? "" : `status ${message.status}`
   ].filter((part) => part !== "").join(", ")
 
 const toolCall = (call: ToolCall) =>
