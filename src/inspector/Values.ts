@@ -1,19 +1,21 @@
 /**
  * What the inspector reads out of a checkpoint, as plain data: values made
- * printable (messages as role and text, values the serializer cannot read as
- * a placeholder), the nodes that run next, the interrupts waiting, the
- * channels a checkpoint changed, and the difference between two checkpoints.
+ * printable (messages as role, text and tool calls, or whole in LangChain's
+ * serialized form; values the serializer cannot read as a placeholder), the
+ * nodes that run next, the interrupts waiting, the channels a checkpoint
+ * changed, and the difference between two checkpoints.
  *
  * Everything here is pure and works on values already decoded under safe
- * revival: nothing builds an object or runs code.
+ * revival: nothing builds an object from stored data or runs stored code (a
+ * revived message's `toJSON` is LangChain's own).
  *
  * @since 0.1.0
  */
 import type { CheckpointTuple } from "@langchain/langgraph-checkpoint"
 import { Effect } from "effect"
-import type { ChannelDiff, Message } from "./Shapes.ts"
+import type { ChannelDiff, FieldChange, Message, ToolCall } from "./Shapes.ts"
 
-export type { ChannelDiff, Message } from "./Shapes.ts"
+export type { ChannelDiff, FieldChange, Message, ToolCall } from "./Shapes.ts"
 
 /**
  * A stored value the serializer cannot read (Python's `msgpack`, a custom
@@ -90,6 +92,53 @@ const textOf = (content: unknown): string => {
   return content === undefined ? "" : JSON.stringify(content)
 }
 
+const isEmpty = (value: unknown) =>
+  value === undefined || value === null || value === "" ||
+  (isRecord(value) && Object.keys(value).length === 0)
+
+/** The tool calls of an AI message, each as its name, arguments and id. */
+const toolCallsOf = (value: unknown): ReadonlyArray<ToolCall> =>
+  Array.isArray(value)
+    ? value.filter(isRecord).map((call) => ({
+      name: String(call.name),
+      args: toPlain(call.args),
+      ...(typeof call.id === "string" && call.id !== "" ? { id: call.id } : {})
+    }))
+    : []
+
+/** The model's metadata a message carries, shown on demand. */
+const METADATA = ["usage_metadata", "response_metadata", "additional_kwargs"] as const
+
+/**
+ * A message from its role and its fields (an inert message's `kwargs`, or a
+ * revived message itself): what users of LangChain read in it, empty
+ * fields left out.
+ */
+const messageOf = (role: string, fields: Record<string, unknown>): Message => {
+  const message: { -readonly [K in keyof Message]: Message[K] } = {
+    id: typeof fields.id === "string" ? fields.id : undefined,
+    role,
+    text: textOf(fields.content)
+  }
+  const toolCalls = toolCallsOf(fields.tool_calls)
+  if (toolCalls.length > 0) message.tool_calls = toolCalls
+  if (typeof fields.tool_call_id === "string" && fields.tool_call_id !== "") message.tool_call_id = fields.tool_call_id
+  if (typeof fields.name === "string" && fields.name !== "") message.name = fields.name
+  if (typeof fields.status === "string" && fields.status !== "success") message.status = fields.status
+  for (const key of METADATA) if (!isEmpty(fields[key])) message[key] = toPlain(fields[key])
+  return message
+}
+
+/** Serialized (inert) form: `{ lc: 1, type: "constructor", id: [..., "HumanMessage"], kwargs }`. */
+const isSerialized = (value: Record<string, unknown>): value is Record<string, unknown> & {
+  readonly id: ReadonlyArray<unknown>
+  readonly kwargs: Record<string, unknown>
+} => value.lc === 1 && value.type === "constructor" && Array.isArray(value.id) && isRecord(value.kwargs)
+
+/** A revived message: `getType()` names its role. */
+const isRevived = (value: Record<string, unknown>) =>
+  "content" in value && typeof value.getType === "function" && "lc_kwargs" in value
+
 /**
  * The value as a message, or `undefined` when it is not one.
  *
@@ -97,22 +146,13 @@ const textOf = (content: unknown): string => {
  */
 export const asMessage = (value: unknown): Message | undefined => {
   if (!isRecord(value)) return undefined
-  // Serialized (inert) form: { lc: 1, type: "constructor", id: [..., "HumanMessage"], kwargs }
-  if (value.lc === 1 && value.type === "constructor" && Array.isArray(value.id) && isRecord(value.kwargs)) {
+  if (isSerialized(value)) {
     const role = roles[String(value.id[value.id.length - 1])]
-    if (role === undefined) return undefined
-    const id = value.kwargs.id
-    return { id: typeof id === "string" ? id : undefined, role, text: textOf(value.kwargs.content) }
+    return role === undefined ? undefined : messageOf(role, value.kwargs)
   }
-  // A revived message: `getType()` names its role.
-  if ("content" in value && typeof value.getType === "function" && "lc_kwargs" in value) {
+  if (isRevived(value)) {
     const role = (value.getType as () => unknown).call(value)
-    const id = value.id
-    return {
-      id: typeof id === "string" ? id : undefined,
-      role: typeof role === "string" ? role : "message",
-      text: textOf(value.content)
-    }
+    return messageOf(typeof role === "string" ? role : "message", value)
   }
   return undefined
 }
@@ -129,13 +169,14 @@ export const asMessages = (value: unknown): ReadonlyArray<Message> | undefined =
 }
 
 /**
- * A value as plain JSON data: messages as `{ role, text, id }`, unreadable
- * values as `{ $unreadable, bytes }`, bytes as `{ $bytes: length }`, maps and
- * sets as arrays; cycles and depth cut.
- *
- * @since 0.1.0
+ * A message in LangChain's serialized form: what a revived message's
+ * `toJSON()` gives and `load` from `@langchain/core/load` revives; an inert
+ * one is already in it.
  */
-export const toPlain = (value: unknown, depth = 0): unknown => {
+const serializedOf = (value: Record<string, unknown>): unknown =>
+  isSerialized(value) || typeof value.toJSON !== "function" ? value : (value.toJSON as () => unknown).call(value)
+
+const plain = (value: unknown, depth: number, whole: boolean): unknown => {
   if (value === null || typeof value !== "object") {
     return typeof value === "bigint" ? value.toString() : typeof value === "function" ? "[function]" : value
   }
@@ -144,14 +185,36 @@ export const toPlain = (value: unknown, depth = 0): unknown => {
   if (value instanceof Uint8Array) return { $bytes: value.length }
   if (value instanceof Date) return value.toISOString()
   const message = asMessage(value)
-  if (message !== undefined) return message
-  if (Array.isArray(value)) return value.map((item) => toPlain(item, depth + 1))
-  if (value instanceof Map) return [...value].map(([k, v]) => [toPlain(k, depth + 1), toPlain(v, depth + 1)])
-  if (value instanceof Set) return [...value].map((item) => toPlain(item, depth + 1))
-  return Object.fromEntries(
-    Object.entries(value).map(([key, item]) => [key, toPlain(item, depth + 1)])
-  )
+  if (message !== undefined && !whole) return message
+  if (Array.isArray(value)) return value.map((item) => plain(item, depth + 1, whole))
+  if (value instanceof Map) {
+    return [...value].map(([k, v]) => [plain(k, depth + 1, whole), plain(v, depth + 1, whole)])
+  }
+  if (value instanceof Set) return [...value].map((item) => plain(item, depth + 1, whole))
+  // A message whole: its serialized form's fields, each made plain (none of them is a message again).
+  const record = message === undefined ? value : serializedOf(value as Record<string, unknown>)
+  return isRecord(record)
+    ? Object.fromEntries(Object.entries(record).map(([key, item]) => [key, plain(item, depth + 1, whole)]))
+    : plain(record, depth + 1, whole)
 }
+
+/**
+ * A value as plain JSON data: messages as a {@link Message} (role, text,
+ * tool calls, …), unreadable values as `{ $unreadable, bytes }`, bytes as
+ * `{ $bytes: length }`, maps and sets as arrays; cycles and depth cut.
+ *
+ * @since 0.1.0
+ */
+export const toPlain = (value: unknown): unknown => plain(value, 0, false)
+
+/**
+ * A value as plain JSON data like {@link toPlain}, but each message whole,
+ * in LangChain's serialized form (`{ lc, type: "constructor", id, kwargs }`),
+ * as `load` from `@langchain/core/load` revives it.
+ *
+ * @since 0.1.0
+ */
+export const toJson = (value: unknown): unknown => plain(value, 0, true)
 
 const INTERRUPT = "__interrupt__"
 const START = "__start__"
@@ -214,7 +277,8 @@ export const changedChannels = (checkpoint: CheckpointTuple["checkpoint"]): Read
 /**
  * Channel by channel, what changed from `a` to `b`: channels added, removed or
  * changed (as plain values); lists of messages as messages appended, removed
- * and edited (matched by id, else by position). Unchanged channels are left out.
+ * and edited (matched by id, else by position; an edit with the fields that
+ * changed inside the message). Unchanged channels are left out.
  *
  * @since 0.1.0
  */
@@ -248,17 +312,42 @@ export const diff = (
   return diffs
 }
 
+/**
+ * Where two plain values differ, path by path: records key by key, lists
+ * item by item, anything else as a whole.
+ */
+const changes = (path: string, before: unknown, after: unknown): ReadonlyArray<FieldChange> => {
+  if (Array.isArray(before) && Array.isArray(after)) {
+    return Array.from(
+      { length: Math.max(before.length, after.length) },
+      (_, i) => changes(`${path}[${i}]`, before[i], after[i])
+    ).flat()
+  }
+  if (isRecord(before) && isRecord(after) && !Array.isArray(before) && !Array.isArray(after)) {
+    return [...new Set([...Object.keys(before), ...Object.keys(after)])].flatMap((key) =>
+      changes(path === "" ? key : `${path}.${key}`, before[key], after[key])
+    )
+  }
+  return JSON.stringify(before) === JSON.stringify(after) ? [] : [{ path, before, after }]
+}
+
+/** What differs inside a message, field by field; its text under the name LangChain gives it, `content`. */
+const messageChanges = (before: Message, after: Message): ReadonlyArray<FieldChange> => {
+  const fields = ({ text, ...message }: Message) => ({ ...message, content: text })
+  return changes("", fields(before), fields(after))
+}
+
 const messageDiff = (before: ReadonlyArray<Message>, after: ReadonlyArray<Message>) => {
   const key = (message: Message, i: number) => message.id ?? `#${i}`
   const old = new Map(before.map((message, i) => [key(message, i), message]))
   const now = new Map(after.map((message, i) => [key(message, i), message]))
-  const same = (x: Message, y: Message) => x.role === y.role && x.text === y.text
   return {
     appended: after.filter((message, i) => !old.has(key(message, i))),
     removed: before.filter((message, i) => !now.has(key(message, i))),
     edited: after.flatMap((message, i) => {
       const was = old.get(key(message, i))
-      return was !== undefined && !same(was, message) ? [{ before: was, after: message }] : []
+      const fields = was === undefined ? [] : messageChanges(was, message)
+      return was !== undefined && fields.length > 0 ? [{ before: was, after: message, fields }] : []
     })
   }
 }

@@ -159,6 +159,14 @@ ul.message-diff li.added { background: var(--added); }
 ul.message-diff li.removed { background: var(--removed); }
 ul.message-diff li.edited { background: var(--line); }
 ul.message-diff .role { font-weight: 600; margin-right: 0.6em; }
+.message .about, ul.message-diff .about { font-size: 11px; color: var(--muted); margin-right: 0.6em; }
+.tool-call { margin: 0.2em 0; font-size: 12.5px; }
+.tool-call .tool-name { font-weight: 600; margin-right: 0.4em; }
+.tool-call .tool-call-id, .message-id { color: var(--muted); margin-left: 0.4em; font-size: 11px; }
+details.metadata summary { cursor: pointer; font-size: 11px; color: var(--muted); }
+ul.fields { list-style: none; padding-left: 1em; margin: 0.2em 0; }
+ul.fields .before { background: var(--removed); }
+ul.fields .after { background: var(--added); }
 .actions { display: flex; gap: 0.5em; flex-wrap: wrap; align-items: center; margin: 0.5em 0; }
 .confirm { flex-basis: 100%; display: flex; gap: 0.5em; align-items: center; padding: 0.5em; border: 1px solid var(--danger); border-radius: 4px; }
 .confirm p { margin: 0; }

@@ -108,7 +108,11 @@ describe("values", () => {
         change: "messages",
         appended: [{ id: "3", role: "human", text: "more" }],
         removed: [],
-        edited: [{ before: { id: "2", role: "ai", text: "old" }, after: { id: "2", role: "ai", text: "new" } }]
+        edited: [{
+          before: { id: "2", role: "ai", text: "old" },
+          after: { id: "2", role: "ai", text: "new" },
+          fields: [{ path: "content", before: "old", after: "new" }]
+        }]
       }
     ])
   })

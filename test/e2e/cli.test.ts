@@ -9,7 +9,8 @@
  * what they change, against row counts taken directly.
  */
 import { PGlite } from "@electric-sql/pglite"
-import { HumanMessage } from "@langchain/core/messages"
+import { load } from "@langchain/core/load"
+import { type AIMessage, type BaseMessage, HumanMessage, type ToolMessage } from "@langchain/core/messages"
 import type { CheckpointTuple } from "@langchain/langgraph-checkpoint"
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres"
 import { mkdtemp, readFile, rm } from "node:fs/promises"
@@ -26,9 +27,12 @@ import {
   type ChatThread,
   collect,
   DELTA_CHANNELS,
+  MODEL_NAME,
   RUNS,
   text,
   THREADS,
+  type ToolsThread,
+  USAGE,
   view,
   writeApproval,
   writeChat,
@@ -137,6 +141,7 @@ const readBack = (tuple: CheckpointTuple) =>
 /** What the library's saver reads of the threads the fixture wrote. */
 interface Expected {
   readonly chat: ChatThread
+  readonly tools: ToolsThread
   /** Per thread, `list` over every namespace. */
   readonly lists: Record<string, Array<CheckpointTuple>>
   /** Per thread, the root namespace's latest. */
@@ -149,7 +154,10 @@ interface Expected {
   readonly deltaHistory: unknown
 }
 
-const readExpected = async (saver: EffectCheckpointSaver, chat: ChatThread): Promise<Expected> => {
+const readExpected = async (
+  saver: EffectCheckpointSaver,
+  { chat, tools }: { readonly chat: ChatThread; readonly tools: ToolsThread }
+): Promise<Expected> => {
   const lists: Record<string, Array<CheckpointTuple>> = {}
   const latest: Record<string, CheckpointTuple> = {}
   const latestByNamespace: Record<string, Record<string, CheckpointTuple>> = {}
@@ -165,7 +173,7 @@ const readExpected = async (saver: EffectCheckpointSaver, chat: ChatThread): Pro
     config: latest.delta!.config,
     channels: readBack(latest.delta!)
   })
-  return { chat, lists, latest, latestByNamespace, writtenAt: Date.now(), deltaHistory }
+  return { chat, tools, lists, latest, latestByNamespace, writtenAt: Date.now(), deltaHistory }
 }
 
 const messagesOf = (tuple: CheckpointTuple) =>
@@ -203,7 +211,7 @@ const backendSuite = (name: "PostgreSQL" | "PGlite", make: () => Promise<Backend
 
     beforeAll(async () => {
       backend = await make()
-      expected = await backend.withSaver(async (saver) => readExpected(saver, (await writeInspected(saver)).chat))
+      expected = await backend.withSaver(async (saver) => readExpected(saver, await writeInspected(saver)))
     }, 120_000)
 
     afterAll(async () => {
@@ -351,6 +359,73 @@ const backendSuite = (name: "PostgreSQL" | "PGlite", make: () => Promise<Backend
         `heard "tell me more" (5 messages)`
       ])
     })
+
+    it(
+      "show: a tool agent's calls (name, arguments, id) and results (tool_call_id, name); --metadata",
+      inOrder(120_000),
+      async () => {
+        const { stdout } = await read(["show", "tools"])
+        expect(channelsSection(stdout)).toEqual([
+          "channels",
+          "  messages: 4 messages",
+          "    human: what is the weather in Paris?",
+          "    ai:",
+          `      tool call get_weather {"city":"Lyon"} (id call_weather_1)`,
+          "    tool (name get_weather, tool_call_id call_weather_1): Lyon: 21 degrees, sunny",
+          "    ai: the weather: Lyon: 21 degrees, sunny"
+        ])
+        expect(stdout).not.toContain("usage_metadata")
+        const withMetadata = (await read(["show", "tools", "--metadata"])).stdout
+        expect(withMetadata).toContain(`      usage_metadata: ${JSON.stringify(USAGE)}\n`)
+        expect(withMetadata).toContain(`      response_metadata: {"model_name":"${MODEL_NAME}"}\n`)
+      }
+    )
+
+    it.runIf(thorough)(
+      "show --json: each message whole, as LangChain serializes it and load revives it",
+      inOrder(120_000),
+      async () => {
+        const shown = json(await read(["show", "tools", "--json"]))
+        const held = expected.latest.tools!.checkpoint.channel_values.messages as Array<BaseMessage>
+        const messages = shown.checkpoint.channel_values.messages as Array<unknown>
+        expect(messages).toEqual(JSON.parse(JSON.stringify(held)))
+        const revived = await Promise.all(messages.map((message) => load<BaseMessage>(JSON.stringify(message))))
+        expect(revived.map((message) => message.getType())).toEqual(["human", "ai", "tool", "ai"])
+        expect((revived[1] as AIMessage).tool_calls).toEqual((held[1] as AIMessage).tool_calls)
+        expect((revived[2] as ToolMessage).tool_call_id).toBe("call_weather_1")
+        expect((revived[3] as AIMessage).usage_metadata).toEqual(USAGE)
+        expect(revived.map((message) => message.id)).toEqual(held.map((message) => message.id))
+      }
+    )
+
+    it.runIf(thorough)(
+      "diff: a human's edit of a pending tool call, field by field; --json",
+      inOrder(120_000),
+      async () => {
+        const call = (expected.latest.tools!.checkpoint.channel_values.messages as Array<BaseMessage>)[1]!
+        const args = ["diff", "tools", short(expected.tools.paused), short(expected.tools.edited)]
+        const { stdout } = await read(args)
+        expect(stdout).toMatch(/^messages: 0 appended, 0 removed, 1 edited$/m)
+        expect(stdout).toContain(`  ~ ai (id ${call.id}): tool_calls[0].args.city: "Paris" → "Lyon"\n`)
+        const channels = json<Array<any>>(await read([...args, "--json"]))
+        const messages = channels.find((change) => change.channel === "messages")
+        expect(messages.edited).toHaveLength(1)
+        expect(messages.edited[0].fields).toEqual([{ path: "tool_calls[0].args.city", before: "Paris", after: "Lyon" }])
+        expect(messages.edited[0].after.tool_calls).toEqual([
+          { name: "get_weather", args: { city: "Lyon" }, id: "call_weather_1" }
+        ])
+        // The run went on from the edit: the tool answered for Lyon.
+        const after = await read([
+          "diff",
+          "tools",
+          short(expected.tools.edited),
+          short(expected.latest.tools!.checkpoint.id)
+        ])
+        expect(after.stdout).toContain(
+          "  + tool (name get_weather, tool_call_id call_weather_1): Lyon: 21 degrees, sunny\n"
+        )
+      }
+    )
 
     it.runIf(thorough)("no raw ESC from diff, history, threads or --json either", inOrder(120_000), async () => {
       const diff = await read(["diff", "chat", short(expected.chat.fork), short(expected.latest.chat!.checkpoint.id)])

@@ -19,7 +19,16 @@ import { EffectCheckpointSaver } from "../../src/index.ts"
 import * as Server from "../../src/web/Server.ts"
 import { launch } from "../support/browser.ts"
 import { createDatabase } from "../support/databases.ts"
-import { chatGraph, type ChatThread, writeApproval, writeChat, writeNested } from "../support/inspectedGraph.ts"
+import {
+  chatGraph,
+  type ChatThread,
+  type ToolsThread,
+  USAGE,
+  writeApproval,
+  writeChat,
+  writeNested,
+  writeTools
+} from "../support/inspectedGraph.ts"
 import { insertThreads } from "../support/manyThreads.ts"
 
 const ARTIFACTS = join(import.meta.dirname, "..", "..", "test-artifacts")
@@ -76,6 +85,7 @@ const expectSecure = (response: Response) => {
 let database: Awaited<ReturnType<typeof createDatabase>>
 let saver: EffectCheckpointSaver
 let chat: ChatThread
+let tools: ToolsThread
 let readOnly: Served
 let writable: Served
 let browser: Browser
@@ -86,6 +96,7 @@ beforeAll(async () => {
   chat = await writeChat(saver)
   await writeApproval(saver)
   await writeNested(saver)
+  tools = await writeTools(saver)
   await chatGraph(saver).invoke(
     { messages: [new HumanMessage(PAYLOADS.join("\n"))] },
     { configurable: { thread_id: "xss" } }
@@ -274,7 +285,7 @@ describe("the API", () => {
       .json() as any
     const ids = [...first.threads, ...rest.threads].map((thread: { thread_id: string }) => thread.thread_id)
     expect(new Set(ids).size).toBe(ids.length)
-    expect(ids.sort()).toEqual(["approval", "chat", "nested", "xss", XSS_THREAD].sort())
+    expect(ids.sort()).toEqual(["approval", "chat", "nested", "tools", "xss", XSS_THREAD].sort())
     expect(rest.next).toBeNull()
     expect((await call(readOnly, "/api/threads?after=nonsense", withToken(readOnly))).status).toBe(400)
     expect((await call(readOnly, "/api/threads?limit=0", withToken(readOnly))).status).toBe(400)
@@ -379,6 +390,41 @@ describe("in a browser", () => {
     await page.goto(`${readOnly.url}#/thread/nested`)
     await page.locator("svg.history text.ns-label >> text=subgraph child:").first().waitFor()
     expect(await page.locator("svg.history g.namespace").count()).toBe(2)
+    await page.close()
+  })
+
+  it("shows a tool agent's calls and results, its metadata on demand, and the edit of a call's argument", async () => {
+    const { errors, page } = await open(`${readOnly.url}#/thread/tools`)
+    const detail = page.locator("#detail")
+    await detail.locator(".message .tool-call").first().waitFor()
+    // The call the model asked for (as the human edited it): name, arguments, id.
+    const call = detail.locator(".message.role-ai .tool-call")
+    expect(await call.count()).toBe(1)
+    expect(await call.locator(".tool-name").textContent()).toBe("get_weather")
+    expect(JSON.parse((await call.locator(".tool-args").textContent())!)).toEqual({ city: "Lyon" })
+    expect(await call.locator(".tool-call-id").textContent()).toBe("id call_weather_1")
+    // The tool's result: the call it answers, the tool's name, its text.
+    const result = detail.locator(".message.role-tool")
+    expect(await result.locator(".about").textContent()).toBe("name get_weather, tool_call_id call_weather_1")
+    expect(await result.locator(".text").textContent()).toBe("Lyon: 21 degrees, sunny")
+    // The model's metadata: folded until asked for.
+    const metadata = detail.locator(".message.role-ai details.metadata").first()
+    expect(await metadata.locator("pre").isVisible()).toBe(false)
+    await metadata.locator("summary").click()
+    expect(JSON.parse((await metadata.locator("pre").textContent())!).usage_metadata).toEqual(USAGE)
+
+    // Paused before the tools, then the human's edit: the diff names the argument that changed.
+    await page.locator(`g.node[data-id="${tools.paused}"]`).click()
+    await expect.poll(() => page.locator("#detail h3").textContent()).toContain(tools.paused.slice(-12))
+    await page.locator(`g.node[data-id="${tools.edited}"]`).click({ modifiers: ["Shift"] })
+    await page.locator("#diff li.edited").waitFor()
+    expect(await page.locator("#diff .status").first().textContent()).toBe("0 appended, 0 removed, 1 edited")
+    expect(await page.locator("#diff li.edited .field").allInnerTexts()).toEqual([
+      `tool_calls[0].args.city: "Paris" → "Lyon"`
+    ])
+    await mkdir(ARTIFACTS, { recursive: true })
+    await page.screenshot({ path: join(ARTIFACTS, "web-inspector-tools.png"), fullPage: true })
+    expect(errors).toEqual([])
     await page.close()
   })
 

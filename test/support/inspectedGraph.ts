@@ -3,10 +3,12 @@
  * a saver, writing threads with everything the inspector has to show — a
  * conversation of several turns with a fork, a graph paused at an
  * interrupt, a subgraph's checkpoints in a child namespace, DeltaValue
- * channels, runs with a `run_id`, and a message made to attack a terminal
- * (an escape sequence) and a web page (a script tag).
+ * channels, runs with a `run_id`, a tool-using agent whose pending tool call
+ * a human edited, and a message made to attack a terminal (an escape
+ * sequence) and a web page (a script tag).
  */
-import { AIMessage, HumanMessage } from "@langchain/core/messages"
+import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages"
+import { tool } from "@langchain/core/tools"
 import {
   Annotation,
   Command,
@@ -20,6 +22,7 @@ import {
   StateSchema
 } from "@langchain/langgraph"
 import type { BaseCheckpointSaver, CheckpointTuple } from "@langchain/langgraph-checkpoint"
+import { ToolNode, toolsCondition } from "@langchain/langgraph/prebuilt"
 import { z } from "zod"
 
 /** A message that must reach a terminal escaped: it would turn the text red, or run in a page. */
@@ -98,6 +101,48 @@ export const deltaGraph = (saver: BaseCheckpointSaver) => {
     .compile({ checkpointer: saver })
 }
 
+/** The tool the agent calls: what the weather is in a city. */
+const weather = tool(({ city }: { city: string }) => `${city}: 21 degrees, sunny`, {
+  name: "get_weather",
+  description: "The weather in a city",
+  schema: z.object({ city: z.string() })
+})
+
+/** What the scripted model reports of its call, as a provider's model would. */
+export const USAGE = { input_tokens: 12, output_tokens: 7, total_tokens: 19 }
+export const MODEL_NAME = "scripted-model"
+
+/**
+ * A tool-using agent (LangGraph's ReAct shape): a scripted model that asks
+ * for the weather in Paris with a tool call, then answers with the tool's
+ * result; `ToolNode` runs the call. It pauses before the tools, where a human
+ * reviews the call.
+ */
+export const toolsGraph = (saver: BaseCheckpointSaver) =>
+  new StateGraph(MessagesAnnotation)
+    .addNode("model", (state) => {
+      const last = state.messages.at(-1)!
+      const answered = ToolMessage.isInstance(last)
+      return {
+        messages: [
+          new AIMessage({
+            content: answered ? `the weather: ${text(last)}` : "",
+            tool_calls: answered
+              ? []
+              : [{ name: "get_weather", args: { city: "Paris" }, id: "call_weather_1", type: "tool_call" }],
+            // (The fields type of AIMessage does not admit usage_metadata; the constructor does.)
+            usage_metadata: USAGE as never,
+            response_metadata: { model_name: MODEL_NAME }
+          })
+        ]
+      }
+    })
+    .addNode("tools", new ToolNode([weather]))
+    .addEdge(START, "model")
+    .addConditionalEdges("model", toolsCondition, ["tools", END])
+    .addEdge("tools", "model")
+    .compile({ checkpointer: saver, interruptBefore: ["tools"] })
+
 /** The channels of the DeltaValue thread, for `getDeltaChannelHistory`. */
 export const DELTA_CHANNELS = ["messages", "log"]
 
@@ -156,6 +201,43 @@ export const writeDelta = async (saver: BaseCheckpointSaver, thread_id = "delta"
   }
 }
 
+export interface ToolsThread {
+  /** Paused before the tools, the model's call as it asked: `{ city: "Paris" }`. */
+  readonly paused: string
+  /** After the human's edit (`updateState`): the same message, `{ city: "Lyon" }`. */
+  readonly edited: string
+}
+
+/**
+ * "tools": the agent asks for the weather in Paris and pauses before its
+ * tools; a human edits the pending call to Lyon (LangGraph's review-and-edit
+ * pattern: the AIMessage replaced by one with the same id), and the run goes
+ * on: the tool answers for Lyon, the model answers with it.
+ */
+export const writeTools = async (saver: BaseCheckpointSaver, thread_id = "tools"): Promise<ToolsThread> => {
+  const graph = toolsGraph(saver)
+  const config = configOf(thread_id)
+  await graph.invoke({ messages: [new HumanMessage("what is the weather in Paris?")] }, config)
+  const paused = await graph.getState(config)
+  const call = paused.values.messages.at(-1) as AIMessage
+  const edited = await graph.updateState(config, {
+    messages: [
+      new AIMessage({
+        content: call.content,
+        id: call.id!,
+        tool_calls: call.tool_calls!.map((toolCall) => ({ ...toolCall, args: { city: "Lyon" } })),
+        usage_metadata: call.usage_metadata!,
+        response_metadata: call.response_metadata
+      })
+    ]
+  })
+  await graph.invoke(null, config)
+  return {
+    paused: String(paused.config.configurable?.checkpoint_id),
+    edited: String(edited.configurable?.checkpoint_id)
+  }
+}
+
 /** The run ids the "runs" thread's turns carry in their metadata (as LangGraph's server passes them). */
 export const RUNS = ["run-a", "run-b"] as const
 
@@ -170,16 +252,19 @@ export const writeRuns = async (saver: BaseCheckpointSaver, thread_id = "runs") 
   }
 }
 
-export const THREADS = ["chat", "approval", "nested", "delta", "runs"] as const
+export const THREADS = ["chat", "approval", "nested", "delta", "runs", "tools"] as const
 
 /** Writes every thread. */
-export const writeInspected = async (saver: BaseCheckpointSaver): Promise<{ readonly chat: ChatThread }> => {
+export const writeInspected = async (
+  saver: BaseCheckpointSaver
+): Promise<{ readonly chat: ChatThread; readonly tools: ToolsThread }> => {
   const chat = await writeChat(saver)
   await writeApproval(saver)
   await writeNested(saver)
   await writeDelta(saver)
   await writeRuns(saver)
-  return { chat }
+  const tools = await writeTools(saver)
+  return { chat, tools }
 }
 
 export const collect = async (

@@ -1,5 +1,6 @@
 /** What the inspector reads out of a checkpoint (`inspector/Values.ts`). */
-import { AIMessage, HumanMessage } from "@langchain/core/messages"
+import { load } from "@langchain/core/load"
+import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages"
 import type { Checkpoint, CheckpointTuple } from "@langchain/langgraph-checkpoint"
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
@@ -35,6 +36,37 @@ describe("messages", () => {
       .toEqual({ id: undefined, role: "ai", text: "a[image]" })
   })
 
+  it("reads tool calls, the call a tool's result answers and the metadata, empty fields left out", () => {
+    const call = { name: "get_weather", args: { city: "Paris" }, id: "call_1", type: "tool_call" as const }
+    const ai = new AIMessage({
+      content: "",
+      id: "m2",
+      tool_calls: [call],
+      response_metadata: { model_name: "m" },
+      usage_metadata: { input_tokens: 1, output_tokens: 2, total_tokens: 3 } as never
+    })
+    const expected = {
+      id: "m2",
+      role: "ai",
+      text: "",
+      tool_calls: [{ name: "get_weather", args: { city: "Paris" }, id: "call_1" }],
+      response_metadata: { model_name: "m" },
+      usage_metadata: { input_tokens: 1, output_tokens: 2, total_tokens: 3 }
+    }
+    expect(Values.asMessage(ai)).toEqual(expected)
+    // The same message stored inert reads the same.
+    expect(Values.asMessage(JSON.parse(JSON.stringify(ai)))).toEqual(expected)
+    const result = new ToolMessage({ content: "sunny", tool_call_id: "call_1", name: "get_weather", id: "m3" })
+    expect(Values.asMessage(result)).toEqual({
+      id: "m3",
+      role: "tool",
+      text: "sunny",
+      tool_call_id: "call_1",
+      name: "get_weather"
+    })
+    expect(Values.asMessage(JSON.parse(JSON.stringify(result)))).toEqual(Values.asMessage(result))
+  })
+
   it("anything else is no message, and a list is messages only when all are", () => {
     expect(Values.asMessage({ content: "x" })).toBeUndefined()
     expect(Values.asMessage(inert("Unknown", { content: "x" }))).toBeUndefined()
@@ -65,6 +97,24 @@ describe("toPlain", () => {
       message: { id: undefined, role: "human", text: "hi" }
     })
     expect(String(new Values.Unreadable("msgpack", 12))).toBe("<msgpack, 12 bytes>")
+  })
+
+  it("toJson: each message whole, in LangChain's serialized form, which load revives", async () => {
+    const ai = new AIMessage({
+      content: "",
+      id: "m2",
+      tool_calls: [{ name: "get_weather", args: { city: "Paris" }, id: "call_1", type: "tool_call" }],
+      response_metadata: { model_name: "m" }
+    })
+    const inert = JSON.parse(JSON.stringify(new ToolMessage({ content: "sunny", tool_call_id: "call_1" })))
+    const plain = Values.toJson({ messages: [ai, inert], n: 1n }) as { messages: Array<unknown>; n: unknown }
+    expect(plain.messages[0]).toEqual(JSON.parse(JSON.stringify(ai)))
+    expect(plain.messages[1]).toEqual(inert)
+    expect(plain.n).toBe("1")
+    const revived = await load<AIMessage>(JSON.stringify(plain.messages[0]))
+    expect(AIMessage.isInstance(revived)).toBe(true)
+    expect(revived.tool_calls).toEqual(ai.tool_calls)
+    expect(revived.id).toBe("m2")
   })
 
   it("cuts what is too deep instead of recursing without end", () => {
@@ -151,7 +201,49 @@ describe("diff", () => {
       change: "messages",
       appended: [{ id: "3", role: "ai", text: "new" }],
       removed: [{ id: "2", role: "ai", text: "a" }],
-      edited: [{ before: { id: "1", role: "human", text: "q" }, after: { id: "1", role: "human", text: "q!" } }]
+      edited: [{
+        before: { id: "1", role: "human", text: "q" },
+        after: { id: "1", role: "human", text: "q!" },
+        fields: [{ path: "content", before: "q", after: "q!" }]
+      }]
     }])
+  })
+
+  it("an edited message, field by field: a tool call's argument, its id, a call added", () => {
+    const call = (city: string, id = "call_1") => ({
+      name: "get_weather",
+      args: { city },
+      id,
+      type: "tool_call" as const
+    })
+    const ask = (calls: Array<ReturnType<typeof call>>) =>
+      checkpoint({ channel_values: { messages: [new AIMessage({ content: "", id: "a", tool_calls: calls })] } })
+    const [change] = Values.diff(ask([call("Paris")]), ask([call("Lyon", "call_2"), call("Rome")]))
+    expect(change).toMatchObject({ change: "messages", appended: [], removed: [] })
+    expect((change as Extract<Values.ChannelDiff, { change: "messages" }>).edited[0]!.fields).toEqual([
+      { path: "tool_calls[0].args.city", before: "Paris", after: "Lyon" },
+      { path: "tool_calls[0].id", before: "call_1", after: "call_2" },
+      { path: "tool_calls[1]", before: undefined, after: { name: "get_weather", args: { city: "Rome" }, id: "call_1" } }
+    ])
+    // The same call twice is no change.
+    expect(Values.diff(ask([call("Paris")]), ask([call("Paris")]))).toEqual([])
+  })
+
+  it("a tool's result: its tool_call_id, name and a failure's status compared; metadata too", () => {
+    const result = (tool_call_id: string, name: string, status: "success" | "error" = "success") =>
+      checkpoint({
+        channel_values: {
+          messages: [
+            new ToolMessage({ content: "x", id: "t", tool_call_id, name, status, response_metadata: { took: name } })
+          ]
+        }
+      })
+    const [change] = Values.diff(result("c1", "get_weather"), result("c2", "get_time", "error"))
+    expect((change as Extract<Values.ChannelDiff, { change: "messages" }>).edited[0]!.fields).toEqual([
+      { path: "tool_call_id", before: "c1", after: "c2" },
+      { path: "name", before: "get_weather", after: "get_time" },
+      { path: "response_metadata.took", before: "get_weather", after: "get_time" },
+      { path: "status", before: undefined, after: "error" }
+    ])
   })
 })

@@ -9,7 +9,7 @@ import { Effect } from "effect"
 import type * as Values from "../../inspector/Values.ts"
 import { databaseCommand, json } from "../DatabaseCommand.ts"
 import * as Output from "../Output.ts"
-import { textOf } from "./Text.ts"
+import { fieldChange, messageLines, speaker, textOf } from "./Text.ts"
 
 const { cyan, green, red, yellow } = Output.colors
 
@@ -28,15 +28,20 @@ const printChange = (change: Values.ChannelDiff) =>
           `${name}: ${change.appended.length} appended, ${change.removed.length} removed, ${change.edited.length} edited`
         )
         for (const message of change.appended) {
-          yield* Output.line(green(`  + ${Output.clean(message.role)}: ${Output.cut(message.text, 200)}`))
+          for (const [i, line] of messageLines(message, 200).entries()) {
+            yield* Output.line(green(`${i === 0 ? "  + " : "    "}${line}`))
+          }
         }
         for (const message of change.removed) {
-          yield* Output.line(red(`  - ${Output.clean(message.role)}: ${Output.cut(message.text, 200)}`))
+          for (const [i, line] of messageLines(message, 200).entries()) {
+            yield* Output.line(red(`${i === 0 ? "  - " : "    "}${line}`))
+          }
         }
-        for (const { after, before } of change.edited) {
-          yield* Output.line(
-            yellow(`  ~ ${Output.clean(after.role)}: ${Output.cut(before.text, 90)} → ${Output.cut(after.text, 90)}`)
-          )
+        // An edit, field by field: what changed inside the message.
+        for (const { after, fields } of change.edited) {
+          for (const field of fields) {
+            yield* Output.line(yellow(`  ~ ${speaker(after, true)}: ${fieldChange(field, 90)}`))
+          }
         }
     }
   })

@@ -11,11 +11,11 @@ import type { Shown } from "../../inspector/Inspector.ts"
 import * as Values from "../../inspector/Values.ts"
 import { databaseCommand, json, ns } from "../DatabaseCommand.ts"
 import * as Output from "../Output.ts"
-import { short, textOf } from "./Text.ts"
+import { messageLines, short, textOf } from "./Text.ts"
 
 const { bold, cyan, dim, red, yellow } = Output.colors
 
-const printChannels = (channelValues: Record<string, unknown>, max: number | undefined) =>
+const printChannels = (channelValues: Record<string, unknown>, max: number | undefined, metadata: boolean) =>
   Effect.gen(function*() {
     yield* Output.line(bold("channels"))
     for (const [channel, value] of Object.entries(channelValues).sort(([a], [b]) => a.localeCompare(b))) {
@@ -26,12 +26,19 @@ const printChannels = (channelValues: Record<string, unknown>, max: number | und
       }
       yield* Output.line(`  ${cyan(Output.clean(channel))}: ${messages.length} messages`)
       for (const message of messages) {
-        yield* Output.line(`    ${bold(Output.clean(message.role))}: ${Output.cut(message.text, max)}`)
+        const [first, ...rest] = messageLines(message, max, { metadata, style: bold })
+        yield* Output.line(`    ${first}`)
+        for (const detail of rest) yield* Output.line(`    ${dim(detail)}`)
       }
     }
   })
 
-const printShown = (thread_id: string, { interrupts, next, tuple }: Shown, max: number | undefined) =>
+const printShown = (
+  thread_id: string,
+  { interrupts, next, tuple }: Shown,
+  max: number | undefined,
+  messageMetadata: boolean
+) =>
   Effect.gen(function*() {
     const ns = tuple.config.configurable?.checkpoint_ns ?? ""
     const metadata: Record<string, unknown> = tuple.metadata ?? {}
@@ -51,7 +58,7 @@ const printShown = (thread_id: string, { interrupts, next, tuple }: Shown, max: 
     )
     if (next.length > 0) yield* Output.line(`${bold("next")}: ${Output.clean(next.join(", "))}`)
     for (const interrupt of interrupts) yield* Output.line(red(`${bold("interrupt")}: ${textOf(interrupt, max)}`))
-    yield* printChannels(tuple.checkpoint.channel_values, max)
+    yield* printChannels(tuple.checkpoint.channel_values, max, messageMetadata)
     const writes = tuple.pendingWrites ?? []
     if (writes.length > 0) {
       yield* Output.line(bold("pending writes"))
@@ -73,6 +80,10 @@ export const show = databaseCommand("show", {
   flags: {
     ns,
     full: Flag.Boolean("full").pipe(Flag.withDefault(false), Flag.withDescription("Do not cut long values")),
+    metadata: Flag.Boolean("metadata").pipe(
+      Flag.withDefault(false),
+      Flag.withDescription("Show each message's usage, response metadata and additional kwargs")
+    ),
     json
   },
   access: "read",
@@ -82,10 +93,11 @@ export const show = databaseCommand("show", {
     const shown = yield* inspector.checkpoint(thread_id!, ref, { checkpoint_ns: Option.getOrUndefined(input.ns) })
     if (input.json) {
       return yield* Output.json({
-        ...Values.toPlain(shown.tuple) as object,
+        // Each message whole, in LangChain's serialized form: what `load` revives.
+        ...Values.toJson(shown.tuple) as object,
         next: shown.next,
-        interrupts: Values.toPlain(shown.interrupts)
+        interrupts: Values.toJson(shown.interrupts)
       })
     }
-    yield* printShown(thread_id!, shown, input.full ? undefined : 200)
+    yield* printShown(thread_id!, shown, input.full ? undefined : 200, input.metadata)
   }))

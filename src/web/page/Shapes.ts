@@ -9,7 +9,7 @@
  */
 import type { ChannelDiff, Message } from "../../inspector/Shapes.ts"
 
-export type { Message } from "../../inspector/Shapes.ts"
+export type { FieldChange, Message, ToolCall } from "../../inspector/Shapes.ts"
 
 /**
  * `GET /api/info`.

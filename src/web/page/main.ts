@@ -8,7 +8,20 @@
  *
  * @since 0.1.0
  */
-import type { Change, Checkpoint, Diff, History, Info, Message, Plan, Row, Thread, ThreadPage } from "./Shapes.ts"
+import type {
+  Change,
+  Checkpoint,
+  Diff,
+  FieldChange,
+  History,
+  Info,
+  Message,
+  Plan,
+  Row,
+  Thread,
+  ThreadPage,
+  ToolCall
+} from "./Shapes.ts"
 
 /** What an element is given: attributes, its `text`, `on…` listeners. */
 type Props = Readonly<Record<string, string | number | boolean | null | undefined | EventListener>>
@@ -316,14 +329,58 @@ const mark = (root: Element, state: Selection) => {
 
 const ROLES = new Set(["human", "ai", "tool", "system", "function", "chat", "remove"])
 
+/** What tells a message apart beside its role: the tool and the call a tool's result answers, a failure's status. */
+const about = (message: Message) =>
+  [
+    message.name === undefined ? "" : `name ${message.name}`,
+    message.tool_call_id === undefined ? "" : `tool_call_id ${message.tool_call_id}`,
+    message.status === undefined ? "" : `status ${message.status}`
+  ].filter((part) => part !== "").join(", ")
+
+const toolCall = (call: ToolCall) =>
+  el("div", { class: "tool-call" }, [
+    el("span", { class: "tool-name", text: call.name }),
+    el("code", { class: "tool-args", text: JSON.stringify(call.args) ?? "" }),
+    call.id === undefined ? null : el("span", { class: "tool-call-id", text: `id ${call.id}` })
+  ])
+
+/** The model's metadata of a message, folded away until asked for. */
+const messageMetadata = (message: Message) => {
+  const fields = Object.fromEntries(
+    (["usage_metadata", "response_metadata", "additional_kwargs"] as const).flatMap((key) =>
+      message[key] === undefined ? [] : [[key, message[key]]]
+    )
+  )
+  return Object.keys(fields).length === 0 ? null : el("details", { class: "metadata" }, [
+    el("summary", { text: "metadata" }),
+    el("pre", { class: "json", text: json(fields) })
+  ])
+}
+
+/** A message's body: its text (unless it is only tool calls), its tool calls, its metadata. */
+const messageBody = (message: Message): Array<Child> => [
+  message.text === "" && message.tool_calls !== undefined ? null : el("div", { class: "text", text: message.text }),
+  ...(message.tool_calls ?? []).map(toolCall),
+  messageMetadata(message)
+]
+
+/** Who a message is from: its role, and beside it what tells it apart. */
+const speaker = (message: Message, sign = ""): Array<Child> => {
+  const more = about(message)
+  return [
+    el("span", { class: "role", text: `${sign}${message.role}` }),
+    more === "" ? null : el("span", { class: "about", text: more })
+  ]
+}
+
 const conversation = (messages: ReadonlyArray<Message>) =>
   el(
     "div",
     { class: "conversation" },
     messages.map((message) =>
       el("div", { class: `message role-${ROLES.has(message.role) ? message.role : "other"}` }, [
-        el("span", { class: "role", text: message.role }),
-        el("div", { class: "text", text: message.text })
+        ...speaker(message),
+        ...messageBody(message)
       ])
     )
   )
@@ -384,21 +441,29 @@ const showCheckpoint = (panel: HTMLElement, checkpoint: Checkpoint) => {
 
 // --- a diff ------------------------------------------------------------------
 
+/** A field that changed inside a message: its path, its value before and after (as JSON). */
+const fieldChange = (change: FieldChange) => {
+  const value = (v: unknown) => v === undefined ? "(none)" : JSON.stringify(v) ?? String(v)
+  return el("li", { class: "field" }, [
+    el("code", { class: "path", text: change.path }),
+    ": ",
+    el("span", { class: "before", text: value(change.before) }),
+    " → ",
+    el("span", { class: "after", text: value(change.after) })
+  ])
+}
+
 const messageDiff = (change: Extract<Change, { change: "messages" }>) => {
   const list = el("ul", { class: "message-diff" })
   const line = (kind: string, sign: string, message: Message) =>
-    el("li", { class: kind }, [
-      el("span", { class: "role", text: `${sign} ${message.role}` }),
-      el("span", { class: "text", text: message.text })
-    ])
+    el("li", { class: kind }, [...speaker(message, `${sign} `), ...messageBody(message)])
   for (const message of change.appended) list.append(line("added", "+", message))
   for (const message of change.removed) list.append(line("removed", "−", message))
   for (const edit of change.edited) {
     list.append(el("li", { class: "edited" }, [
-      el("span", { class: "role", text: `~ ${edit.after.role}` }),
-      el("span", { class: "text", text: edit.before.text }),
-      " → ",
-      el("span", { class: "text", text: edit.after.text })
+      ...speaker(edit.after, "~ "),
+      edit.after.id === undefined ? null : el("code", { class: "message-id", text: edit.after.id }),
+      el("ul", { class: "fields" }, edit.fields.map(fieldChange))
     ]))
   }
   const counts = `${change.appended.length} appended, ${change.removed.length} removed, ${change.edited.length} edited`
