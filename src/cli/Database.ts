@@ -18,6 +18,7 @@
  */
 import { Cause, Config, Context, Effect, Layer, Result } from "effect"
 import type { SqlClient } from "effect/sql"
+import v8 from "node:v8"
 import { InvalidConfig, StorageFailure } from "../CheckpointError.ts"
 import type { CheckpointStorage } from "../CheckpointStorage.ts"
 import * as Encryption from "../codec/Encryption.ts"
@@ -56,6 +57,17 @@ const live = Layer.succeed(Source, {})
 const snapshotNote = (snapshot: Label) =>
   `note: the PGlite database at ${snapshot.directory} is in use by process ${snapshot.pid}: ` +
   `reading a snapshot it took at ${snapshot.takenAt.toISOString()} (later changes are not in it)\n`
+
+/**
+ * PGlite's WebAssembly kept on V8's baseline compiler in this process.
+ * Otherwise V8 recompiles PGlite's hot functions with its optimizing
+ * compiler in the background, and a process cannot exit before that work
+ * ends: a command that had its answer in 1.2 s exited after 3.2 s
+ * (bench/STARTUP.md). A command runs a few queries; the baseline code
+ * serves them. Set before PGlite compiles its module; only the CLI does it,
+ * never the library.
+ */
+const baselineWasm = () => v8.setFlagsFromString("--no-wasm-tier-up --no-wasm-dynamic-tiering")
 
 /**
  * PGlite's buffers for a command: zeroed at every open, PGlite's 128MB took
@@ -119,7 +131,8 @@ const clientOf = (url: string, readOnly: boolean): Effect.Effect<
           new InvalidConfig({ operation: "connect", detail: `"pglite:" needs a directory: pglite:<directory>` })
         )
       }
-      return Effect.promise(() => import("../pglite.ts")).pipe(
+      return Effect.sync(baselineWasm).pipe(
+        Effect.andThen(Effect.promise(() => import("../pglite.ts"))),
         Effect.map((Pglite) => ({ client: pgliteClient(Pglite, dataDir, readOnly), dialect: "postgres" }))
       )
     }
