@@ -98,7 +98,7 @@ const lanes = (entries: ReadonlyArray<HistoryEntry>) =>
       entries.filter((entry) => entry.checkpoint_ns === name),
       (entry) => entry.checkpoint_id,
       (entry) => entry.parent_checkpoint_id
-    ).map(({ entry, head, joins, lane, open }) => ({ ...entry, lane, open, joins, head }))
+    ).map(({ entry, ...row }) => ({ ...entry, ...row }))
   }))
 
 /** A checkpoint as plain data, with the messages of each channel that holds a list of them. */

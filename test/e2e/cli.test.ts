@@ -258,14 +258,19 @@ const backendSuite = (name: "PostgreSQL" | "PGlite", make: () => Promise<Backend
       expect(oneText.stderr).toContain("(first 1; more with --limit)")
     })
 
-    it("history: the fork as two branches, the head, the steps and next nodes", inOrder(120_000), async () => {
+    it("history: the time-travel edit as head, branch and fork point; the steps and next nodes", inOrder(120_000), async () => {
       const { stdout } = await read(["history", "chat"])
       const lines = stdout.trimEnd().split("\n")
       // A line of the graph alone where the branches join, e.g. "|/" or "| /".
       expect(lines.some((line) => /^[ |/]*\/[ |/]*$/.test(line)), stdout).toBe(true)
       expect(lines.filter((line) => line.includes("(head)"))).toHaveLength(1)
       expect(lines.find((line) => line.includes("(head)"))).toContain(short(expected.latest.chat!.checkpoint.id))
-      expect(lines.find((line) => line.includes("(fork)"))).toContain(short(expected.chat.originalHead))
+      // The original conversation is a branch; the checkpoint the edit started from, the fork point.
+      expect(lines.filter((line) => line.includes("(branch)"))).toHaveLength(1)
+      expect(lines.find((line) => line.includes("(branch)"))).toContain(short(expected.chat.originalHead))
+      expect(lines.filter((line) => line.includes("(fork point)"))).toHaveLength(1)
+      expect(lines.find((line) => line.includes("(fork point)"))).toContain(short(expected.chat.afterFirstTurn))
+      expect(lines.filter((line) => line.includes("(root)"))).toHaveLength(1)
       for (const tuple of expected.lists.chat!) {
         expect(stdout).toContain(`${short(tuple.checkpoint.id)}`)
       }
@@ -788,7 +793,8 @@ const officialSuite = () =>
 
       const history = await ok(["history", url, "chat"])
       expect(history.stdout).toContain("(head)")
-      expect(history.stdout).toContain("(fork)")
+      expect(history.stdout).toContain("(branch)")
+      expect(history.stdout).toContain("(fork point)")
       expect(history.stdout.split("\n").some((line) => /^[ |/]*\/[ |/]*$/.test(line))).toBe(true)
       const entries = json<Array<any>>(await ok(["history", url, "chat", "--json"]))
       expect(entries.map((entry) => entry.checkpoint_id)).toEqual(lists.chat!.map((tuple) => tuple.checkpoint.id))

@@ -341,9 +341,15 @@ describe("in a browser", () => {
     )
     expect(lanes).toBe(2)
     expect(await page.locator("svg.history path.edge.branch").count()).toBeGreaterThan(0)
-    await expect.poll(() => page.locator(`g.node.fork[data-id="${chat.afterFirstTurn}"]`).count()).toBe(1)
+    // The same words as the CLI's: head, branch (the original conversation after the edit), fork point, root.
+    await expect.poll(() => page.locator(`g.node.fork-point[data-id="${chat.afterFirstTurn}"]`).count()).toBe(1)
+    expect(await page.locator(`g.node.fork-point[data-id="${chat.afterFirstTurn}"] .tag`).allTextContents())
+      .toContain("fork point")
     expect(await page.locator("g.node.head").count()).toBe(1)
-    expect(await page.locator("g.node.branch-end").getAttribute("data-id")).toBe(chat.originalHead)
+    expect(await page.locator("g.node.head .tag").allTextContents()).toContain("head")
+    expect(await page.locator("g.node.branch").getAttribute("data-id")).toBe(chat.originalHead)
+    expect(await page.locator("g.node.branch .tag").allTextContents()).toContain("branch")
+    expect(await page.locator("g.node.root .tag").allTextContents()).toContain("root")
 
     // The latest checkpoint is shown: messages as a conversation, with roles.
     await page.locator("#detail .conversation .message").first().waitFor()

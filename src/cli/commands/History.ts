@@ -11,7 +11,7 @@ import { databaseCommand, json, ns } from "../DatabaseCommand.ts"
 import * as Output from "../Output.ts"
 import { short, textOf } from "./Text.ts"
 
-const { bold, cyan, dim, green, red, yellow } = Output.colors
+const { bold, cyan, dim, green, magenta, red, yellow } = Output.colors
 
 /** A namespace's parent: `a:1|b:2` is under `a:1`, `a:1` under the root. */
 const parentNamespace = (name: string) => name.includes("|") ? name.slice(0, name.lastIndexOf("|")) : ""
@@ -33,25 +33,35 @@ const printNamespace = (name: string, entries: ReadonlyArray<HistoryEntry>) =>
       (entry) => entry.checkpoint_id,
       (entry) => entry.parent_checkpoint_id
     )
-    const heads = new Set(rows.filter((row) => row.head).map((row) => row.entry.checkpoint_id))
-    const latest = rows[0]?.entry.checkpoint_id
-    for (const { entry, graph } of Tree.text(rows)) {
-      if (entry === undefined) {
-        yield* Output.line(`${indent}${graph}`)
+    for (const { graph, row } of Tree.text(rows)) {
+      if (row === undefined) {
+        yield* Output.line(graph === "" ? "" : `${indent}${graph}`)
         continue
       }
+      const { entry } = row
       const parts = [
         yellow(short(entry.checkpoint_id)),
-        entry.checkpoint_id === latest ? green("(head)") : heads.has(entry.checkpoint_id) ? cyan("(fork)") : "",
+        ...row.labels.map((label) => labelColor[label](`(${label})`)),
         `step ${entry.step ?? "?"}`,
         Output.clean(entry.source ?? ""),
         entry.next.length > 0 ? `next: ${Output.clean(entry.next.join(", "))}` : "",
         entry.interrupts.length > 0 ? red(`interrupt: ${textOf(entry.interrupts, 60)}`) : "",
-        entry.changed.length > 0 ? dim(`changed: ${Output.cut(entry.changed.join(", "), 80)}`) : ""
+        entry.changed.length > 0 ? dim(`changed: ${Output.cut(entry.changed.join(", "), 80)}`) : "",
+        row.overflow && entry.parent_checkpoint_id !== undefined
+          ? dim(`(no lane of its own: joins ${Output.clean(short(entry.parent_checkpoint_id))} below)`)
+          : "",
+        row.folded > 0 ? dim(`+${row.folded} more branches join here`) : ""
       ]
       yield* Output.line(`${indent}${graph} ${parts.filter((part) => part !== "").join("  ")}`)
     }
   })
+
+const labelColor: Record<Tree.Label, (text: string) => string> = {
+  head: green,
+  branch: cyan,
+  "fork point": magenta,
+  root: dim
+}
 
 /**
  * The `history` command.

@@ -63,8 +63,16 @@ export interface Row {
   readonly interrupts: ReadonlyArray<unknown>
   readonly lane: number
   readonly open: ReadonlyArray<number>
-  readonly joins: ReadonlyArray<unknown>
-  readonly head: boolean
+  readonly joins: ReadonlyArray<number>
+  /** What it is in its namespace's history: "head", "branch", "fork point", "root" (`inspector/Tree.ts`). */
+  readonly labels: ReadonlyArray<string>
+  readonly children: number
+  /** Drawn in the overflow column (beyond the lanes drawn). */
+  readonly overflow: boolean
+  /** Overflow branches that join here. */
+  readonly folded: number
+  /** Starts a tree of its own: nothing above it is open. */
+  readonly separate: boolean
 }
 
 /**

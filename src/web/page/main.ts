@@ -213,27 +213,26 @@ const edge = (me: { x: number; y: number }, parent: { x: number; y: number }) =>
   return svg("path", { class: parent.x === me.x ? "edge" : "edge branch", d })
 }
 
+/** A label's class: `fork point` → `fork-point`. */
+const labelClass = (label: string) => label.replace(/[^a-z]+/g, "-")
+
 /** A checkpoint of the history: its circle and label, a button that picks it. */
-const historyNode = (row: Row, first: boolean, at: { x: number; y: number }, textX: number, ns: string, pick: Pick) => {
-  const classes = ["node"]
-  const tags: Array<string> = []
-  if (first) {
-    classes.push("head")
-    tags.push("HEAD")
-  } else if (row.head) {
-    classes.push("branch-end")
-    tags.push("branch end")
-  }
-  if (row.joins.length > 0) {
-    classes.push("fork")
-    tags.push("fork")
-  }
+const historyNode = (row: Row, at: { x: number; y: number }, textX: number, ns: string, pick: Pick) => {
+  const classes = ["node", ...row.labels.map(labelClass)]
+  if (row.overflow) classes.push("overflow")
   if (row.interrupts.length > 0) classes.push("interrupted")
   const words = [short(row.checkpoint_id), `step ${row.step === undefined ? "?" : row.step}`, row.source || ""]
   if (row.next.length > 0) words.push(`next: ${row.next.join(", ")}`)
   const label = svg("text", { class: "label", x: textX, y: at.y + 4 })
   label.append(svg("tspan", { class: "id", text: words.join("  ") }))
-  for (const tag of tags) label.append(svg("tspan", { class: "tag", dx: 8, text: tag }))
+  for (const tag of row.labels) label.append(svg("tspan", { class: `tag ${labelClass(tag)}`, dx: 8, text: tag }))
+  if (row.folded > 0) {
+    label.append(svg("tspan", { class: "tag folded", dx: 8, text: `+${row.folded} more branches join here` }))
+  }
+  if (row.overflow && row.parent_checkpoint_id !== undefined) {
+    const below = `no lane of its own: joins ${short(row.parent_checkpoint_id)} below`
+    label.append(svg("tspan", { class: "tag folded", dx: 8, text: below }))
+  }
   if (row.interrupts.length > 0) {
     const interrupt = cut(json(row.interrupts[0]).replace(/\s+/g, " "), 60)
     label.append(svg("tspan", { class: "tag interrupt", dx: 8, text: `interrupt: ${interrupt}` }))
@@ -248,7 +247,7 @@ const historyNode = (row: Row, first: boolean, at: { x: number; y: number }, tex
   }, [
     svg("title", { text: `${row.checkpoint_id} (${when(row.ts)})${changed}` }),
     svg("rect", { class: "hit", x: 0, y: at.y - ROW / 2, width: textX + 560, height: ROW }),
-    svg("circle", { cx: at.x, cy: at.y, r: first ? 8 : 6 }),
+    svg("circle", { cx: at.x, cy: at.y, r: row.labels.includes("head") ? 8 : row.overflow ? 3 : 6 }),
     label
   ])
   node.addEventListener("click", (event) => {
@@ -278,23 +277,31 @@ const drawHistory = (history: History, state: Selection, pick: Pick) => {
       y += 24
     }
     const rows = namespace.rows
-    const lanes = Math.max(1, ...rows.map((row) => Math.max(row.lane, ...row.open) + 1))
+    let lanes = 1
+    for (const row of rows) for (const lane of row.open) lanes = Math.max(lanes, lane + 1)
     const textX = LEFT + lanes * LANE + 6
     const at = new Map<string, { x: number; y: number }>()
+    let gap = 0
     rows.forEach((row, i) => {
-      at.set(row.checkpoint_id, { x: LEFT + row.lane * LANE, y: y + i * ROW + ROW / 2 })
+      // A tree of its own (its root's parent is not in the history) starts apart from the one above.
+      if (row.separate) gap += ROW
+      at.set(row.checkpoint_id, { x: LEFT + row.lane * LANE, y: y + gap + i * ROW + ROW / 2 })
     })
     const edges = svg("g", { class: "edges" })
     const nodes = svg("g", { class: "nodes" })
-    rows.forEach((row, i) => {
+    for (const row of rows) {
       const me = at.get(row.checkpoint_id)!
+      if (row.separate) {
+        const line = { x1: 4, x2: textX + 300, y1: me.y - ROW, y2: me.y - ROW }
+        edges.append(svg("line", { class: "tree-gap", ...line }))
+      }
       const parent = row.parent_checkpoint_id === undefined ? undefined : at.get(row.parent_checkpoint_id)
       if (parent !== undefined) edges.append(edge(me, parent))
-      nodes.append(historyNode(row, i === 0, me, textX, namespace.name, pick))
-    })
+      nodes.append(historyNode(row, me, textX, namespace.name, pick))
+    }
     group.append(edges, nodes)
     root.append(group)
-    y += rows.length * ROW + 16
+    y += gap + rows.length * ROW + 16
     width = Math.max(width, textX + 560)
   }
   root.setAttribute("width", String(width))
@@ -560,6 +567,11 @@ const showThread = async (id: string) => {
     el("h2", {}, ["Thread ", el("code", { id: "thread-id", text: id })]),
     info.write ? actionBar(id, refresh) : null,
     hint,
+    el("p", {
+      class: "legend",
+      text: "head: the newest checkpoint, where the next run continues · branch: the end of another line · " +
+        "fork point: two or more children · root: no parent in the history"
+    }),
     el("div", { class: "columns" }, [graph, el("div", { class: "panels" }, [diff, detail])])
   ]))
   await refresh()
