@@ -258,32 +258,36 @@ const backendSuite = (name: "PostgreSQL" | "PGlite", make: () => Promise<Backend
       expect(oneText.stderr).toContain("(first 1; more with --limit)")
     })
 
-    it("history: the time-travel edit as head, branch and fork point; the steps and next nodes", inOrder(120_000), async () => {
-      const { stdout } = await read(["history", "chat"])
-      const lines = stdout.trimEnd().split("\n")
-      // A line of the graph alone where the branches join, e.g. "|/" or "| /".
-      expect(lines.some((line) => /^[ |/]*\/[ |/]*$/.test(line)), stdout).toBe(true)
-      expect(lines.filter((line) => line.includes("(head)"))).toHaveLength(1)
-      expect(lines.find((line) => line.includes("(head)"))).toContain(short(expected.latest.chat!.checkpoint.id))
-      // The original conversation is a branch; the checkpoint the edit started from, the fork point.
-      expect(lines.filter((line) => line.includes("(branch)"))).toHaveLength(1)
-      expect(lines.find((line) => line.includes("(branch)"))).toContain(short(expected.chat.originalHead))
-      expect(lines.filter((line) => line.includes("(fork point)"))).toHaveLength(1)
-      expect(lines.find((line) => line.includes("(fork point)"))).toContain(short(expected.chat.afterFirstTurn))
-      expect(lines.filter((line) => line.includes("(root)"))).toHaveLength(1)
-      for (const tuple of expected.lists.chat!) {
-        expect(stdout).toContain(`${short(tuple.checkpoint.id)}`)
+    it(
+      "history: the time-travel edit as head, branch and fork point; the steps and next nodes",
+      inOrder(120_000),
+      async () => {
+        const { stdout } = await read(["history", "chat"])
+        const lines = stdout.trimEnd().split("\n")
+        // A line of the graph alone where the branches join, e.g. "|/" or "| /".
+        expect(lines.some((line) => /^[ |/]*\/[ |/]*$/.test(line)), stdout).toBe(true)
+        expect(lines.filter((line) => line.includes("(head)"))).toHaveLength(1)
+        expect(lines.find((line) => line.includes("(head)"))).toContain(short(expected.latest.chat!.checkpoint.id))
+        // The original conversation is a branch; the checkpoint the edit started from, the fork point.
+        expect(lines.filter((line) => line.includes("(branch)"))).toHaveLength(1)
+        expect(lines.find((line) => line.includes("(branch)"))).toContain(short(expected.chat.originalHead))
+        expect(lines.filter((line) => line.includes("(fork point)"))).toHaveLength(1)
+        expect(lines.find((line) => line.includes("(fork point)"))).toContain(short(expected.chat.afterFirstTurn))
+        expect(lines.filter((line) => line.includes("(root)"))).toHaveLength(1)
+        for (const tuple of expected.lists.chat!) {
+          expect(stdout).toContain(`${short(tuple.checkpoint.id)}`)
+        }
+        // The nodes each checkpoint runs next: the input's "__start__", then "model", then none.
+        const lineOf = (id: string) => lines.find((line) => line.includes(short(id)))!
+        const [head, beforeModel, input] = expected.lists.chat!.filter((tuple) =>
+          tuple.checkpoint.id === expected.latest.chat!.checkpoint.id || tuple.metadata?.step === 0 ||
+          tuple.metadata?.step === -1
+        )
+        expect(lineOf(input!.checkpoint.id)).toMatch(/step -1 {2}input {2}next: __start__$/)
+        expect(lineOf(beforeModel!.checkpoint.id)).toMatch(/step 0 {2}loop {2}next: model {2}/)
+        expect(lineOf(head!.checkpoint.id)).not.toContain("next:")
       }
-      // The nodes each checkpoint runs next: the input's "__start__", then "model", then none.
-      const lineOf = (id: string) => lines.find((line) => line.includes(short(id)))!
-      const [head, beforeModel, input] = expected.lists.chat!.filter((tuple) =>
-        tuple.checkpoint.id === expected.latest.chat!.checkpoint.id || tuple.metadata?.step === 0 ||
-        tuple.metadata?.step === -1
-      )
-      expect(lineOf(input!.checkpoint.id)).toMatch(/step -1 {2}input {2}next: __start__$/)
-      expect(lineOf(beforeModel!.checkpoint.id)).toMatch(/step 0 {2}loop {2}next: model {2}/)
-      expect(lineOf(head!.checkpoint.id)).not.toContain("next:")
-    })
+    )
 
     it.runIf(thorough)("history: a subgraph's namespace; --json in list's order", inOrder(120_000), async () => {
       const nested = await read(["history", "nested"])
