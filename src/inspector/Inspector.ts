@@ -24,6 +24,7 @@ import * as SqlDriver from "../sql/SqlDriver.ts"
 import { type Statement, type Statements, statements } from "../sql/Statements.ts"
 import type { Tables } from "../sql/Tables.ts"
 import { queries, type Stats, type ThreadCursor, type ThreadSummary, toStats } from "./Queries.ts"
+import * as Steps from "./Steps.ts"
 import * as Values from "./Values.ts"
 
 export type { Stats, ThreadCursor, ThreadSummary } from "./Queries.ts"
@@ -45,6 +46,12 @@ export interface HistoryEntry {
   /** The values of the interrupts waiting on it. */
   readonly interrupts: ReadonlyArray<unknown>
   readonly changed: ReadonlyArray<string>
+  /** The nodes that ran in the step that made it (`Steps.ran`). */
+  readonly nodes: ReadonlyArray<string>
+  /** One line of what they wrote (`Steps.preview`): untrusted text. */
+  readonly preview: string
+  /** Metadata `parents`: per enclosing namespace, its checkpoint that started this subgraph. */
+  readonly parents: Readonly<Record<string, string>>
 }
 
 /**
@@ -190,8 +197,15 @@ const shown = (tuple: CheckpointTuple): Shown => ({
   interrupts: Values.interrupts(tuple)
 })
 
+/** Metadata `parents`, its string entries only (stored data is untrusted). */
+const parentsOf = (value: unknown): Record<string, string> =>
+  typeof value === "object" && value !== null
+    ? Object.fromEntries(Object.entries(value).filter((pair): pair is [string, string] => typeof pair[1] === "string"))
+    : {}
+
 const historyEntry = (tuple: CheckpointTuple): HistoryEntry => {
   const metadata: Record<string, unknown> = tuple.metadata ?? {}
+  const changed = Values.changedChannels(tuple.checkpoint)
   return {
     checkpoint_ns: tuple.config.configurable?.checkpoint_ns ?? "",
     checkpoint_id: tuple.checkpoint.id,
@@ -201,7 +215,10 @@ const historyEntry = (tuple: CheckpointTuple): HistoryEntry => {
     ts: tuple.checkpoint.ts,
     next: Values.nextNodes(tuple.checkpoint),
     interrupts: Values.interrupts(tuple).map((value) => Values.toPlain(value)),
-    changed: Values.changedChannels(tuple.checkpoint)
+    changed,
+    nodes: Steps.ran(tuple.checkpoint),
+    preview: Steps.preview(tuple.checkpoint, changed),
+    parents: parentsOf(metadata.parents)
   }
 }
 

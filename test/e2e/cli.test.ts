@@ -283,16 +283,31 @@ const backendSuite = (name: "PostgreSQL" | "PGlite", make: () => Promise<Backend
           tuple.checkpoint.id === expected.latest.chat!.checkpoint.id || tuple.metadata?.step === 0 ||
           tuple.metadata?.step === -1
         )
-        expect(lineOf(input!.checkpoint.id)).toMatch(/step -1 {2}input {2}next: __start__$/)
-        expect(lineOf(beforeModel!.checkpoint.id)).toMatch(/step 0 {2}loop {2}next: model {2}/)
+        expect(lineOf(input!.checkpoint.id)).toMatch(/step -1 {2}input {2}"human: hello" {2}next: __start__$/)
+        expect(lineOf(beforeModel!.checkpoint.id)).toMatch(
+          /step 0 {2}loop {2}ran: __start__ {2}"human: hello" {2}next: model {2}/
+        )
         expect(lineOf(head!.checkpoint.id)).not.toContain("next:")
+        // What each step did: the node that ran and a line of what it wrote, the terminal's escape made visible.
+        expect(lineOf(head!.checkpoint.id)).toContain("ran: model")
+        expect(lineOf(head!.checkpoint.id)).toContain(`"ai: heard "canary \\u{1b}[31mRED`)
+        expect(lineOf(beforeModel!.checkpoint.id)).toContain(`ran: __start__  "human: hello"`)
+        expect(lineOf(input!.checkpoint.id)).toContain(`input  "human: hello"`)
+        expect(lineOf(expected.chat.originalHead)).toContain(`ran: model  "ai: heard "tell me more" (5 messages)"`)
+        expect(lineOf(expected.chat.fork)).toMatch(/step 2 {2}update {2}"human: forked question"/)
       }
     )
 
     it.runIf(thorough)("history: a subgraph's namespace; --json in list's order", inOrder(120_000), async () => {
       const nested = await read(["history", "nested"])
       expect(nested.stdout).toContain(`namespace ${childNamespace()}`)
-      expect(nested.stdout).toContain("(a subgraph under the root)")
+      // The subgraph's group names the root checkpoint that started it (metadata `parents`) and its step.
+      const started = expected.lists.nested!.find((tuple) => address(tuple).checkpoint_ns === childNamespace())!
+      const parent = String((started.metadata as { parents: Record<string, string> }).parents[""])
+      const step = expected.lists.nested!.find((tuple) => tuple.checkpoint.id === parent)!.metadata?.step
+      expect(nested.stdout).toContain(
+        `(a subgraph under the root, started at checkpoint ${short(parent)} (step ${step}))`
+      )
       for (const thread_id of ["chat", "nested"]) {
         const entries = json<Array<any>>(await read(["history", thread_id, "--json"]))
         expect(

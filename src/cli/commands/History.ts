@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import { Effect, Option, Stream } from "effect"
-import type { HistoryEntry } from "../../inspector/Inspector.ts"
+import * as Namespaces from "../../inspector/Namespaces.ts"
 import * as Tree from "../../inspector/Tree.ts"
 import { databaseCommand, json, ns } from "../DatabaseCommand.ts"
 import * as Output from "../Output.ts"
@@ -13,23 +13,26 @@ import { short, textOf } from "./Text.ts"
 
 const { bold, cyan, dim, green, magenta, red, yellow } = Output.colors
 
-/** A namespace's parent: `a:1|b:2` is under `a:1`, `a:1` under the root. */
-const parentNamespace = (name: string) => name.includes("|") ? name.slice(0, name.lastIndexOf("|")) : ""
+/** Where a subgraph's namespace hangs: its parent namespace and the checkpoint there that started it. */
+const startedAt = ({ parent, startedAt }: Namespaces.Group) => {
+  const under = `a subgraph under ${parent === "" || parent === null ? "the root" : Output.clean(parent)}`
+  if (startedAt === null) return `(${under})`
+  return `(${under}, started at checkpoint ${Output.clean(short(startedAt.checkpoint_id))} (step ${
+    startedAt.step ?? "?"
+  }))`
+}
 
 /** One namespace's checkpoints, as a tree drawn in text. */
-const printNamespace = (name: string, entries: ReadonlyArray<HistoryEntry>) =>
+const printNamespace = (group: Namespaces.Group) =>
   Effect.gen(function*() {
+    const { name } = group
     const depth = name === "" ? 0 : name.split("|").length
     const indent = "  ".repeat(depth)
     if (name !== "") {
-      yield* Output.line(
-        `${indent.slice(2)}${bold(`namespace ${Output.clean(name)}`)} ${
-          dim(`(a subgraph under ${parentNamespace(name) === "" ? "the root" : Output.clean(parentNamespace(name))})`)
-        }`
-      )
+      yield* Output.line(`${indent.slice(2)}${bold(`namespace ${Output.clean(name)}`)} ${dim(startedAt(group))}`)
     }
     const rows = Tree.layout(
-      entries.filter((entry) => entry.checkpoint_ns === name),
+      group.entries,
       (entry) => entry.checkpoint_id,
       (entry) => entry.parent_checkpoint_id
     )
@@ -44,6 +47,8 @@ const printNamespace = (name: string, entries: ReadonlyArray<HistoryEntry>) =>
         ...row.labels.map((label) => labelColor[label](`(${label})`)),
         `step ${entry.step ?? "?"}`,
         Output.clean(entry.source ?? ""),
+        entry.nodes.length > 0 ? `ran: ${Output.clean(entry.nodes.join(", "))}` : "",
+        entry.preview !== "" ? `"${Output.clean(entry.preview)}"` : "",
         entry.next.length > 0 ? `next: ${Output.clean(entry.next.join(", "))}` : "",
         entry.interrupts.length > 0 ? red(`interrupt: ${textOf(entry.interrupts, 60)}`) : "",
         entry.changed.length > 0 ? dim(`changed: ${Output.cut(entry.changed.join(", "), 80)}`) : "",
@@ -80,6 +85,5 @@ export const history = databaseCommand("history", {
       Stream.runCollect
     )
     if (input.json) return yield* Output.json(entries)
-    const namespaces = [...new Set(entries.map((entry) => entry.checkpoint_ns))].sort()
-    for (const name of namespaces) yield* printNamespace(name, entries)
+    for (const group of Namespaces.groups(entries)) yield* printNamespace(group)
   }))
