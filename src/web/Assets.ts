@@ -138,6 +138,7 @@ svg.history .node.interrupted circle { stroke: var(--danger); stroke-dasharray: 
 svg.history .node.selected .hit { fill: var(--accent); opacity: 0.18; }
 svg.history .node.compared .hit { fill: var(--fork); opacity: 0.22; }
 svg.history .label { fill: var(--fg); }
+svg.history .preview { fill: var(--muted); }
 svg.history .tag { fill: var(--fork); font-weight: 600; }
 svg.history .tag.head { fill: var(--head); }
 svg.history .tag.root, svg.history .tag.folded { fill: var(--muted); font-weight: normal; }

@@ -29,9 +29,11 @@ import {
   RUNS,
   text,
   THREADS,
+  TRUNK_RUN,
   view,
   writeApproval,
   writeChat,
+  writeForest,
   writeInspected,
   writeNested
 } from "../support/inspectedGraph.ts"
@@ -867,8 +869,52 @@ const officialSuite = () =>
     })
   })
 
+/** A forest: `delete-runs` removed the trunk two runs shared; `history` draws two trees, each root marked. */
+const forestSuite = () =>
+  describe("history of a forest", inSequence, () => {
+    let database: Awaited<ReturnType<typeof createDatabase>>
+
+    beforeAll(async () => {
+      database = await createDatabase("cli_forest")
+      await withSaverOn(database.url, (saver) => writeForest(saver))
+    }, 120_000)
+
+    afterAll(async () => {
+      await database?.drop()
+    })
+
+    it(
+      "after delete-runs removed the shared trunk: two trees, apart, each with its root",
+      inOrder(120_000),
+      async () => {
+        const before = await ok(["history", database.url, "forest"])
+        expect(before.stdout.split("\n").filter((line) => line.includes("(root)"))).toHaveLength(1)
+        expect(before.stdout).toContain("(fork point)")
+        await ok(["delete-runs", database.url, TRUNK_RUN, "--yes"])
+
+        const { stdout } = await ok(["history", database.url, "forest"])
+        const lines = stdout.trimEnd().split("\n")
+        const roots = lines.filter((line) => line.includes("(root)"))
+        expect(roots, stdout).toHaveLength(2)
+        expect(stdout).not.toContain("(fork point)")
+        // The newer tree ends at its root, an empty line, then the older tree from its end (a branch) down.
+        const gap = lines.indexOf("")
+        expect(gap, stdout).toBeGreaterThan(0)
+        expect(lines[gap - 1]).toContain("(root)")
+        expect(lines[gap + 1]).toContain("(branch)")
+        expect(lines[0]).toContain("(head)")
+        expect(lines.filter((line) => line.startsWith("*")).length + 1).toBe(lines.length)
+
+        const entries = json<Array<any>>(await ok(["history", database.url, "forest", "--json"]))
+        const ids = new Set(entries.map((entry) => entry.checkpoint_id))
+        expect(entries.filter((entry) => !ids.has(entry.parent_checkpoint_id))).toHaveLength(2)
+      }
+    )
+  })
+
 describe("PostgreSQL lane", lane, () => {
   backendSuite("PostgreSQL", postgresBackend, true)
+  forestSuite()
   usageSuite()
   officialSuite()
 })

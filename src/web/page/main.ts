@@ -26,6 +26,8 @@ const banner = byId("error")
 const SVG = "http://www.w3.org/2000/svg"
 let info: Info = { write: false, layout: "" }
 let poll: number | undefined = undefined
+/** Counts the thread views polling: a poll schedules the next only while its view is the latest. */
+let polls = 0
 let search = ""
 
 const set = (node: Element, props: Props | undefined) => {
@@ -111,8 +113,10 @@ const when = (iso: string) => {
 }
 
 const stopPolling = () => {
-  if (poll !== undefined) window.clearInterval(poll)
+  if (poll !== undefined) window.clearTimeout(poll)
   poll = undefined
+  // A poll in flight when the page moves on schedules no other.
+  polls++
 }
 
 // --- threads -----------------------------------------------------------------
@@ -200,7 +204,6 @@ const LEFT = 16
 interface Selection {
   selected: { readonly id: string; readonly ns: string } | null
   compare: { readonly id: string; readonly ns: string } | null
-  signature: string
 }
 
 type Pick = (row: Row, ns: string, compare: boolean) => void
@@ -222,9 +225,11 @@ const historyNode = (row: Row, at: { x: number; y: number }, textX: number, ns: 
   if (row.overflow) classes.push("overflow")
   if (row.interrupts.length > 0) classes.push("interrupted")
   const words = [short(row.checkpoint_id), `step ${row.step === undefined ? "?" : row.step}`, row.source || ""]
+  if (row.nodes.length > 0) words.push(`ran: ${row.nodes.join(", ")}`)
   if (row.next.length > 0) words.push(`next: ${row.next.join(", ")}`)
   const label = svg("text", { class: "label", x: textX, y: at.y + 4 })
   label.append(svg("tspan", { class: "id", text: words.join("  ") }))
+  if (row.preview !== "") label.append(svg("tspan", { class: "preview", dx: 8, text: `“${row.preview}”` }))
   for (const tag of row.labels) label.append(svg("tspan", { class: `tag ${labelClass(tag)}`, dx: 8, text: tag }))
   if (row.folded > 0) {
     label.append(svg("tspan", { class: "tag folded", dx: 8, text: `+${row.folded} more branches join here` }))
@@ -272,7 +277,12 @@ const drawHistory = (history: History, state: Selection, pick: Pick) => {
     const group = svg("g", { class: "namespace", "data-ns": namespace.name })
     if (several || namespace.name !== "") {
       const under = namespace.parent === "" ? "the root" : namespace.parent
-      const label = namespace.name === "" ? "root graph" : `subgraph ${namespace.name} (under ${under})`
+      const started = namespace.startedAt === null ?
+        "" :
+        `, started at checkpoint ${short(namespace.startedAt.checkpoint_id)} (step ${
+          namespace.startedAt.step === undefined ? "?" : namespace.startedAt.step
+        })`
+      const label = namespace.name === "" ? "root graph" : `subgraph ${namespace.name} (under ${under}${started})`
       group.append(svg("text", { class: "ns-label", x: 4, y: y + 14, text: label }))
       y += 24
     }
@@ -514,14 +524,26 @@ const actionBar = (id: string, refresh: () => Promise<void>) => {
 
 // --- a thread ----------------------------------------------------------------
 
-/** What tells one history from another: its checkpoints and their interrupts. */
-const signatureOf = (history: History) =>
-  history.namespaces.map((namespace) =>
-    `${namespace.name}:${namespace.rows.map((row) => `${row.checkpoint_id}/${row.interrupts.length}`).join(",")}`
-  ).join("|")
+/** The history pages loaded so far as one: each page's namespaces appended to those of the same name. */
+const merge = (shown: History, page: History): History => {
+  const namespaces = shown.namespaces.map((namespace) => ({ ...namespace, rows: [...namespace.rows] }))
+  for (const namespace of page.namespaces) {
+    const same = namespaces.find((known) => known.name === namespace.name)
+    if (same === undefined) namespaces.push({ ...namespace, rows: [...namespace.rows] })
+    else same.rows.push(...namespace.rows)
+  }
+  return { ...page, namespaces }
+}
+
+const rowCount = (history: History) => history.namespaces.reduce((sum, namespace) => sum + namespace.rows.length, 0)
+
+/** History rows asked for per page. */
+const HISTORY_PAGE = 500
+/** How long after a poll's answer the next one is asked. */
+const POLL_MS = 2000
 
 const showThread = async (id: string) => {
-  const state: Selection = { selected: null, compare: null, signature: "" }
+  const state: Selection = { selected: null, compare: null }
   const graph = el("div", { id: "graph" })
   const diff = el("div", { id: "diff", class: "panel" })
   const detail = el("div", { id: "detail", class: "panel" })
@@ -548,24 +570,58 @@ const showThread = async (id: string) => {
     const query = new URLSearchParams({ ns })
     showCheckpoint(detail, await api<Checkpoint>(`${thread}/checkpoints/${enc(row.checkpoint_id)}?${query.toString()}`))
   }
-  const refresh = async () => {
-    const history = await api<History>(`${thread}/history`)
-    const signature = signatureOf(history)
-    if (signature === state.signature) return
-    const first = state.signature === ""
-    state.signature = signature
-    graph.replaceChildren(drawHistory(history, state, (row, ns, compare) => {
-      pick(row, ns, compare).catch(showError)
-    }))
+  /** The pages loaded, merged; null before the first. */
+  let shown: History | null = null
+  const draw = (history: History) => {
+    shown = history
+    const more = history.next === null ? null : el("button", {
+      class: "more",
+      text: `more (${rowCount(history)} of ${history.total} shown)`,
+      onclick: () => {
+        queue(loadMore).catch(showError)
+      }
+    })
+    graph.replaceChildren(
+      drawHistory(history, state, (row, ns, compare) => {
+        pick(row, ns, compare).catch(showError)
+      }),
+      ...(more === null ? [] : [more])
+    )
+  }
+  /**
+   * The history again, from its newest checkpoint: with `since` (a poll), the
+   * server answers `changed: false` when nothing is newer, and the page keeps
+   * what it drew; else as many rows as are shown.
+   */
+  const refresh = async (poll = false) => {
+    const query = new URLSearchParams({
+      limit: String(Math.min(5000, Math.max(HISTORY_PAGE, shown === null ? 0 : rowCount(shown))))
+    })
+    if (poll && shown !== null) query.set("since", shown.cursor)
+    const history = await api<History>(`${thread}/history?${query.toString()}`)
+    if (!history.changed) return
+    const first = shown === null
+    draw(history)
     const root = history.namespaces[0]
     const latest = root && root.rows[0]
     if (first && root !== undefined && latest !== undefined) await pick(latest, root.name, false)
+  }
+  const loadMore = async () => {
+    if (shown === null || shown.next === null) return
+    const query = new URLSearchParams({ limit: String(HISTORY_PAGE), after: shown.next })
+    draw(merge(shown, await api<History>(`${thread}/history?${query.toString()}`)))
+  }
+  /** One history request at a time: polls, "more" and the actions' refresh wait for the one before. */
+  let last: Promise<void> = Promise.resolve()
+  const queue = (task: () => Promise<void>) => {
+    last = last.catch(() => undefined).then(task)
+    return last
   }
   await ready
   main.replaceChildren(el("section", { class: "thread" }, [
     el("p", {}, [el("a", { href: "#/", text: "← threads" })]),
     el("h2", {}, ["Thread ", el("code", { id: "thread-id", text: id })]),
-    info.write ? actionBar(id, refresh) : null,
+    info.write ? actionBar(id, () => queue(() => refresh())) : null,
     hint,
     el("p", {
       class: "legend",
@@ -574,11 +630,18 @@ const showThread = async (id: string) => {
     }),
     el("div", { class: "columns" }, [graph, el("div", { class: "panels" }, [diff, detail])])
   ]))
-  await refresh()
+  await queue(() => refresh())
   document.body.dataset.rendered = "thread"
-  poll = window.setInterval(() => {
-    refresh().catch(showError)
-  }, 2000)
+  // The next poll is asked for only once the previous one answered: never two in flight, however slow.
+  const polling = ++polls
+  const next = () => {
+    poll = window.setTimeout(() => {
+      queue(() => refresh(true)).catch(showError).finally(() => {
+        if (polling === polls) next()
+      })
+    }, POLL_MS)
+  }
+  next()
 }
 
 // --- routing -----------------------------------------------------------------
