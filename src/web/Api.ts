@@ -16,7 +16,6 @@ import { type HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/h
 import { InvalidInput } from "../CheckpointError.ts"
 import { CheckpointStorage } from "../CheckpointStorage.ts"
 import { type HistoryEntry, Inspector, type Shown, type ThreadCursor } from "../inspector/Inspector.ts"
-import * as Namespaces from "../inspector/Namespaces.ts"
 import * as Tree from "../inspector/Tree.ts"
 import * as Values from "../inspector/Values.ts"
 import type { Label } from "../pglite/Snapshot.ts"
@@ -92,28 +91,6 @@ const ROWS = 500
 const MAX_ROWS = 5000
 
 /**
- * The history, namespace by namespace (the root first), each laid out as
- * lanes over the whole namespace (so pages line up), then the rows `offset`
- * to `offset + limit` of them all, in that order; a namespace with none of
- * them is left out.
- */
-const lanes = (entries: ReadonlyArray<HistoryEntry>, offset: number, limit: number) => {
-  let skip = offset
-  let left = limit
-  return Namespaces.groups(entries).flatMap(({ entries, name, parent, startedAt }) => {
-    if (left === 0 || skip >= entries.length) {
-      skip -= Math.min(skip, entries.length)
-      return []
-    }
-    const rows = Tree.layout(entries, (entry) => entry.checkpoint_id, (entry) => entry.parent_checkpoint_id)
-      .slice(skip, skip + left).map(({ entry, ...row }) => ({ ...entry, ...row }))
-    skip = 0
-    left -= rows.length
-    return [{ name, parent, startedAt, total: entries.length, rows }]
-  })
-}
-
-/**
  * What tells the page its history changed: the newest checkpoint (of any
  * namespace; ids sort by time) and its interrupts, which LangGraph writes
  * after the checkpoint. Opaque to the page.
@@ -142,14 +119,20 @@ const historyOf = (thread: string, query: URLSearchParams) =>
         return json({ thread_id: thread, changed: false, cursor: since })
       }
     }
-    const entries = yield* inspector.history(thread).pipe(Stream.runCollect)
+    // The cursor first: a checkpoint written while the page is read shows at the next poll.
+    const newest = yield* inspector.history(thread).pipe(Stream.take(1), Stream.runCollect)
+    const page = yield* inspector.historyPage(thread, { offset, limit })
     return json({
       thread_id: thread,
       changed: true,
-      cursor: historyCursor(entries[0]),
-      total: entries.length,
-      namespaces: lanes(entries, offset, limit),
-      next: offset + limit < entries.length ? String(offset + limit) : null
+      cursor: historyCursor(newest[0]),
+      total: page.total,
+      overflowLane: Tree.LANES,
+      namespaces: page.namespaces.map(({ rows, ...namespace }) => ({
+        ...namespace,
+        rows: rows.map(({ entry, ...row }) => ({ ...entry, ...row }))
+      })),
+      next: offset + limit < page.total ? String(offset + limit) : null
     })
   })
 

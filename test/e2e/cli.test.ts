@@ -19,6 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { EffectCheckpointSaver } from "../../src/index.ts"
 import { buildCli, type BuiltCli, type CliResult, commands, describeResult } from "../support/cli.ts"
 import { admin, createDatabase } from "../support/databases.ts"
+import { putForks } from "../support/forks.ts"
 import {
   address,
   CANARY,
@@ -873,10 +874,14 @@ const officialSuite = () =>
 const forestSuite = () =>
   describe("history of a forest", inSequence, () => {
     let database: Awaited<ReturnType<typeof createDatabase>>
+    let forkPoint: string
 
     beforeAll(async () => {
       database = await createDatabase("cli_forest")
-      await withSaverOn(database.url, (saver) => writeForest(saver))
+      await withSaverOn(database.url, async (saver) => {
+        await writeForest(saver)
+        forkPoint = await putForks(saver, "forks", 12)
+      })
     }, 120_000)
 
     afterAll(async () => {
@@ -908,6 +913,24 @@ const forestSuite = () =>
         const entries = json<Array<any>>(await ok(["history", database.url, "forest", "--json"]))
         const ids = new Set(entries.map((entry) => entry.checkpoint_id))
         expect(entries.filter((entry) => !ids.has(entry.parent_checkpoint_id))).toHaveLength(2)
+      }
+    )
+
+    it(
+      "12 forks of one checkpoint: 8 lanes, the other 4 in the overflow column, counted at the fork point",
+      inOrder(),
+      async () => {
+        const { stdout } = await ok(["history", database.url, "forks"])
+        const lines = stdout.trimEnd().split("\n")
+        const overflow = lines.filter((line) => line.includes(`(no lane of its own: joins ${short(forkPoint)} below)`))
+        expect(overflow, stdout).toHaveLength(4)
+        for (const line of overflow) expect(line).toMatch(/^(\| ){8}\. /)
+        expect(lines.filter((line) => line.includes("(branch)"))).toHaveLength(11)
+        const point = lines.find((line) => line.includes("(fork point)"))!
+        expect(point).toContain(short(forkPoint))
+        expect(point).toContain("+4 more branches join here")
+        // Never wider than the 8 lanes and the overflow column.
+        expect(Math.max(...lines.map((line) => /^[|*./: ]*/.exec(line)![0].trimEnd().length))).toBeLessThanOrEqual(17)
       }
     )
   })

@@ -20,6 +20,7 @@ import { EffectCheckpointSaver } from "../../src/index.ts"
 import * as Server from "../../src/web/Server.ts"
 import { launch } from "../support/browser.ts"
 import { createDatabase } from "../support/databases.ts"
+import { putForks } from "../support/forks.ts"
 import {
   chatGraph,
   type ChatThread,
@@ -444,6 +445,26 @@ describe("in a browser", () => {
     expect(ys.filter((y) => y < gap!).length).toBeGreaterThan(0)
     expect(ys.filter((y) => y > gap!).length).toBeGreaterThan(0)
     expect(await page.locator("g.node.root .tag").allTextContents()).toEqual(["root", "root"])
+    expect(errors).toEqual([])
+    await page.close()
+  })
+
+  it("draws 8 lanes of 12 forks of one checkpoint, the other 4 in the overflow column, counted at the fork point", async () => {
+    const forkPoint = await putForks(saver, "forks", 12)
+    const { errors, page } = await open(`${readOnly.url}#/thread/forks`)
+    await nodes(page).first().waitFor()
+    expect(await page.locator("g.node.overflow").count()).toBe(4)
+    expect(await page.locator("g.node.branch").count()).toBe(11)
+    const lanes = await page.locator("svg.history g.node circle").evaluateAll((circles) =>
+      new Set(circles.map((circle) => circle.getAttribute("cx"))).size
+    )
+    expect(lanes).toBe(9)
+    expect(await page.locator(`g.node.fork-point[data-id="${forkPoint}"] .tag.folded`).textContent()).toBe(
+      "+4 more branches join here"
+    )
+    expect(await page.locator("g.node.overflow .tag.folded").first().textContent()).toBe(
+      `no lane of its own: joins ${forkPoint.slice(-12)} below`
+    )
     expect(errors).toEqual([])
     await page.close()
   })

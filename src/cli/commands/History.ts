@@ -5,8 +5,10 @@
  * @since 0.1.0
  */
 import { Effect, Option, Stream } from "effect"
-import * as Namespaces from "../../inspector/Namespaces.ts"
+import { Flag } from "effect/cli"
+import type { HistoryPage } from "../../inspector/Inspector.ts"
 import * as Tree from "../../inspector/Tree.ts"
+import { UsageError } from "../Arguments.ts"
 import { databaseCommand, json, ns } from "../DatabaseCommand.ts"
 import * as Output from "../Output.ts"
 import { short, textOf } from "./Text.ts"
@@ -14,7 +16,9 @@ import { short, textOf } from "./Text.ts"
 const { bold, cyan, dim, green, magenta, red, yellow } = Output.colors
 
 /** Where a subgraph's namespace hangs: its parent namespace and the checkpoint there that started it. */
-const startedAt = ({ parent, startedAt }: Namespaces.Group) => {
+type Namespace = HistoryPage["namespaces"][number]
+
+const startedAt = ({ parent, startedAt }: Namespace) => {
   const under = `a subgraph under ${parent === "" || parent === null ? "the root" : Output.clean(parent)}`
   if (startedAt === null) return `(${under})`
   return `(${under}, started at checkpoint ${Output.clean(short(startedAt.checkpoint_id))} (step ${
@@ -23,7 +27,7 @@ const startedAt = ({ parent, startedAt }: Namespaces.Group) => {
 }
 
 /** One namespace's checkpoints, as a tree drawn in text. */
-const printNamespace = (group: Namespaces.Group) =>
+const printNamespace = (group: Namespace) =>
   Effect.gen(function*() {
     const { name } = group
     const depth = name === "" ? 0 : name.split("|").length
@@ -31,12 +35,7 @@ const printNamespace = (group: Namespaces.Group) =>
     if (name !== "") {
       yield* Output.line(`${indent.slice(2)}${bold(`namespace ${Output.clean(name)}`)} ${dim(startedAt(group))}`)
     }
-    const rows = Tree.layout(
-      group.entries,
-      (entry) => entry.checkpoint_id,
-      (entry) => entry.parent_checkpoint_id
-    )
-    for (const { graph, row } of Tree.text(rows)) {
+    for (const { graph, row } of Tree.text(group.rows)) {
       if (row === undefined) {
         yield* Output.line(graph === "" ? "" : `${indent}${graph}`)
         continue
@@ -76,14 +75,32 @@ const labelColor: Record<Tree.Label, (text: string) => string> = {
 export const history = databaseCommand("history", {
   metavar: "[url] <thread>",
   names: ["<thread>"],
-  flags: { ns, json },
+  flags: {
+    ns,
+    json,
+    limit: Flag.Int("limit").pipe(
+      Flag.withDescription("At most this many checkpoints, newest first (default 1000; --json prints all)"),
+      Flag.withDefault(1000)
+    )
+  },
   access: "read",
   description: "A thread's checkpoints as a tree: forks as branches, subgraphs under their parent"
 }, (input, { inspector, values: [thread_id] }) =>
   Effect.gen(function*() {
-    const entries = yield* inspector.history(thread_id!, { checkpoint_ns: Option.getOrUndefined(input.ns) }).pipe(
-      Stream.runCollect
-    )
-    if (input.json) return yield* Output.json(entries)
-    for (const group of Namespaces.groups(entries)) yield* printNamespace(group)
+    const checkpoint_ns = Option.getOrUndefined(input.ns)
+    if (input.json) {
+      return yield* Output.json(yield* inspector.history(thread_id!, { checkpoint_ns }).pipe(Stream.runCollect))
+    }
+    if (!Number.isSafeInteger(input.limit) || input.limit < 1) {
+      return yield* new UsageError({
+        command: "history",
+        detail: `--limit ${input.limit}: give a positive whole number of checkpoints (default 1000)`
+      })
+    }
+    // Laid out from the ids alone; only the checkpoints printed are read whole.
+    const page = yield* inspector.historyPage(thread_id!, { checkpoint_ns, limit: input.limit })
+    for (const group of page.namespaces) yield* printNamespace(group)
+    if (page.total > input.limit) {
+      yield* Output.note(dim(`(first ${input.limit} of ${page.total} checkpoints; more with --limit)`))
+    }
   }))

@@ -89,6 +89,8 @@ export interface History {
   readonly changed: boolean
   /** What to ask `since` at the next poll. */
   readonly cursor: string
+  /** The lane of the overflow column: branches beyond the lanes drawn. */
+  readonly overflowLane: number
   /** Checkpoints in all, every namespace. */
   readonly total: number
   /** The next page's `after`, or null at the last. */

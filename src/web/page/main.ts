@@ -306,7 +306,10 @@ const drawHistory = (history: History, state: Selection, pick: Pick) => {
         edges.append(svg("line", { class: "tree-gap", ...line }))
       }
       const parent = row.parent_checkpoint_id === undefined ? undefined : at.get(row.parent_checkpoint_id)
-      if (parent !== undefined) edges.append(edge(me, parent))
+      // The overflow column is one dotted line down to the fork point it joins, not a line per branch.
+      if (row.overflow) edges.append(edge(me, { x: me.x, y: me.y + ROW }))
+      else if (parent !== undefined) edges.append(edge(me, parent))
+      if (row.folded > 0) edges.append(edge({ x: LEFT + history.overflowLane * LANE, y: me.y - ROW }, me))
       nodes.append(historyNode(row, me, textX, namespace.name, pick))
     }
     group.append(edges, nodes)
