@@ -108,7 +108,7 @@ const historyOf = (thread: string, query: URLSearchParams) =>
     const since = optional(query, "since")
     if (since !== undefined && after === undefined) {
       // Only what is newer than the cursor's checkpoint (and that one again, for its interrupts): the listing
-      // is newest first, read a page at a time, so a poll where nothing changed reads one page, decodes nothing more.
+      // is newest first, read a page at a time, so a poll where nothing changed reads its first page alone.
       const id = since.slice(0, since.lastIndexOf(".") === -1 ? since.length : since.lastIndexOf("."))
       const newer = yield* inspector.history(thread).pipe(
         Stream.takeWhile((entry) => entry.checkpoint_id >= id),

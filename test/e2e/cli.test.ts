@@ -311,6 +311,14 @@ const backendSuite = (name: "PostgreSQL" | "PGlite", make: () => Promise<Backend
       expect(nested.stdout).toContain(
         `(a subgraph under the root, started at checkpoint ${short(parent)} (step ${step}))`
       )
+      // The interrupt the subgraph paused at, in both namespaces, with what the step before wrote.
+      expect(nested.stdout).toMatch(
+        /step 0 {2}loop {2}ran: __start__ {2}"value="x"" {2}next: child {2}interrupt: \["inner question"\]/
+      )
+      expect(nested.stdout).toMatch(
+        /step 0 {2}loop {2}ran: __start__ {2}"value="x"" {2}next: ask {2}interrupt: \["inner question"\]/
+      )
+      expect(nested.stdout).toContain(`ran: ask  "value="x+answer""`)
       for (const thread_id of ["chat", "nested"]) {
         const entries = json<Array<any>>(await read(["history", thread_id, "--json"]))
         expect(
@@ -931,6 +939,12 @@ const forestSuite = () =>
         expect(point).toContain("+4 more branches join here")
         // Never wider than the 8 lanes and the overflow column.
         expect(Math.max(...lines.map((line) => /^[|*./: ]*/.exec(line)![0].trimEnd().length))).toBeLessThanOrEqual(17)
+
+        // A page of it: the newest 5, laid out as in the whole, and a note on stderr saying how many more.
+        const first = await ok(["history", database.url, "forks", "--limit", "5"])
+        expect(first.stdout.trimEnd().split("\n")).toEqual(lines.slice(0, 5))
+        expect(first.stderr).toContain("(first 5 of 14 checkpoints; more with --limit)")
+        expect((await fails(2, ["history", database.url, "forks", "--limit", "0"])).stderr).toContain("--limit 0")
       }
     )
   })
