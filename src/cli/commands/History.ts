@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { Effect, Option, Stream } from "effect"
+import { Effect, Option } from "effect"
 import { Flag } from "effect/cli"
 import type { HistoryPage } from "../../inspector/Inspector.ts"
 import * as Tree from "../../inspector/Tree.ts"
@@ -89,7 +89,7 @@ export const history = databaseCommand("history", {
   Effect.gen(function*() {
     const checkpoint_ns = Option.getOrUndefined(input.ns)
     if (input.json) {
-      return yield* Output.json(yield* inspector.history(thread_id!, { checkpoint_ns }).pipe(Stream.runCollect))
+      return yield* Output.jsonStream(inspector.history(thread_id!, { checkpoint_ns }))
     }
     if (!Number.isSafeInteger(input.limit) || input.limit < 1) {
       return yield* new UsageError({
