@@ -178,6 +178,8 @@ try {
   }
 
   const web = await startWeb()
+  await web.get("/api/threads")
+  const idle = web.peakMb()
   const first = await web.get("/api/threads/forks/history")
   const again = await web.get("/api/threads/forks/history")
   const poll = await web.get(`/api/threads/forks/history?since=${String(first.body.cursor)}`)
@@ -237,7 +239,10 @@ try {
   } finally {
     await browser.close()
   }
-  row(`\`web\` server's peak memory over all of the above`, `${web.peakMb().toFixed(0)} MB`)
+  row(
+    `\`web\` server's peak memory over all of the above`,
+    `${web.peakMb().toFixed(0)} MB (${idle.toFixed(0)} MB started, before any history)`
+  )
   await web.stop()
 } finally {
   await admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)
