@@ -15,9 +15,9 @@ import { short, textOf } from "./Text.ts"
 
 const { bold, cyan, dim, green, magenta, red, yellow } = Output.colors
 
-/** Where a subgraph's namespace hangs: its parent namespace and the checkpoint there that started it. */
 type Namespace = HistoryPage["namespaces"][number]
 
+/** Where a subgraph's namespace hangs: its parent namespace and the checkpoint there that started it. */
 const startedAt = ({ parent, startedAt }: Namespace) => {
   const under = `a subgraph under ${parent === "" || parent === null ? "the root" : Output.clean(parent)}`
   if (startedAt === null) return `(${under})`
