@@ -20,7 +20,7 @@ import { EffectCheckpointSaver } from "../../src/index.ts"
 import * as Server from "../../src/web/Server.ts"
 import { launch } from "../support/browser.ts"
 import { createDatabase } from "../support/databases.ts"
-import { putForks } from "../support/forks.ts"
+import { putChain, putForks } from "../support/forks.ts"
 import {
   chatGraph,
   type ChatThread,
@@ -468,6 +468,24 @@ describe("in a browser", () => {
     expect(errors).toEqual([])
     await page.close()
   })
+
+  it("draws the history 500 rows at a time, the rest behind a \"more\" button", async () => {
+    await putChain(saver, "long", 620)
+    const { errors, page } = await open(`${readOnly.url}#/thread/long`)
+    await nodes(page).first().waitFor()
+    expect(await nodes(page).count()).toBe(500)
+    await page.locator("#graph button.more").click()
+    await expect.poll(() => nodes(page).count()).toBe(620)
+    expect(await page.locator("#graph button.more").count()).toBe(0)
+    // One line: every row below the first has its parent just below it.
+    const lanes = await page.locator("svg.history g.node circle").evaluateAll((circles) =>
+      new Set(circles.map((circle) => circle.getAttribute("cx"))).size
+    )
+    expect(lanes).toBe(1)
+    expect(await page.locator("g.node.root").count()).toBe(1)
+    expect(errors).toEqual([])
+    await page.close()
+  }, 60_000)
 
   it("polls one request at a time, however slow, and asks only for what changed since", async () => {
     const { errors, page } = await open("about:blank")
