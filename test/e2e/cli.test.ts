@@ -921,6 +921,10 @@ const forestSuite = () =>
         const entries = json<Array<any>>(await ok(["history", database.url, "forest", "--json"]))
         const ids = new Set(entries.map((entry) => entry.checkpoint_id))
         expect(entries.filter((entry) => !ids.has(entry.parent_checkpoint_id))).toHaveLength(2)
+        // --json carries what each step did, as the text says it.
+        expect(entries[0]).toMatchObject({ nodes: ["model"], parents: {} })
+        expect(entries[0].preview).toMatch(/^ai: heard "(left|right)"/)
+        expect(lines[0]).toContain(`ran: model  "${entries[0].preview}"`)
       }
     )
 
