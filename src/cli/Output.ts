@@ -11,7 +11,7 @@
  */
 import { SingleBar } from "cli-progress"
 import Table from "cli-table3"
-import { Effect } from "effect"
+import { Effect, Stream } from "effect"
 import pc from "picocolors"
 
 const isTerminal = process.stdout.isTTY === true
@@ -86,6 +86,24 @@ export const safeJson = (text: string): string =>
  * @since 0.1.0
  */
 export const json = (value: unknown) => line(safeJson(JSON.stringify(value, null, 2)))
+
+/**
+ * Writes a stream's elements as one JSON array, as `json` would print the
+ * array, an element at a time: a long stream is never held whole.
+ *
+ * @since 0.1.0
+ */
+export const jsonStream = <A, E, R>(elements: Stream.Stream<A, E, R>) =>
+  Effect.gen(function*() {
+    let first = true
+    yield* Stream.runForEach(elements, (element) =>
+      Effect.sync(() => {
+        const text = safeJson(JSON.stringify(element, null, 2)).replaceAll("\n", "\n  ")
+        process.stdout.write(`${first ? "[\n" : ",\n"}  ${text}`)
+        first = false
+      }))
+    yield* line(first ? "[]" : "\n]")
+  })
 
 /**
  * A table: bordered and aligned on a terminal; tab-separated when piped, one

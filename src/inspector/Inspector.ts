@@ -23,7 +23,10 @@ import type { Dialect } from "../sql/Dialect.ts"
 import * as SqlDriver from "../sql/SqlDriver.ts"
 import { type Statement, type Statements, statements } from "../sql/Statements.ts"
 import type { Tables } from "../sql/Tables.ts"
+import * as Namespaces from "./Namespaces.ts"
 import { queries, type Stats, type ThreadCursor, type ThreadSummary, toStats } from "./Queries.ts"
+import * as Steps from "./Steps.ts"
+import * as Tree from "./Tree.ts"
 import * as Values from "./Values.ts"
 
 export type { Stats, ThreadCursor, ThreadSummary } from "./Queries.ts"
@@ -45,6 +48,35 @@ export interface HistoryEntry {
   /** The values of the interrupts waiting on it. */
   readonly interrupts: ReadonlyArray<unknown>
   readonly changed: ReadonlyArray<string>
+  /** The nodes that ran in the step that made it (`Steps.ran`). */
+  readonly nodes: ReadonlyArray<string>
+  /** One line of what they wrote (`Steps.preview`): untrusted text. */
+  readonly preview: string
+  /** Metadata `parents`: per enclosing namespace, its checkpoint that started this subgraph. */
+  readonly parents: Readonly<Record<string, string>>
+}
+
+/**
+ * A page of a thread's history, laid out: namespace by namespace (the root
+ * first), each laid out over all its checkpoints (so pages line up), the
+ * rows `offset` to `offset + limit` of them all in that order; a namespace
+ * with none of them is left out.
+ *
+ * @since 0.1.0
+ */
+export interface HistoryPage {
+  /** The thread's checkpoints in all (in the namespace asked for). */
+  readonly total: number
+  readonly namespaces: ReadonlyArray<{
+    readonly name: string
+    /** The parent namespace; null for the root. */
+    readonly parent: string | null
+    /** The parent namespace's checkpoint that started this subgraph (metadata `parents`), with its step. */
+    readonly startedAt: { readonly checkpoint_id: string; readonly step: number | undefined } | null
+    /** Its checkpoints in all. */
+    readonly total: number
+    readonly rows: ReadonlyArray<Tree.Row<HistoryEntry>>
+  }>
 }
 
 /**
@@ -99,6 +131,18 @@ export class Inspector extends Context.Service<Inspector, {
       readonly after?: ThreadCursor | undefined
     }
   ) => Stream.Stream<ThreadSummary, StorageFailure>
+  /**
+   * A page of a thread's history laid out as a tree: the layout reads ids
+   * alone, and only the page's checkpoints are read whole.
+   */
+  readonly historyPage: (
+    thread_id: string,
+    options?: {
+      readonly checkpoint_ns?: string | undefined
+      readonly offset?: number | undefined
+      readonly limit?: number | undefined
+    }
+  ) => Effect.Effect<HistoryPage, InspectError>
   /** A thread's checkpoints, newest first, every namespace or one. */
   readonly history: (
     thread_id: string,
@@ -190,8 +234,15 @@ const shown = (tuple: CheckpointTuple): Shown => ({
   interrupts: Values.interrupts(tuple)
 })
 
+/** Metadata `parents`, its string entries only (stored data is untrusted). */
+const parentsOf = (value: unknown): Record<string, string> =>
+  typeof value === "object" && value !== null
+    ? Object.fromEntries(Object.entries(value).filter((pair): pair is [string, string] => typeof pair[1] === "string"))
+    : {}
+
 const historyEntry = (tuple: CheckpointTuple): HistoryEntry => {
   const metadata: Record<string, unknown> = tuple.metadata ?? {}
+  const changed = Values.changedChannels(tuple.checkpoint)
   return {
     checkpoint_ns: tuple.config.configurable?.checkpoint_ns ?? "",
     checkpoint_id: tuple.checkpoint.id,
@@ -201,7 +252,10 @@ const historyEntry = (tuple: CheckpointTuple): HistoryEntry => {
     ts: tuple.checkpoint.ts,
     next: Values.nextNodes(tuple.checkpoint),
     interrupts: Values.interrupts(tuple).map((value) => Values.toPlain(value)),
-    changed: Values.changedChannels(tuple.checkpoint)
+    changed,
+    nodes: Steps.ran(tuple.checkpoint),
+    preview: Steps.preview(tuple.checkpoint, changed),
+    parents: parentsOf(metadata.parents)
   }
 }
 
@@ -390,6 +444,55 @@ export const make = Effect.fnUntraced(function*(tables: Tables, dialect: Dialect
       )
     )
 
+  const historyPage = Effect.fn("Inspector.historyPage")(function*(
+    thread_id: string,
+    options: {
+      readonly checkpoint_ns?: string | undefined
+      readonly offset?: number | undefined
+      readonly limit?: number | undefined
+    } = {}
+  ) {
+    yield* stored("history", thread_id, options.checkpoint_ns)
+    const index = yield* run("history", q.historyIndex, { thread_id, checkpoint_ns: options.checkpoint_ns })
+    let skip = options.offset ?? 0
+    let left = options.limit ?? Number.POSITIVE_INFINITY
+    const namespaces: Array<HistoryPage["namespaces"][number]> = []
+    for (const { entries, name, parent } of Namespaces.groups(index)) {
+      if (left <= 0) break
+      if (skip >= entries.length) {
+        skip -= entries.length
+        continue
+      }
+      const laid = Tree.layout(entries, (entry) => entry.checkpoint_id, (entry) => entry.parent_checkpoint_id)
+        .slice(skip, skip + left)
+      // The page's checkpoints, read whole: those after the one before the page, as many as it shows.
+      const read = yield* storage.list({
+        thread_id,
+        checkpoint_ns: name,
+        ...(skip === 0 ? {} : { before: entries[skip - 1]!.checkpoint_id }),
+        limit: laid.length
+      }).pipe(Stream.map(historyEntry), Stream.runCollect)
+      const byId = new Map(read.map((entry) => [entry.checkpoint_id, entry]))
+      // A checkpoint removed since the index was read is left out.
+      const rows = laid.flatMap((row) => {
+        const entry = byId.get(row.entry.checkpoint_id)
+        return entry === undefined ? [] : [{ ...row, entry }]
+      })
+      const started = parent === null ? undefined : read.find((entry) => entry.parents[parent] !== undefined)
+      const startedId = parent === null ? undefined : started?.parents[parent]
+      const startedAt = parent === null || startedId === undefined ? null : {
+        checkpoint_id: startedId,
+        step: yield* storage.getTuple({ thread_id, checkpoint_ns: parent, checkpoint_id: startedId }).pipe(
+          Effect.map((tuple) => Option.isSome(tuple) ? historyEntry(tuple.value).step : undefined)
+        )
+      }
+      namespaces.push({ name, parent, startedAt, total: entries.length, rows })
+      skip = 0
+      left -= laid.length
+    }
+    return { total: index.length, namespaces }
+  })
+
   const diff = Effect.fn("Inspector.diff")(function*(thread_id: string, a: string, b: string) {
     const [first, second] = yield* Effect.all([diffed(thread_id, a), diffed(thread_id, b)])
     return { a: first, b: second, channels: Values.diff(first.tuple.checkpoint, second.tuple.checkpoint) }
@@ -412,6 +515,7 @@ export const make = Effect.fnUntraced(function*(tables: Tables, dialect: Dialect
     layout: tables.layout,
     threads,
     history,
+    historyPage,
     checkpoint,
     diff,
     sizes,

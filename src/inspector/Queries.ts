@@ -159,6 +159,31 @@ ORDER BY cp.checkpoint_id DESC LIMIT 10`,
     decode: (rows: ReadonlyArray<{ readonly checkpoint_ns: string; readonly checkpoint_id: string }>) => rows
   }),
 
+  /**
+   * A thread's checkpoints as ids and parents' ids alone, newest first: what
+   * a history's layout needs, without reading any value.
+   */
+  historyIndex: statement({
+    params: (input: { readonly thread_id: string; readonly checkpoint_ns: string | undefined }) => ({
+      thread_id: input.thread_id,
+      ns: input.checkpoint_ns ?? null
+    }),
+    text: (param) => `
+SELECT cp.checkpoint_ns, cp.checkpoint_id, cp.parent_checkpoint_id FROM ${t.checkpoints} cp
+WHERE cp.thread_id = ${param.thread_id} AND (${param.ns}::text IS NULL OR cp.checkpoint_ns = ${param.ns}::text)
+ORDER BY cp.checkpoint_id DESC`,
+    decode: (
+      rows: ReadonlyArray<
+        { readonly checkpoint_ns: string; readonly checkpoint_id: string; readonly parent_checkpoint_id: string | null }
+      >
+    ) =>
+      rows.map((row) => ({
+        checkpoint_ns: row.checkpoint_ns,
+        checkpoint_id: row.checkpoint_id,
+        parent_checkpoint_id: row.parent_checkpoint_id ?? undefined
+      }))
+  }),
+
   /** Per thread: its checkpoints and the bytes its rows hold (what a lifecycle command frees). */
   threadSizes: statement({
     params: (input: { readonly thread_ids: ReadonlyArray<string> }) => input,

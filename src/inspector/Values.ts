@@ -267,11 +267,14 @@ export const interrupts = (tuple: CheckpointTuple): ReadonlyArray<unknown> =>
  * @since 0.1.0
  */
 export const changedChannels = (checkpoint: CheckpointTuple["checkpoint"]): ReadonlyArray<string> => {
-  const versions = Object.entries(checkpoint.channel_versions).filter(([channel]) =>
-    !channel.startsWith("branch:to:") && channel !== START
-  ).map(([channel, version]) => [channel, Math.floor(Number.parseFloat(String(version)))] as const)
+  // The top is taken over every channel, triggers included: an input writes `__start__` alone, and changes no state.
+  const versions = Object.entries(checkpoint.channel_versions).map(([channel, version]) =>
+    [channel, Math.floor(Number.parseFloat(String(version)))] as const
+  )
   const top = Math.max(...versions.map(([, version]) => version))
-  return versions.filter(([, version]) => version === top).map(([channel]) => channel).sort()
+  return versions.filter(([channel, version]) =>
+    version === top && !channel.startsWith("branch:to:") && channel !== START
+  ).map(([channel]) => channel).sort()
 }
 
 /**

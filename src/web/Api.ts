@@ -66,12 +66,12 @@ const decodeCursor = (text: string): Effect.Effect<ThreadCursor, InvalidInput> =
     catch: () => invalid("after", "not a cursor this server gave")
   })
 
-const limitOf = (text: string | null): Effect.Effect<number, InvalidInput> => {
-  if (text === null || text === "") return Effect.succeed(PAGE)
+const limitOf = (text: string | null, page = PAGE, max = MAX_LIMIT): Effect.Effect<number, InvalidInput> => {
+  if (text === null || text === "") return Effect.succeed(page)
   const limit = Number(text)
-  return Number.isInteger(limit) && limit >= 1 && limit <= MAX_LIMIT
+  return Number.isInteger(limit) && limit >= 1 && limit <= max
     ? Effect.succeed(limit)
-    : Effect.fail(invalid("limit", `expected a whole number from 1 to ${MAX_LIMIT}`))
+    : Effect.fail(invalid("limit", `expected a whole number from 1 to ${max}`))
 }
 
 const optional = (query: URLSearchParams, name: string) => {
@@ -86,20 +86,55 @@ const required = (query: URLSearchParams, name: string): Effect.Effect<string, I
 
 const json = (body: unknown, status = 200) => HttpServerResponse.jsonUnsafe(body, { status })
 
-/** A namespace's parent: `a:1|b:2` is under `a:1`, `a:1` under the root. */
-const parentNamespace = (name: string) => name.includes("|") ? name.slice(0, name.lastIndexOf("|")) : ""
+/** History rows per page unless the page asks for another number (at most `MAX_ROWS`). */
+const ROWS = 500
+const MAX_ROWS = 5000
 
-/** The history, namespace by namespace (the root first), each laid out as lanes. */
-const lanes = (entries: ReadonlyArray<HistoryEntry>) =>
-  [...new Set(entries.map((entry) => entry.checkpoint_ns))].sort().map((name) => ({
-    name,
-    parent: name === "" ? null : parentNamespace(name),
-    rows: Tree.layout(
-      entries.filter((entry) => entry.checkpoint_ns === name),
-      (entry) => entry.checkpoint_id,
-      (entry) => entry.parent_checkpoint_id
-    ).map(({ entry, head, joins, lane, open }) => ({ ...entry, lane, open, joins, head }))
-  }))
+/**
+ * What tells the page its history changed: the newest checkpoint (of any
+ * namespace; ids sort by time) and its interrupts, which LangGraph writes
+ * after the checkpoint. Opaque to the page.
+ */
+const historyCursor = (newest: HistoryEntry | undefined) =>
+  newest === undefined ? "" : `${newest.checkpoint_id}.${newest.interrupts.length}`
+
+const historyOf = (thread: string, query: URLSearchParams) =>
+  Effect.gen(function*() {
+    const inspector = yield* Inspector
+    const limit = yield* limitOf(query.get("limit"), ROWS, MAX_ROWS)
+    const after = optional(query, "after")
+    const offset = after === undefined ? 0 : Number(after)
+    if (!Number.isInteger(offset) || offset < 0) return yield* invalid("after", "not a cursor this server gave")
+    const since = optional(query, "since")
+    if (since !== undefined && after === undefined) {
+      // Only what is newer than the cursor's checkpoint (and that one again, for its interrupts): the listing
+      // is newest first, read a page at a time, so a poll where nothing changed reads its first page alone.
+      const id = since.slice(0, since.lastIndexOf(".") === -1 ? since.length : since.lastIndexOf("."))
+      const newer = yield* inspector.history(thread).pipe(
+        Stream.takeWhile((entry) => entry.checkpoint_id >= id),
+        Stream.take(2),
+        Stream.runCollect
+      )
+      if (newer.length === 1 && historyCursor(newer[0]) === since) {
+        return json({ thread_id: thread, changed: false, cursor: since })
+      }
+    }
+    // The cursor first: a checkpoint written while the page is read shows at the next poll.
+    const newest = yield* inspector.history(thread).pipe(Stream.take(1), Stream.runCollect)
+    const page = yield* inspector.historyPage(thread, { offset, limit })
+    return json({
+      thread_id: thread,
+      changed: true,
+      cursor: historyCursor(newest[0]),
+      total: page.total,
+      overflowLane: Tree.LANES,
+      namespaces: page.namespaces.map(({ rows, ...namespace }) => ({
+        ...namespace,
+        rows: rows.map(({ entry, ...row }) => ({ ...entry, ...row }))
+      })),
+      next: offset + limit < page.total ? String(offset + limit) : null
+    })
+  })
 
 /** A checkpoint as plain data, with the messages of each channel that holds a list of them. */
 const shownJson = ({ interrupts, next, tuple }: Shown) => {
@@ -179,11 +214,7 @@ export const routes = (options: {
       })
     })),
 
-  route("GET", "/api/threads/:thread/history", ({ thread }) =>
-    Effect.gen(function*() {
-      const entries = yield* (yield* Inspector).history(thread!).pipe(Stream.runCollect)
-      return json({ thread_id: thread, namespaces: lanes(entries) })
-    })),
+  route("GET", "/api/threads/:thread/history", ({ thread }, query) => historyOf(thread!, query)),
 
   route(
     "GET",

@@ -130,14 +130,20 @@ svg.history .node .hit { fill: transparent; }
 svg.history .node:hover .hit, svg.history .node:focus .hit { fill: var(--line); opacity: 0.4; }
 svg.history .node circle { fill: var(--panel); stroke: var(--accent); stroke-width: 2; }
 svg.history .node.head circle { fill: var(--head); stroke: var(--head); }
-svg.history .node.branch-end circle { stroke: var(--fork); }
-svg.history .node.fork circle { stroke: var(--fork); stroke-width: 3; }
+svg.history .node.branch circle { stroke: var(--fork); }
+svg.history .node.fork-point circle { stroke: var(--fork); stroke-width: 3; }
+svg.history .node.root circle { stroke-dasharray: 2 2; }
+svg.history .node.overflow circle { stroke: var(--muted); }
+svg.history .tree-gap { stroke: var(--line); stroke-dasharray: 4 4; }
 svg.history .node.interrupted circle { stroke: var(--danger); stroke-dasharray: 3 2; stroke-width: 3; }
 svg.history .node.selected .hit { fill: var(--accent); opacity: 0.18; }
 svg.history .node.compared .hit { fill: var(--fork); opacity: 0.22; }
 svg.history .label { fill: var(--fg); }
+svg.history .preview { fill: var(--muted); }
 svg.history .tag { fill: var(--fork); font-weight: 600; }
-svg.history .head .tag { fill: var(--head); }
+svg.history .tag.head { fill: var(--head); }
+svg.history .tag.root, svg.history .tag.folded { fill: var(--muted); font-weight: normal; }
+.legend { color: var(--muted); font-size: 0.9em; }
 svg.history .tag.interrupt { fill: var(--danger); }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 0.2em 1em; margin: 0.5em 0; }
 dl.facts dt { color: var(--muted); }

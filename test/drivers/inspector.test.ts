@@ -36,12 +36,18 @@ describe("history tree", () => {
       "c1",
       0
     ]])
-    expect(rows.filter((row) => row.head).map((row) => row.entry.id)).toEqual(["c5", "c3"])
+    expect(rows.map((row) => [row.entry.id, row.labels])).toEqual([
+      ["c5", ["head"]],
+      ["c3", ["branch"]],
+      ["c4", []],
+      ["c2", []],
+      ["c1", ["fork point", "root"]]
+    ])
     expect(rows.at(-1)!.joins).toEqual([1])
   })
 
   it("draws like git log --graph", () => {
-    expect(Tree.text(rows).map((line) => `${line.graph} ${line.entry?.id ?? ""}`.trimEnd())).toEqual([
+    expect(Tree.text(rows).map((line) => `${line.graph} ${line.row?.entry.id ?? ""}`.trimEnd())).toEqual([
       "* c5",
       "| * c3",
       "* | c4",

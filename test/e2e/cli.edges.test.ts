@@ -281,7 +281,9 @@ describe("hostile stored text never reaches the terminal raw", { concurrent: fal
     // Still JSON, and still the same strings.
     expect(JSON.parse(json.stdout).checkpoint.ts).toBe(`2025-01-01T00:00:00.000Z${CSI}`)
     expect(json.stdout).toContain("\\u009b2J")
-    const older = JSON.parse((await ok(["history", database.url, thread, "--json"])).stdout)
+    const historyJson = await ok(["history", database.url, thread, "--json"])
+    clean(historyJson, "history --json")
+    const older = JSON.parse(historyJson.stdout)
     expect(older.filter((entry: { checkpoint_id: string }) => entry.checkpoint_id.includes(BIDI))).toHaveLength(1)
     const diff = await ok(["diff", database.url, thread, "x", "aGVsbG8=\u0007"])
     expect(diff.stdout).not.toBe("no channel differs\n")

@@ -20,6 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { EffectCheckpointSaver } from "../../src/index.ts"
 import { buildCli, type BuiltCli, type CliResult, commands, describeResult } from "../support/cli.ts"
 import { admin, createDatabase } from "../support/databases.ts"
+import { putForks } from "../support/forks.ts"
 import {
   address,
   CANARY,
@@ -32,10 +33,12 @@ import {
   text,
   THREADS,
   type ToolsThread,
+  TRUNK_RUN,
   USAGE,
   view,
   writeApproval,
   writeChat,
+  writeForest,
   writeInspected,
   writeNested
 } from "../support/inspectedGraph.ts"
@@ -266,32 +269,64 @@ const backendSuite = (name: "PostgreSQL" | "PGlite", make: () => Promise<Backend
       expect(oneText.stderr).toContain("(first 1; more with --limit)")
     })
 
-    it("history: the fork as two branches, the head, the steps and next nodes", inOrder(120_000), async () => {
-      const { stdout } = await read(["history", "chat"])
-      const lines = stdout.trimEnd().split("\n")
-      // A line of the graph alone where the branches join, e.g. "|/" or "| /".
-      expect(lines.some((line) => /^[ |/]*\/[ |/]*$/.test(line)), stdout).toBe(true)
-      expect(lines.filter((line) => line.includes("(head)"))).toHaveLength(1)
-      expect(lines.find((line) => line.includes("(head)"))).toContain(short(expected.latest.chat!.checkpoint.id))
-      expect(lines.find((line) => line.includes("(fork)"))).toContain(short(expected.chat.originalHead))
-      for (const tuple of expected.lists.chat!) {
-        expect(stdout).toContain(`${short(tuple.checkpoint.id)}`)
+    it(
+      "history: the time-travel edit as head, branch and fork point; the steps and next nodes",
+      inOrder(120_000),
+      async () => {
+        const { stdout } = await read(["history", "chat"])
+        const lines = stdout.trimEnd().split("\n")
+        // A line of the graph alone where the branches join, e.g. "|/" or "| /".
+        expect(lines.some((line) => /^[ |/]*\/[ |/]*$/.test(line)), stdout).toBe(true)
+        expect(lines.filter((line) => line.includes("(head)"))).toHaveLength(1)
+        expect(lines.find((line) => line.includes("(head)"))).toContain(short(expected.latest.chat!.checkpoint.id))
+        // The original conversation is a branch; the checkpoint the edit started from, the fork point.
+        expect(lines.filter((line) => line.includes("(branch)"))).toHaveLength(1)
+        expect(lines.find((line) => line.includes("(branch)"))).toContain(short(expected.chat.originalHead))
+        expect(lines.filter((line) => line.includes("(fork point)"))).toHaveLength(1)
+        expect(lines.find((line) => line.includes("(fork point)"))).toContain(short(expected.chat.afterFirstTurn))
+        expect(lines.filter((line) => line.includes("(root)"))).toHaveLength(1)
+        for (const tuple of expected.lists.chat!) {
+          expect(stdout).toContain(`${short(tuple.checkpoint.id)}`)
+        }
+        // The nodes each checkpoint runs next: the input's "__start__", then "model", then none.
+        const lineOf = (id: string) => lines.find((line) => line.includes(short(id)))!
+        const [head, beforeModel, input] = expected.lists.chat!.filter((tuple) =>
+          tuple.checkpoint.id === expected.latest.chat!.checkpoint.id || tuple.metadata?.step === 0 ||
+          tuple.metadata?.step === -1
+        )
+        expect(lineOf(input!.checkpoint.id)).toMatch(/step -1 {2}input {2}"human: hello" {2}next: __start__$/)
+        expect(lineOf(beforeModel!.checkpoint.id)).toMatch(
+          /step 0 {2}loop {2}ran: __start__ {2}"human: hello" {2}next: model {2}/
+        )
+        expect(lineOf(head!.checkpoint.id)).not.toContain("next:")
+        // What each step did: the node that ran and a line of what it wrote, the terminal's escape made visible.
+        expect(lineOf(head!.checkpoint.id)).toContain("ran: model")
+        expect(lineOf(head!.checkpoint.id)).toContain(`"ai: heard "canary \\u{1b}[31mRED`)
+        expect(lineOf(beforeModel!.checkpoint.id)).toContain(`ran: __start__  "human: hello"`)
+        expect(lineOf(input!.checkpoint.id)).toContain(`input  "human: hello"`)
+        expect(lineOf(expected.chat.originalHead)).toContain(`ran: model  "ai: heard "tell me more" (5 messages)"`)
+        expect(lineOf(expected.chat.fork)).toMatch(/step 2 {2}update {2}"human: forked question"/)
       }
-      // The nodes each checkpoint runs next: the input's "__start__", then "model", then none.
-      const lineOf = (id: string) => lines.find((line) => line.includes(short(id)))!
-      const [head, beforeModel, input] = expected.lists.chat!.filter((tuple) =>
-        tuple.checkpoint.id === expected.latest.chat!.checkpoint.id || tuple.metadata?.step === 0 ||
-        tuple.metadata?.step === -1
-      )
-      expect(lineOf(input!.checkpoint.id)).toMatch(/step -1 {2}input {2}next: __start__$/)
-      expect(lineOf(beforeModel!.checkpoint.id)).toMatch(/step 0 {2}loop {2}next: model {2}/)
-      expect(lineOf(head!.checkpoint.id)).not.toContain("next:")
-    })
+    )
 
     it.runIf(thorough)("history: a subgraph's namespace; --json in list's order", inOrder(120_000), async () => {
       const nested = await read(["history", "nested"])
       expect(nested.stdout).toContain(`namespace ${childNamespace()}`)
-      expect(nested.stdout).toContain("(a subgraph under the root)")
+      // The subgraph's group names the root checkpoint that started it (metadata `parents`) and its step.
+      const started = expected.lists.nested!.find((tuple) => address(tuple).checkpoint_ns === childNamespace())!
+      const parent = String((started.metadata as { parents: Record<string, string> }).parents[""])
+      const step = expected.lists.nested!.find((tuple) => tuple.checkpoint.id === parent)!.metadata?.step
+      expect(nested.stdout).toContain(
+        `(a subgraph under the root, started at checkpoint ${short(parent)} (step ${step}))`
+      )
+      // The interrupt the subgraph paused at, in both namespaces, with what the step before wrote.
+      expect(nested.stdout).toMatch(
+        /step 0 {2}loop {2}ran: __start__ {2}"value="x"" {2}next: child {2}interrupt: \["inner question"\]/
+      )
+      expect(nested.stdout).toMatch(
+        /step 0 {2}loop {2}ran: __start__ {2}"value="x"" {2}next: ask {2}interrupt: \["inner question"\]/
+      )
+      expect(nested.stdout).toContain(`ran: ask  "value="x+answer""`)
       for (const thread_id of ["chat", "nested"]) {
         const entries = json<Array<any>>(await read(["history", thread_id, "--json"]))
         expect(
@@ -863,7 +898,8 @@ const officialSuite = () =>
 
       const history = await ok(["history", url, "chat"])
       expect(history.stdout).toContain("(head)")
-      expect(history.stdout).toContain("(fork)")
+      expect(history.stdout).toContain("(branch)")
+      expect(history.stdout).toContain("(fork point)")
       expect(history.stdout.split("\n").some((line) => /^[ |/]*\/[ |/]*$/.test(line))).toBe(true)
       const entries = json<Array<any>>(await ok(["history", url, "chat", "--json"]))
       expect(entries.map((entry) => entry.checkpoint_id)).toEqual(lists.chat!.map((tuple) => tuple.checkpoint.id))
@@ -917,8 +953,84 @@ const officialSuite = () =>
     })
   })
 
+/** A forest: `delete-runs` removed the trunk two runs shared; `history` draws two trees, each root marked. */
+const forestSuite = () =>
+  describe("history of a forest", inSequence, () => {
+    let database: Awaited<ReturnType<typeof createDatabase>>
+    let forkPoint: string
+
+    beforeAll(async () => {
+      database = await createDatabase("cli_forest")
+      await withSaverOn(database.url, async (saver) => {
+        await writeForest(saver)
+        forkPoint = await putForks(saver, "forks", 12)
+      })
+    }, 120_000)
+
+    afterAll(async () => {
+      await database?.drop()
+    })
+
+    it(
+      "after delete-runs removed the shared trunk: two trees, apart, each with its root",
+      inOrder(120_000),
+      async () => {
+        const before = await ok(["history", database.url, "forest"])
+        expect(before.stdout.split("\n").filter((line) => line.includes("(root)"))).toHaveLength(1)
+        expect(before.stdout).toContain("(fork point)")
+        await ok(["delete-runs", database.url, TRUNK_RUN, "--yes"])
+
+        const { stdout } = await ok(["history", database.url, "forest"])
+        const lines = stdout.trimEnd().split("\n")
+        const roots = lines.filter((line) => line.includes("(root)"))
+        expect(roots, stdout).toHaveLength(2)
+        expect(stdout).not.toContain("(fork point)")
+        // The newer tree ends at its root, an empty line, then the older tree from its end (a branch) down.
+        const gap = lines.indexOf("")
+        expect(gap, stdout).toBeGreaterThan(0)
+        expect(lines[gap - 1]).toContain("(root)")
+        expect(lines[gap + 1]).toContain("(branch)")
+        expect(lines[0]).toContain("(head)")
+        expect(lines.filter((line) => line.startsWith("*")).length + 1).toBe(lines.length)
+
+        const entries = json<Array<any>>(await ok(["history", database.url, "forest", "--json"]))
+        const ids = new Set(entries.map((entry) => entry.checkpoint_id))
+        expect(entries.filter((entry) => !ids.has(entry.parent_checkpoint_id))).toHaveLength(2)
+        // --json carries what each step did, as the text says it.
+        expect(entries[0]).toMatchObject({ nodes: ["model"], parents: {} })
+        expect(entries[0].preview).toMatch(/^ai: heard "(left|right)"/)
+        expect(lines[0]).toContain(`ran: model  "${entries[0].preview}"`)
+      }
+    )
+
+    it(
+      "12 forks of one checkpoint: 8 lanes, the other 4 in the overflow column, counted at the fork point",
+      inOrder(),
+      async () => {
+        const { stdout } = await ok(["history", database.url, "forks"])
+        const lines = stdout.trimEnd().split("\n")
+        const overflow = lines.filter((line) => line.includes(`(no lane of its own: joins ${short(forkPoint)} below)`))
+        expect(overflow, stdout).toHaveLength(4)
+        for (const line of overflow) expect(line).toMatch(/^(\| ){8}\. /)
+        expect(lines.filter((line) => line.includes("(branch)"))).toHaveLength(11)
+        const point = lines.find((line) => line.includes("(fork point)"))!
+        expect(point).toContain(short(forkPoint))
+        expect(point).toContain("+4 more branches join here")
+        // Never wider than the 8 lanes and the overflow column.
+        expect(Math.max(...lines.map((line) => /^[|*./: ]*/.exec(line)![0].trimEnd().length))).toBeLessThanOrEqual(17)
+
+        // A page of it: the newest 5, laid out as in the whole, and a note on stderr saying how many more.
+        const first = await ok(["history", database.url, "forks", "--limit", "5"])
+        expect(first.stdout.trimEnd().split("\n")).toEqual(lines.slice(0, 5))
+        expect(first.stderr).toContain("(first 5 of 14 checkpoints; more with --limit)")
+        expect((await fails(2, ["history", database.url, "forks", "--limit", "0"])).stderr).toContain("--limit 0")
+      }
+    )
+  })
+
 describe("PostgreSQL lane", lane, () => {
   backendSuite("PostgreSQL", postgresBackend, true)
+  forestSuite()
   usageSuite()
   officialSuite()
 })

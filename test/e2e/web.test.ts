@@ -14,18 +14,22 @@ import { request } from "node:http"
 import { join } from "node:path"
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { CheckpointStorage } from "../../src/CheckpointStorage.ts"
 import * as Database from "../../src/cli/Database.ts"
 import { EffectCheckpointSaver } from "../../src/index.ts"
 import * as Server from "../../src/web/Server.ts"
 import { launch } from "../support/browser.ts"
 import { createDatabase } from "../support/databases.ts"
+import { putChain, putForks } from "../support/forks.ts"
 import {
   chatGraph,
   type ChatThread,
   type ToolsThread,
+  TRUNK_RUN,
   USAGE,
   writeApproval,
   writeChat,
+  writeForest,
   writeNested,
   writeTools
 } from "../support/inspectedGraph.ts"
@@ -311,6 +315,18 @@ describe("the API", () => {
     expect(messages.change).toBe("messages")
     expect(messages.appended.map((message: { text: string }) => message.text)).toContain("tell me more")
 
+    // A page at a time, laid out over the whole history: the pages put together are the whole.
+    const first = await (await call(readOnly, "/api/threads/chat/history?limit=5", withToken(readOnly))).json() as any
+    expect(first.namespaces[0].rows).toHaveLength(5)
+    expect(first.total).toBe(rows.length)
+    const second =
+      await (await call(readOnly, `/api/threads/chat/history?limit=500&after=${first.next}`, withToken(readOnly)))
+        .json() as any
+    expect(second.next).toBeNull()
+    expect([...first.namespaces[0].rows, ...second.namespaces[0].rows]).toEqual(rows)
+    expect((await call(readOnly, "/api/threads/chat/history?limit=0", withToken(readOnly))).status).toBe(400)
+    expect((await call(readOnly, "/api/threads/chat/history?after=x", withToken(readOnly))).status).toBe(400)
+
     expect((await call(readOnly, "/api/threads/nobody/history", withToken(readOnly))).status).toBe(404)
     expect((await call(readOnly, "/api/threads/chat/checkpoints/zzz", withToken(readOnly))).status).toBe(400)
   })
@@ -352,9 +368,18 @@ describe("in a browser", () => {
     )
     expect(lanes).toBe(2)
     expect(await page.locator("svg.history path.edge.branch").count()).toBeGreaterThan(0)
-    await expect.poll(() => page.locator(`g.node.fork[data-id="${chat.afterFirstTurn}"]`).count()).toBe(1)
+    // The same words as the CLI's: head, branch (the original conversation after the edit), fork point, root.
+    await expect.poll(() => page.locator(`g.node.fork-point[data-id="${chat.afterFirstTurn}"]`).count()).toBe(1)
+    expect(await page.locator(`g.node.fork-point[data-id="${chat.afterFirstTurn}"] .tag`).allTextContents())
+      .toContain("fork point")
     expect(await page.locator("g.node.head").count()).toBe(1)
-    expect(await page.locator("g.node.branch-end").getAttribute("data-id")).toBe(chat.originalHead)
+    expect(await page.locator("g.node.head .tag").allTextContents()).toContain("head")
+    expect(await page.locator("g.node.branch").getAttribute("data-id")).toBe(chat.originalHead)
+    expect(await page.locator("g.node.branch .tag").allTextContents()).toContain("branch")
+    expect(await page.locator("g.node.root .tag").allTextContents()).toContain("root")
+    expect(await page.locator(`g.node[data-id="${chat.originalHead}"] .label`).textContent()).toContain(
+      `ran: model“ai: heard "tell me more" (5 messages)”`
+    )
 
     // The latest checkpoint is shown: messages as a conversation, with roles.
     await page.locator("#detail .conversation .message").first().waitFor()
@@ -390,6 +415,16 @@ describe("in a browser", () => {
     await page.goto(`${readOnly.url}#/thread/nested`)
     await page.locator("svg.history text.ns-label >> text=subgraph child:").first().waitFor()
     expect(await page.locator("svg.history g.namespace").count()).toBe(2)
+    // Tied to the root checkpoint that started it, as the CLI says it; each row says what ran and wrote.
+    const history = await (await call(readOnly, "/api/threads/nested/history", withToken(readOnly))).json() as any
+    const child = history.namespaces[1]
+    expect(child.startedAt.checkpoint_id).toBe(child.rows[0].parents[""])
+    expect(await page.locator("svg.history text.ns-label").nth(1).textContent()).toContain(
+      `started at checkpoint ${child.startedAt.checkpoint_id.slice(-12)} (step ${child.startedAt.step})`
+    )
+    expect(await page.locator("svg.history g.namespace[data-ns=''] .label").allTextContents()).toContainEqual(
+      expect.stringContaining("ran: child")
+    )
     await page.close()
   })
 
@@ -427,6 +462,114 @@ describe("in a browser", () => {
     expect(errors).toEqual([])
     await page.close()
   })
+
+  it("draws a forest after delete-runs removed the shared trunk: two trees apart, each root marked", async () => {
+    await writeForest(saver)
+    await Effect.runPromise(
+      CheckpointStorage.use((storage) => storage.deleteForRuns([TRUNK_RUN])).pipe(
+        Effect.provide(Database.layer(database.url, "write"))
+      )
+    )
+    const { errors, page } = await open(`${readOnly.url}#/thread/forest`)
+    await nodes(page).first().waitFor()
+    expect(await page.locator("g.node.root").count()).toBe(2)
+    expect(await page.locator("g.node.fork-point").count()).toBe(0)
+    expect(await page.locator("svg.history line.tree-gap").count()).toBe(1)
+    // The second tree is drawn below the gap, and no edge joins the two.
+    const [gap] = await page.locator("svg.history line.tree-gap").evaluateAll((lines) =>
+      lines.map((line) => Number(line.getAttribute("y1")))
+    )
+    const ys = await page.locator("svg.history g.node circle").evaluateAll((circles) =>
+      circles.map((circle) => Number(circle.getAttribute("cy")))
+    )
+    expect(ys.filter((y) => y < gap!).length).toBeGreaterThan(0)
+    expect(ys.filter((y) => y > gap!).length).toBeGreaterThan(0)
+    expect(await page.locator("g.node.root .tag").allTextContents()).toEqual(["root", "root"])
+    expect(errors).toEqual([])
+    await page.close()
+  })
+
+  it("draws 8 lanes of 12 forks of one checkpoint, the other 4 in the overflow column, counted at the fork point", async () => {
+    const forkPoint = await putForks(saver, "forks", 12)
+    const { errors, page } = await open(`${readOnly.url}#/thread/forks`)
+    await nodes(page).first().waitFor()
+    expect(await page.locator("g.node.overflow").count()).toBe(4)
+    expect(await page.locator("g.node.branch").count()).toBe(11)
+    const lanes = await page.locator("svg.history g.node circle").evaluateAll((circles) =>
+      new Set(circles.map((circle) => circle.getAttribute("cx"))).size
+    )
+    expect(lanes).toBe(9)
+    expect(await page.locator(`g.node.fork-point[data-id="${forkPoint}"] .tag.folded`).textContent()).toBe(
+      "+4 more branches join here"
+    )
+    expect(await page.locator("g.node.overflow .tag.folded").first().textContent()).toBe(
+      `no lane of its own: joins ${forkPoint.slice(-12)} below`
+    )
+    expect(errors).toEqual([])
+    await page.close()
+  })
+
+  it("draws the history 500 rows at a time, the rest behind a \"more\" button", async () => {
+    await putChain(saver, "long", 620)
+    const { errors, page } = await open(`${readOnly.url}#/thread/long`)
+    await nodes(page).first().waitFor()
+    expect(await nodes(page).count()).toBe(500)
+    await page.locator("#graph button.more").click()
+    await expect.poll(() => nodes(page).count()).toBe(620)
+    expect(await page.locator("#graph button.more").count()).toBe(0)
+    // One line: every row below the first has its parent just below it.
+    const lanes = await page.locator("svg.history g.node circle").evaluateAll((circles) =>
+      new Set(circles.map((circle) => circle.getAttribute("cx"))).size
+    )
+    expect(lanes).toBe(1)
+    expect(await page.locator("g.node.root").count()).toBe(1)
+    expect(errors).toEqual([])
+    await page.close()
+  }, 60_000)
+
+  it("polls one request at a time, however slow, and asks only for what changed since", async () => {
+    const { errors, page } = await open("about:blank")
+    let inFlight = 0
+    let most = 0
+    const asked: Array<string> = []
+    // Each history answer held back 3 s: longer than the time between polls.
+    await page.route("**/api/threads/chat/history*", async (route) => {
+      inFlight++
+      most = Math.max(most, inFlight)
+      asked.push(route.request().url())
+      await new Promise((resolve) => setTimeout(resolve, 3_000))
+      try {
+        await route.continue()
+      } finally {
+        inFlight--
+      }
+    })
+    await page.goto(`${readOnly.url}#/thread/chat`)
+    await nodes(page).first().waitFor({ timeout: 10_000 })
+    await expect.poll(() => asked.length, { timeout: 20_000, interval: 500 }).toBeGreaterThanOrEqual(4)
+    expect(most).toBe(1)
+    expect(asked.slice(1).every((url) => new URL(url).searchParams.has("since")), asked.join("\n")).toBe(true)
+
+    // Nothing new: the answer says so and carries nothing else.
+    const cursor = new URL(asked.at(-1)!).searchParams.get("since")!
+    const same = await (await call(readOnly, `/api/threads/chat/history?since=${cursor}`, withToken(readOnly)))
+      .json() as any
+    expect(same).toEqual({ thread_id: "chat", changed: false, cursor })
+    // A new checkpoint: the whole first page again, with a new cursor.
+    await chatGraph(saver).invoke({ messages: [new HumanMessage("and again")] }, {
+      configurable: { thread_id: "chat" }
+    })
+    const changed = await (await call(readOnly, `/api/threads/chat/history?since=${cursor}`, withToken(readOnly)))
+      .json() as any
+    expect(changed.changed).toBe(true)
+    expect(changed.cursor).not.toBe(cursor)
+    expect(changed.namespaces[0].rows[0].preview).toMatch(/^ai: heard "and again"/)
+    await expect.poll(() => page.locator(".label >> text=and again").count(), { timeout: 15_000 })
+      .toBeGreaterThan(0)
+    expect(most).toBe(1)
+    expect(errors).toEqual([])
+    await page.close()
+  }, 60_000)
 
   it("shows hostile text as text and runs none of it", async () => {
     const { dialogs, errors, page } = await open(readOnly.url)

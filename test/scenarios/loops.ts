@@ -177,6 +177,13 @@ export const loopScenarios = (name: string, subject: () => Promise<Subject>) =>
         expect(history).toHaveLength(ids.length)
         const tree = Tree.layout(history, (entry) => entry.checkpoint_id, (entry) => entry.parent_checkpoint_id)
         expect(tree).toHaveLength(ids.length)
+        // The page the CLI and the web page draw: laid out from the ids alone, a loop or not.
+        const page = await succeeds(
+          "the inspector's history page",
+          inspect((inspector) => inspector.historyPage(thread_id))
+        )
+        expect(page.total).toBe(ids.length)
+        expect(page.namespaces.flatMap((namespace) => namespace.rows)).toHaveLength(ids.length)
         const shown = await succeeds("the inspector's show", inspect((inspector) => inspector.checkpoint(thread_id)))
         expect(shown.tuple.checkpoint.id).toBe(latest)
         await loopsIn(

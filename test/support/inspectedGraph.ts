@@ -296,3 +296,20 @@ export const address = (tuple: CheckpointTuple) => ({
     ? null
     : String(tuple.parentConfig.configurable.checkpoint_id)
 })
+
+/** The run that writes the "forest" thread's shared trunk: removing it leaves two trees. */
+export const TRUNK_RUN = "trunk-run"
+
+/**
+ * "forest": a turn by `TRUNK_RUN`, continued by run "left-run", and forked
+ * from the trunk's end (time travel) by run "right-run". After `delete-runs
+ * trunk-run`, two parentless chains: the thread's history is a forest.
+ */
+export const writeForest = async (saver: BaseCheckpointSaver, thread_id = "forest") => {
+  const graph = chatGraph(saver)
+  const config = configOf(thread_id)
+  await graph.invoke({ messages: [new HumanMessage("trunk")] }, { ...config, metadata: { run_id: TRUNK_RUN } })
+  const trunk = await graph.getState(config)
+  await graph.invoke({ messages: [new HumanMessage("left")] }, { ...config, metadata: { run_id: "left-run" } })
+  await graph.invoke({ messages: [new HumanMessage("right")] }, { ...trunk.config, metadata: { run_id: "right-run" } })
+}

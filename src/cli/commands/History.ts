@@ -4,54 +4,68 @@
  *
  * @since 0.1.0
  */
-import { Effect, Option, Stream } from "effect"
-import type { HistoryEntry } from "../../inspector/Inspector.ts"
+import { Effect, Option } from "effect"
+import { Flag } from "effect/cli"
+import type { HistoryPage } from "../../inspector/Inspector.ts"
 import * as Tree from "../../inspector/Tree.ts"
+import { UsageError } from "../Arguments.ts"
 import { databaseCommand, json, ns } from "../DatabaseCommand.ts"
 import * as Output from "../Output.ts"
 import { short, textOf } from "./Text.ts"
 
-const { bold, cyan, dim, green, red, yellow } = Output.colors
+const { bold, cyan, dim, green, magenta, red, yellow } = Output.colors
 
-/** A namespace's parent: `a:1|b:2` is under `a:1`, `a:1` under the root. */
-const parentNamespace = (name: string) => name.includes("|") ? name.slice(0, name.lastIndexOf("|")) : ""
+type Namespace = HistoryPage["namespaces"][number]
+
+/** Where a subgraph's namespace hangs: its parent namespace and the checkpoint there that started it. */
+const startedAt = ({ parent, startedAt }: Namespace) => {
+  const under = `a subgraph under ${parent === "" || parent === null ? "the root" : Output.clean(parent)}`
+  if (startedAt === null) return `(${under})`
+  return `(${under}, started at checkpoint ${Output.clean(short(startedAt.checkpoint_id))} (step ${
+    startedAt.step ?? "?"
+  }))`
+}
 
 /** One namespace's checkpoints, as a tree drawn in text. */
-const printNamespace = (name: string, entries: ReadonlyArray<HistoryEntry>) =>
+const printNamespace = (group: Namespace) =>
   Effect.gen(function*() {
+    const { name } = group
     const depth = name === "" ? 0 : name.split("|").length
     const indent = "  ".repeat(depth)
     if (name !== "") {
-      yield* Output.line(
-        `${indent.slice(2)}${bold(`namespace ${Output.clean(name)}`)} ${
-          dim(`(a subgraph under ${parentNamespace(name) === "" ? "the root" : Output.clean(parentNamespace(name))})`)
-        }`
-      )
+      yield* Output.line(`${indent.slice(2)}${bold(`namespace ${Output.clean(name)}`)} ${dim(startedAt(group))}`)
     }
-    const rows = Tree.layout(
-      entries.filter((entry) => entry.checkpoint_ns === name),
-      (entry) => entry.checkpoint_id,
-      (entry) => entry.parent_checkpoint_id
-    )
-    const heads = new Set(rows.filter((row) => row.head).map((row) => row.entry.checkpoint_id))
-    const latest = rows[0]?.entry.checkpoint_id
-    for (const { entry, graph } of Tree.text(rows)) {
-      if (entry === undefined) {
-        yield* Output.line(`${indent}${graph}`)
+    for (const { graph, row } of Tree.text(group.rows)) {
+      if (row === undefined) {
+        yield* Output.line(graph === "" ? "" : `${indent}${graph}`)
         continue
       }
+      const { entry } = row
       const parts = [
         yellow(short(entry.checkpoint_id)),
-        entry.checkpoint_id === latest ? green("(head)") : heads.has(entry.checkpoint_id) ? cyan("(fork)") : "",
+        ...row.labels.map((label) => labelColor[label](`(${label})`)),
         `step ${entry.step ?? "?"}`,
         Output.clean(entry.source ?? ""),
+        entry.nodes.length > 0 ? `ran: ${Output.clean(entry.nodes.join(", "))}` : "",
+        entry.preview !== "" ? `"${Output.clean(entry.preview)}"` : "",
         entry.next.length > 0 ? `next: ${Output.clean(entry.next.join(", "))}` : "",
         entry.interrupts.length > 0 ? red(`interrupt: ${textOf(entry.interrupts, 60)}`) : "",
-        entry.changed.length > 0 ? dim(`changed: ${Output.cut(entry.changed.join(", "), 80)}`) : ""
+        entry.changed.length > 0 ? dim(`changed: ${Output.cut(entry.changed.join(", "), 80)}`) : "",
+        row.overflow && entry.parent_checkpoint_id !== undefined
+          ? dim(`(no lane of its own: joins ${Output.clean(short(entry.parent_checkpoint_id))} below)`)
+          : "",
+        row.folded > 0 ? dim(`+${row.folded} more branches join here`) : ""
       ]
       yield* Output.line(`${indent}${graph} ${parts.filter((part) => part !== "").join("  ")}`)
     }
   })
+
+const labelColor: Record<Tree.Label, (text: string) => string> = {
+  head: green,
+  branch: cyan,
+  "fork point": magenta,
+  root: dim
+}
 
 /**
  * The `history` command.
@@ -61,15 +75,32 @@ const printNamespace = (name: string, entries: ReadonlyArray<HistoryEntry>) =>
 export const history = databaseCommand("history", {
   metavar: "[url] <thread>",
   names: ["<thread>"],
-  flags: { ns, json },
+  flags: {
+    ns,
+    json,
+    limit: Flag.Int("limit").pipe(
+      Flag.withDescription("At most this many checkpoints, newest first (default 1000; --json prints all)"),
+      Flag.withDefault(1000)
+    )
+  },
   access: "read",
   description: "A thread's checkpoints as a tree: forks as branches, subgraphs under their parent"
 }, (input, { inspector, values: [thread_id] }) =>
   Effect.gen(function*() {
-    const entries = yield* inspector.history(thread_id!, { checkpoint_ns: Option.getOrUndefined(input.ns) }).pipe(
-      Stream.runCollect
-    )
-    if (input.json) return yield* Output.json(entries)
-    const namespaces = [...new Set(entries.map((entry) => entry.checkpoint_ns))].sort()
-    for (const name of namespaces) yield* printNamespace(name, entries)
+    const checkpoint_ns = Option.getOrUndefined(input.ns)
+    if (input.json) {
+      return yield* Output.jsonStream(inspector.history(thread_id!, { checkpoint_ns }))
+    }
+    if (!Number.isSafeInteger(input.limit) || input.limit < 1) {
+      return yield* new UsageError({
+        command: "history",
+        detail: `--limit ${input.limit}: give a positive whole number of checkpoints (default 1000)`
+      })
+    }
+    // Laid out from the ids alone; only the checkpoints printed are read whole.
+    const page = yield* inspector.historyPage(thread_id!, { checkpoint_ns, limit: input.limit })
+    for (const group of page.namespaces) yield* printNamespace(group)
+    if (page.total > input.limit) {
+      yield* Output.note(dim(`(first ${input.limit} of ${page.total} checkpoints; more with --limit)`))
+    }
   }))

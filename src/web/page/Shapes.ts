@@ -60,11 +60,23 @@ export interface Row {
   readonly source?: string
   readonly next: ReadonlyArray<string>
   readonly changed: ReadonlyArray<string>
+  /** The nodes that ran in the step that made it. */
+  readonly nodes: ReadonlyArray<string>
+  /** One line of what they wrote. */
+  readonly preview: string
   readonly interrupts: ReadonlyArray<unknown>
   readonly lane: number
   readonly open: ReadonlyArray<number>
-  readonly joins: ReadonlyArray<unknown>
-  readonly head: boolean
+  readonly joins: ReadonlyArray<number>
+  /** What it is in its namespace's history: "head", "branch", "fork point", "root" (`inspector/Tree.ts`). */
+  readonly labels: ReadonlyArray<string>
+  readonly children: number
+  /** Drawn in the overflow column (beyond the lanes drawn). */
+  readonly overflow: boolean
+  /** Overflow branches that join here. */
+  readonly folded: number
+  /** Starts a tree of its own: nothing above it is open. */
+  readonly separate: boolean
 }
 
 /**
@@ -73,9 +85,23 @@ export interface Row {
  * @since 0.1.0
  */
 export interface History {
+  /** False when asked `since` a cursor and nothing is newer: nothing else is sent. */
+  readonly changed: boolean
+  /** What to ask `since` at the next poll. */
+  readonly cursor: string
+  /** The lane of the overflow column: branches beyond the lanes drawn. */
+  readonly overflowLane: number
+  /** Checkpoints in all, every namespace. */
+  readonly total: number
+  /** The next page's `after`, or null at the last. */
+  readonly next: string | null
   readonly namespaces: ReadonlyArray<{
     readonly name: string
     readonly parent: string | null
+    /** Its checkpoints in all (this page shows some). */
+    readonly total: number
+    /** The parent namespace's checkpoint that started this subgraph. */
+    readonly startedAt: { readonly checkpoint_id: string; readonly step?: number } | null
     readonly rows: ReadonlyArray<Row>
   }>
 }

@@ -39,6 +39,8 @@ const banner = byId("error")
 const SVG = "http://www.w3.org/2000/svg"
 let info: Info = { write: false, layout: "" }
 let poll: number | undefined = undefined
+/** Counts the thread views polling: a poll schedules the next only while its view is the latest. */
+let polls = 0
 let search = ""
 
 const set = (node: Element, props: Props | undefined) => {
@@ -124,8 +126,10 @@ const when = (iso: string) => {
 }
 
 const stopPolling = () => {
-  if (poll !== undefined) window.clearInterval(poll)
+  if (poll !== undefined) window.clearTimeout(poll)
   poll = undefined
+  // A poll in flight when the page moves on schedules no other.
+  polls++
 }
 
 // --- threads -----------------------------------------------------------------
@@ -213,7 +217,6 @@ const LEFT = 16
 interface Selection {
   selected: { readonly id: string; readonly ns: string } | null
   compare: { readonly id: string; readonly ns: string } | null
-  signature: string
 }
 
 type Pick = (row: Row, ns: string, compare: boolean) => void
@@ -226,27 +229,28 @@ const edge = (me: { x: number; y: number }, parent: { x: number; y: number }) =>
   return svg("path", { class: parent.x === me.x ? "edge" : "edge branch", d })
 }
 
+/** A label's class: `fork point` → `fork-point`. */
+const labelClass = (label: string) => label.replace(/[^a-z]+/g, "-")
+
 /** A checkpoint of the history: its circle and label, a button that picks it. */
-const historyNode = (row: Row, first: boolean, at: { x: number; y: number }, textX: number, ns: string, pick: Pick) => {
-  const classes = ["node"]
-  const tags: Array<string> = []
-  if (first) {
-    classes.push("head")
-    tags.push("HEAD")
-  } else if (row.head) {
-    classes.push("branch-end")
-    tags.push("branch end")
-  }
-  if (row.joins.length > 0) {
-    classes.push("fork")
-    tags.push("fork")
-  }
+const historyNode = (row: Row, at: { x: number; y: number }, textX: number, ns: string, pick: Pick) => {
+  const classes = ["node", ...row.labels.map(labelClass)]
+  if (row.overflow) classes.push("overflow")
   if (row.interrupts.length > 0) classes.push("interrupted")
   const words = [short(row.checkpoint_id), `step ${row.step === undefined ? "?" : row.step}`, row.source || ""]
+  if (row.nodes.length > 0) words.push(`ran: ${row.nodes.join(", ")}`)
   if (row.next.length > 0) words.push(`next: ${row.next.join(", ")}`)
   const label = svg("text", { class: "label", x: textX, y: at.y + 4 })
   label.append(svg("tspan", { class: "id", text: words.join("  ") }))
-  for (const tag of tags) label.append(svg("tspan", { class: "tag", dx: 8, text: tag }))
+  if (row.preview !== "") label.append(svg("tspan", { class: "preview", dx: 8, text: `“${row.preview}”` }))
+  for (const tag of row.labels) label.append(svg("tspan", { class: `tag ${labelClass(tag)}`, dx: 8, text: tag }))
+  if (row.folded > 0) {
+    label.append(svg("tspan", { class: "tag folded", dx: 8, text: `+${row.folded} more branches join here` }))
+  }
+  if (row.overflow && row.parent_checkpoint_id !== undefined) {
+    const below = `no lane of its own: joins ${short(row.parent_checkpoint_id)} below`
+    label.append(svg("tspan", { class: "tag folded", dx: 8, text: below }))
+  }
   if (row.interrupts.length > 0) {
     const interrupt = cut(json(row.interrupts[0]).replace(/\s+/g, " "), 60)
     label.append(svg("tspan", { class: "tag interrupt", dx: 8, text: `interrupt: ${interrupt}` }))
@@ -261,7 +265,7 @@ const historyNode = (row: Row, first: boolean, at: { x: number; y: number }, tex
   }, [
     svg("title", { text: `${row.checkpoint_id} (${when(row.ts)})${changed}` }),
     svg("rect", { class: "hit", x: 0, y: at.y - ROW / 2, width: textX + 560, height: ROW }),
-    svg("circle", { cx: at.x, cy: at.y, r: first ? 8 : 6 }),
+    svg("circle", { cx: at.x, cy: at.y, r: row.labels.includes("head") ? 8 : row.overflow ? 3 : 6 }),
     label
   ])
   node.addEventListener("click", (event) => {
@@ -286,28 +290,44 @@ const drawHistory = (history: History, state: Selection, pick: Pick) => {
     const group = svg("g", { class: "namespace", "data-ns": namespace.name })
     if (several || namespace.name !== "") {
       const under = namespace.parent === "" ? "the root" : namespace.parent
-      const label = namespace.name === "" ? "root graph" : `subgraph ${namespace.name} (under ${under})`
+      const started = namespace.startedAt === null ?
+        "" :
+        `, started at checkpoint ${short(namespace.startedAt.checkpoint_id)} (step ${
+          namespace.startedAt.step === undefined ? "?" : namespace.startedAt.step
+        })`
+      const label = namespace.name === "" ? "root graph" : `subgraph ${namespace.name} (under ${under}${started})`
       group.append(svg("text", { class: "ns-label", x: 4, y: y + 14, text: label }))
       y += 24
     }
     const rows = namespace.rows
-    const lanes = Math.max(1, ...rows.map((row) => Math.max(row.lane, ...row.open) + 1))
+    let lanes = 1
+    for (const row of rows) for (const lane of row.open) lanes = Math.max(lanes, lane + 1)
     const textX = LEFT + lanes * LANE + 6
     const at = new Map<string, { x: number; y: number }>()
+    let gap = 0
     rows.forEach((row, i) => {
-      at.set(row.checkpoint_id, { x: LEFT + row.lane * LANE, y: y + i * ROW + ROW / 2 })
+      // A tree of its own (its root's parent is not in the history) starts apart from the one above.
+      if (row.separate) gap += ROW
+      at.set(row.checkpoint_id, { x: LEFT + row.lane * LANE, y: y + gap + i * ROW + ROW / 2 })
     })
     const edges = svg("g", { class: "edges" })
     const nodes = svg("g", { class: "nodes" })
-    rows.forEach((row, i) => {
+    for (const row of rows) {
       const me = at.get(row.checkpoint_id)!
+      if (row.separate) {
+        const line = { x1: 4, x2: textX + 300, y1: me.y - ROW, y2: me.y - ROW }
+        edges.append(svg("line", { class: "tree-gap", ...line }))
+      }
       const parent = row.parent_checkpoint_id === undefined ? undefined : at.get(row.parent_checkpoint_id)
-      if (parent !== undefined) edges.append(edge(me, parent))
-      nodes.append(historyNode(row, i === 0, me, textX, namespace.name, pick))
-    })
+      // The overflow column is one dotted line down to the fork point it joins, not a line per branch.
+      if (row.overflow) edges.append(edge(me, { x: me.x, y: me.y + ROW }))
+      else if (parent !== undefined) edges.append(edge(me, parent))
+      if (row.folded > 0) edges.append(edge({ x: LEFT + history.overflowLane * LANE, y: me.y - ROW }, me))
+      nodes.append(historyNode(row, me, textX, namespace.name, pick))
+    }
     group.append(edges, nodes)
     root.append(group)
-    y += rows.length * ROW + 16
+    y += gap + rows.length * ROW + 16
     width = Math.max(width, textX + 560)
   }
   root.setAttribute("width", String(width))
@@ -572,14 +592,26 @@ const actionBar = (id: string, refresh: () => Promise<void>) => {
 
 // --- a thread ----------------------------------------------------------------
 
-/** What tells one history from another: its checkpoints and their interrupts. */
-const signatureOf = (history: History) =>
-  history.namespaces.map((namespace) =>
-    `${namespace.name}:${namespace.rows.map((row) => `${row.checkpoint_id}/${row.interrupts.length}`).join(",")}`
-  ).join("|")
+/** The history pages loaded so far as one: each page's namespaces appended to those of the same name. */
+const merge = (shown: History, page: History): History => {
+  const namespaces = shown.namespaces.map((namespace) => ({ ...namespace, rows: [...namespace.rows] }))
+  for (const namespace of page.namespaces) {
+    const same = namespaces.find((known) => known.name === namespace.name)
+    if (same === undefined) namespaces.push({ ...namespace, rows: [...namespace.rows] })
+    else same.rows.push(...namespace.rows)
+  }
+  return { ...page, namespaces }
+}
+
+const rowCount = (history: History) => history.namespaces.reduce((sum, namespace) => sum + namespace.rows.length, 0)
+
+/** History rows asked for per page. */
+const HISTORY_PAGE = 500
+/** How long after a poll's answer the next one is asked. */
+const POLL_MS = 2000
 
 const showThread = async (id: string) => {
-  const state: Selection = { selected: null, compare: null, signature: "" }
+  const state: Selection = { selected: null, compare: null }
   const graph = el("div", { id: "graph" })
   const diff = el("div", { id: "diff", class: "panel" })
   const detail = el("div", { id: "detail", class: "panel" })
@@ -606,32 +638,78 @@ const showThread = async (id: string) => {
     const query = new URLSearchParams({ ns })
     showCheckpoint(detail, await api<Checkpoint>(`${thread}/checkpoints/${enc(row.checkpoint_id)}?${query.toString()}`))
   }
-  const refresh = async () => {
-    const history = await api<History>(`${thread}/history`)
-    const signature = signatureOf(history)
-    if (signature === state.signature) return
-    const first = state.signature === ""
-    state.signature = signature
-    graph.replaceChildren(drawHistory(history, state, (row, ns, compare) => {
-      pick(row, ns, compare).catch(showError)
-    }))
+  /** The pages loaded, merged; null before the first. */
+  let shown: History | null = null
+  const draw = (history: History) => {
+    shown = history
+    const more = history.next === null ? null : el("button", {
+      class: "more",
+      text: `more (${rowCount(history)} of ${history.total} shown)`,
+      onclick: () => {
+        queue(loadMore).catch(showError)
+      }
+    })
+    graph.replaceChildren(
+      drawHistory(history, state, (row, ns, compare) => {
+        pick(row, ns, compare).catch(showError)
+      }),
+      ...(more === null ? [] : [more])
+    )
+  }
+  /**
+   * The history again, from its newest checkpoint: with `since` (a poll), the
+   * server answers `changed: false` when nothing is newer, and the page keeps
+   * what it drew; else as many rows as are shown.
+   */
+  const refresh = async (poll = false) => {
+    const query = new URLSearchParams({
+      limit: String(Math.min(5000, Math.max(HISTORY_PAGE, shown === null ? 0 : rowCount(shown))))
+    })
+    if (poll && shown !== null) query.set("since", shown.cursor)
+    const history = await api<History>(`${thread}/history?${query.toString()}`)
+    if (!history.changed) return
+    const first = shown === null
+    draw(history)
     const root = history.namespaces[0]
     const latest = root && root.rows[0]
     if (first && root !== undefined && latest !== undefined) await pick(latest, root.name, false)
+  }
+  const loadMore = async () => {
+    if (shown === null || shown.next === null) return
+    const query = new URLSearchParams({ limit: String(HISTORY_PAGE), after: shown.next })
+    draw(merge(shown, await api<History>(`${thread}/history?${query.toString()}`)))
+  }
+  /** One history request at a time: polls, "more" and the actions' refresh wait for the one before. */
+  let last: Promise<void> = Promise.resolve()
+  const queue = (task: () => Promise<void>) => {
+    last = last.catch(() => undefined).then(task)
+    return last
   }
   await ready
   main.replaceChildren(el("section", { class: "thread" }, [
     el("p", {}, [el("a", { href: "#/", text: "← threads" })]),
     el("h2", {}, ["Thread ", el("code", { id: "thread-id", text: id })]),
-    info.write ? actionBar(id, refresh) : null,
+    info.write ? actionBar(id, () => queue(() => refresh())) : null,
     hint,
+    el("p", {
+      class: "legend",
+      text: "head: the newest checkpoint, where the next run continues · branch: the end of another line · " +
+        "fork point: two or more children · root: no parent in the history"
+    }),
     el("div", { class: "columns" }, [graph, el("div", { class: "panels" }, [diff, detail])])
   ]))
-  await refresh()
+  await queue(() => refresh())
   document.body.dataset.rendered = "thread"
-  poll = window.setInterval(() => {
-    refresh().catch(showError)
-  }, 2000)
+  // The next poll is asked for only once the previous one answered: never two in flight, however slow.
+  const polling = ++polls
+  const next = () => {
+    poll = window.setTimeout(() => {
+      queue(() => refresh(true)).catch(showError).finally(() => {
+        if (polling === polls) next()
+      })
+    }, POLL_MS)
+  }
+  next()
 }
 
 // --- routing -----------------------------------------------------------------
