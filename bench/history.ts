@@ -4,7 +4,8 @@
  * so the puts go side by side), a thread of `HISTORY_FORKS` (default
  * 20,000) forks of one checkpoint — what edit/regenerate in a chat UI make —
  * and a linear thread of `HISTORY_CHAIN` (default 40,000) checkpoints. Then
- * measures, running the CLI from source as a child process:
+ * measures, running the CLI as installed (the package built as `npm run build`
+ * builds it) as a child process:
  *
  * - `history` on the forks (text and `--json`): wall time and peak memory
  *   (GNU time's maximum resident set);
@@ -20,22 +21,27 @@
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process"
 import { readFileSync } from "node:fs"
-import { writeFile } from "node:fs/promises"
-import { cpus, loadavg } from "node:os"
+import { mkdtemp, rm, writeFile } from "node:fs/promises"
+import { cpus, loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
 import { Client } from "pg"
+import { buildPackage } from "../scripts/bundle-cli.ts"
 import { EffectCheckpointSaver } from "../src/index.ts"
 import { launch } from "../test/support/browser.ts"
 import { putChain, putForks } from "../test/support/forks.ts"
 
 const root = join(import.meta.dirname, "..")
-const main = join(root, "src", "cli", "main.ts")
 const FORKS = Number(process.env.HISTORY_FORKS ?? "20000")
 const CHAIN = Number(process.env.HISTORY_CHAIN ?? "40000")
 const OPEN_S = Number(process.env.HISTORY_OPEN_S ?? "60")
 const serverUrl = process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:5432/postgres"
 const log = (line: string) => process.stderr.write(`${line}\n`)
+
+// The executable as installed: the package built as `npm run build` builds it.
+const work = await mkdtemp(join(tmpdir(), "lce-history-"))
+log("building the package…")
+const main = await buildPackage(work)
 
 const name = `lce_bench_history_${process.pid}`
 const admin = async (statement: string) => {
@@ -62,7 +68,7 @@ interface Timed {
   readonly stdout: string
 }
 
-/** A CLI command from source under GNU time: wall time and peak resident memory. */
+/** A CLI command under GNU time: wall time and peak resident memory. */
 const timed = async (args: ReadonlyArray<string>): Promise<Timed> => {
   const started = performance.now()
   const result = await promisify(execFile)("/usr/bin/time", ["-v", process.execPath, main, ...args], {
@@ -101,7 +107,7 @@ const peakMb = (child: ChildProcess) => {
   return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? Number.NaN) / 1024
 }
 
-/** `web` from source, until `stop`: its printed URL (with the token). */
+/** `web`, until `stop`: its printed URL (with the token). */
 const startWeb = async () => {
   const child = spawn(process.execPath, [main, "web", url], { stdio: ["ignore", "pipe", "inherit"] })
   const printed = await new Promise<string>((resolve, reject) => {
@@ -246,6 +252,7 @@ try {
   await web.stop()
 } finally {
   await admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)
+  await rm(work, { recursive: true, force: true })
 }
 
 await writeFile(
@@ -254,7 +261,7 @@ await writeFile(
 
 \`npm run bench:history\` (\`bench/history.ts\`), ${new Date().toISOString().slice(0, 10)}, ${cpus().length} cores,
 load ${loadavg()[0]!.toFixed(1)} at the end (other work shared the machine), PostgreSQL on localhost. The CLI runs
-from source (\`node src/cli/main.ts\`), one process per command; memory is the peak resident set.
+as installed (\`node dist/bin/langgraph-checkpoints.js\`, the package built as \`npm run build\` builds it), one process per command; memory is the peak resident set.
 
 | what | result |
 | --- | --- |

@@ -17,12 +17,11 @@
  */
 import { execFile, execFileSync } from "node:child_process"
 import { existsSync, readFileSync } from "node:fs"
-import { copyFile, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises"
+import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises"
 import { cpus, loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
-import { promisify } from "node:util"
 import { Client } from "pg"
-import { bundleCli } from "../scripts/bundle-cli.ts"
+import { buildPackage } from "../scripts/bundle-cli.ts"
 import { EffectCheckpointSaver } from "../src/index.ts"
 import { writeInspected } from "../test/support/inspectedGraph.ts"
 
@@ -41,26 +40,6 @@ interface Subject {
   readonly main: string
   /** Added to a run's environment. */
   readonly env: Readonly<Record<string, string>>
-}
-
-/** Builds the package whose sources are in `source` into `into`, as `npm run build` does. */
-const build = async (source: string, into: string): Promise<string> => {
-  for (const config of ["tsconfig.build.json", "tsconfig.page.json"]) {
-    await promisify(execFile)(
-      process.execPath,
-      [join(root, "node_modules/typescript/bin/tsc"), "-p", join(source, config), "--outDir", join(into, "dist")],
-      { cwd: source, maxBuffer: 64 * 1024 * 1024 }
-    )
-  }
-  await copyFile(join(source, "package.json"), join(into, "package.json"))
-  await symlink(join(root, "node_modules"), join(into, "node_modules"), "dir")
-  // The executable package.json names: the bundle (bundled as `npm run build` does), or, before it, the compiled tree.
-  const { bin } = JSON.parse(await readFile(join(source, "package.json"), "utf8")) as {
-    readonly bin: Readonly<Record<string, string>>
-  }
-  const main = bin["langgraph-checkpoints"]!
-  if (main.startsWith("./dist/bin/")) await bundleCli(join(into, "dist"))
-  return join(into, main)
 }
 
 /** The sources of commit `ref`, extracted beside a link to this repository's node_modules. */
@@ -87,13 +66,13 @@ const checkout = async (ref: string): Promise<string> => {
 const subjects: Array<Subject> = []
 if (before !== undefined) {
   log(`building ${before}…`)
-  const main = await build(await checkout(before), join(work, "before"))
+  const main = await buildPackage(join(work, "before"), await checkout(before))
   subjects.push({ name: `before (${before})`, main, env: {} })
 }
 log("building the working tree…")
 subjects.push({
   name: "after (working tree)",
-  main: await build(root, join(work, "after")),
+  main: await buildPackage(join(work, "after")),
   env: { NODE_COMPILE_CACHE: join(work, "compile-cache") }
 })
 

@@ -1,9 +1,11 @@
 /**
  * The `langgraph-checkpoints` executable as one bundle: `dist/bin/`, built
- * from the compiled `dist/cli/main.js` by `npm run build`.
+ * from the compiled `dist/cli/main.js` by `npm run build`; and the whole
+ * build, into a directory of its own, for the tests and benchmarks that run
+ * the executable as a user does.
  *
- * Why: a command on PostgreSQL spent most of its start resolving and
- * loading ~5,000 module files (Effect's, LangChain's serializer's, their
+ * Why a bundle: a command on PostgreSQL spent most of its start resolving
+ * and loading ~5,000 module files (Effect's, LangChain's serializer's, their
  * dependencies'); as a few chunks the same code starts in a fraction of
  * that (bench/STARTUP.md). The bundle keeps the lazy loading of `main.ts`
  * (`--version` loads nothing more) and of the drivers (a chunk each).
@@ -14,8 +16,13 @@
  * takes relative to its module (`../../package.json`, the web page's
  * script) lead to the same files from the bundle as from the compiled tree.
  */
+import { execFile } from "node:child_process"
+import { copyFile, mkdir, readFile, symlink } from "node:fs/promises"
 import { join } from "node:path"
+import { promisify } from "node:util"
 import { build } from "rolldown"
+
+const root = join(import.meta.dirname, "..")
 
 /** Bundles `<dist>/cli/main.js` into `<dist>/bin/langgraph-checkpoints.js` and its chunks. */
 export const bundleCli = async (dist: string): Promise<void> => {
@@ -33,4 +40,30 @@ export const bundleCli = async (dist: string): Promise<void> => {
   })
 }
 
-if (import.meta.main) await bundleCli(join(import.meta.dirname, "..", "dist"))
+/**
+ * Builds the package whose sources are in `source` (default: this
+ * repository) into `into` as `npm run build` does, beside a copy of its
+ * package.json and a link to this repository's node_modules; answers the
+ * path of the executable its package.json names (a tree from before the
+ * bundle names the compiled `dist/cli/main.js`, and is not bundled).
+ */
+export const buildPackage = async (into: string, source: string = root): Promise<string> => {
+  await mkdir(into, { recursive: true })
+  await copyFile(join(source, "package.json"), join(into, "package.json"))
+  await symlink(join(root, "node_modules"), join(into, "node_modules"), "dir")
+  for (const config of ["tsconfig.build.json", "tsconfig.page.json"]) {
+    await promisify(execFile)(
+      process.execPath,
+      [join(root, "node_modules/typescript/bin/tsc"), "-p", join(source, config), "--outDir", join(into, "dist")],
+      { cwd: source, encoding: "utf8", maxBuffer: 64 * 1024 * 1024, timeout: 170_000 }
+    )
+  }
+  const { bin } = JSON.parse(await readFile(join(source, "package.json"), "utf8")) as {
+    readonly bin: Readonly<Record<string, string>>
+  }
+  const main = bin["langgraph-checkpoints"]!
+  if (main.startsWith("./dist/bin/")) await bundleCli(join(into, "dist"))
+  return join(into, main)
+}
+
+if (import.meta.main) await bundleCli(join(root, "dist"))

@@ -8,15 +8,12 @@
  * exit: the result carries the code and both streams.
  */
 import { execFile } from "node:child_process"
-import { copyFile, mkdtemp, rm, symlink } from "node:fs/promises"
+import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { promisify } from "node:util"
 import { expect } from "vitest"
-import { bundleCli } from "../../scripts/bundle-cli.ts"
+import { buildPackage } from "../../scripts/bundle-cli.ts"
 import { type Lines, spawnLines } from "./children.ts"
-
-const root = join(import.meta.dirname, "..", "..")
 
 export interface CliResult {
   readonly code: number
@@ -52,23 +49,14 @@ const environment = (extra: Readonly<Record<string, string>> = {}): NodeJS.Proce
   return { ...env, NO_COLOR: "1", ...extra }
 }
 
-/** Compiles the package into a temporary directory; fails with tsc's diagnostics when the build does. */
+/** Builds the package into a temporary directory (see `buildPackage`); fails with the build's diagnostics when it does. */
 export const buildCli = async (): Promise<BuiltCli> => {
   const dir = await mkdtemp(join(tmpdir(), "lce-cli-"))
   const started = performance.now()
-  // The bundle resolves the dependencies from here, as the installed package does.
-  await copyFile(join(root, "package.json"), join(dir, "package.json"))
-  await symlink(join(root, "node_modules"), join(dir, "node_modules"), "dir")
+  let main: string
   try {
-    // As `npm run build` builds: the Node program, the web page, then the executable's bundle.
-    for (const config of ["tsconfig.build.json", "tsconfig.page.json"]) {
-      await promisify(execFile)(
-        process.execPath,
-        [join(root, "node_modules/typescript/bin/tsc"), "-p", join(root, config), "--outDir", join(dir, "dist")],
-        { cwd: root, encoding: "utf8", maxBuffer: 64 * 1024 * 1024, timeout: 170_000 }
-      )
-    }
-    await bundleCli(join(dir, "dist"))
+    // As `npm run build` builds, beside package.json and node_modules: the executable package.json's `bin` names.
+    main = await buildPackage(dir)
   } catch (cause) {
     const { code, stdout, stderr } = cause as { code?: unknown; stdout?: string; stderr?: string }
     await rm(dir, { recursive: true, force: true })
@@ -80,8 +68,6 @@ export const buildCli = async (): Promise<BuiltCli> => {
     )
   }
   const buildMs = performance.now() - started
-  // The executable as installed: the bundle package.json's `bin` names.
-  const main = join(dir, "dist", "bin", "langgraph-checkpoints.js")
 
   const run = (args: ReadonlyArray<string>, options: RunOptions = {}): Promise<CliResult> =>
     new Promise((resolve, reject) => {

@@ -169,8 +169,10 @@ describe("a checkpoint's next nodes, interrupts and changed channels", () => {
 
   it("changed: the channels at the checkpoint's highest version, triggers left out", () => {
     expect(Values.changedChannels(checkpoint({
-      channel_versions: { a: 2, b: "00000003.123", c: 3, "branch:to:x": 7, __start__: 9 }
+      channel_versions: { a: 2, b: "00000003.123", c: 3, "branch:to:x": 3, __start__: 1 }
     }))).toEqual(["b", "c"])
+    // An input writes `__start__` alone: the state channels below it are not what it changed.
+    expect(Values.changedChannels(checkpoint({ channel_versions: { a: 2, b: 3, __start__: 4 } }))).toEqual([])
   })
 })
 
