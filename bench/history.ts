@@ -260,7 +260,7 @@ await writeFile(
   `# History at scale
 
 \`npm run bench:history\` (\`bench/history.ts\`), ${new Date().toISOString().slice(0, 10)}, ${cpus().length} cores,
-load ${loadavg()[0]!.toFixed(1)} at the end (other work shared the machine), PostgreSQL on localhost. The CLI runs
+load ${loadavg()[0]!.toFixed(1)} at the end, PostgreSQL on localhost. The CLI runs
 as installed (\`node dist/bin/langgraph-checkpoints.js\`, the package built as \`npm run build\` builds it), one process per command; memory is the peak resident set.
 
 | what | result |
