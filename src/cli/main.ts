@@ -20,6 +20,14 @@ module.enableCompileCache?.()
 
 const { version } = module.createRequire(import.meta.url)("../../package.json") as { readonly version: string }
 
+// A reader that stops early (`| head`) closes the pipe: end quietly, as Unix tools do, not with a stack.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code !== "EPIPE") throw error
+    process.exit(process.exitCode ?? 0)
+  })
+}
+
 const args = process.argv.slice(2)
 const only = args.length === 1 ? args[0] : undefined
 

@@ -2,7 +2,7 @@
  * The command line's edges, each as a user meets it (issue 26): limits,
  * namespaces and subcommands named in errors, a PGlite directory without its
  * prefix, an empty database, an unreachable server, trailers off stdout,
- * `export --all`, hostile text in ids, `ts`, types, key ids and error lines
+ * `export --all`, a pipe closed early (`| head`), hostile text in ids, `ts`, types, key ids and error lines
  * printed escaped — and what adopting a database LangGraph's own
  * `PostgresSaver` wrote promises: after this library writes a thread with
  * structural sharing on, the official saver can no longer read that thread;
@@ -11,6 +11,7 @@
 import { HumanMessage } from "@langchain/core/messages"
 import type { CheckpointTuple } from "@langchain/langgraph-checkpoint"
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres"
+import { spawn } from "node:child_process"
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -18,6 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { EffectCheckpointSaver, type SaverOptions } from "../../src/index.ts"
 import { buildCli, type BuiltCli, commands } from "../support/cli.ts"
 import { admin, createDatabase } from "../support/databases.ts"
+import { putChain } from "../support/forks.ts"
 import {
   chatGraph,
   type ChatThread,
@@ -180,18 +182,39 @@ describe("the edges", { concurrent: false }, () => {
     expect(noDatabase.stderr).toContain("the server has no such database")
   })
 
+  it("a reader that stops early (| head) ends the command quietly", inOrder(120_000), async () => {
+    await withSaverOn(database.url, (saver) => putChain(saver, "long", 1000))
+    // `history --json` writes a long stream; the reader closes the pipe after the first chunk.
+    const child = spawn(
+      process.execPath,
+      [join(cli!.dir, "dist", "bin", "langgraph-checkpoints.js"), "history", database.url, "long", "--json"],
+      { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1" } }
+    )
+    let stderr = ""
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
+    let read = 0
+    child.stdout.once("data", (chunk: Buffer) => {
+      read = chunk.length
+      child.stdout.destroy()
+    })
+    const code = await new Promise((resolve) => child.on("close", resolve))
+    expect(read).toBeGreaterThan(0)
+    expect(stderr).toBe("")
+    expect(code).toBe(0)
+  })
+
   it("export --all: every thread, as exporting them by name does", inOrder(120_000), async () => {
     const all = await ok(["export", database.url, "--all"])
-    const named = await ok(["export", database.url, "chat", "approval", "nested"])
+    const named = await ok(["export", database.url, "chat", "approval", "nested", "long"])
     const body = (text: string) => text.split("\n").slice(1).filter((line) => line !== "")
     const threadsIn = (text: string) =>
       body(text).map((line) => JSON.parse(line)).filter((row) => row.kind === "thread").map((row) => row.thread_id)
-    expect(threadsIn(all.stdout).sort()).toEqual(["approval", "chat", "nested"])
+    expect(threadsIn(all.stdout).sort()).toEqual(["approval", "chat", "long", "nested"])
     expect(body(all.stdout).sort()).toEqual(body(named.stdout).sort())
 
     const file = join(dir, "all.jsonl")
     const written = await ok(["export", database.url, "--all", "-o", file])
-    expect(written.stderr).toContain("exported 3 thread(s)")
+    expect(written.stderr).toContain("exported 4 thread(s)")
     expect(body(await readFile(file, "utf8")).sort()).toEqual(body(all.stdout).sort())
 
     expect((await fails(2, ["export", database.url])).stderr).toContain("--all")
