@@ -377,9 +377,10 @@ describe("in a browser", () => {
     expect(await page.locator("g.node.branch").getAttribute("data-id")).toBe(chat.originalHead)
     expect(await page.locator("g.node.branch .tag").allTextContents()).toContain("branch")
     expect(await page.locator("g.node.root .tag").allTextContents()).toContain("root")
-    expect(await page.locator(`g.node[data-id="${chat.originalHead}"] .label`).textContent()).toContain(
-      `ran: model“ai: heard "tell me more" (5 messages)”`
-    )
+    // What ran and what it wrote; the preview last, after the words that say what the checkpoint is.
+    const original = page.locator(`g.node[data-id="${chat.originalHead}"] .label`)
+    expect(await original.locator(".id").textContent()).toContain("ran: model")
+    expect(await original.locator("tspan").last().textContent()).toBe(`“ai: heard "tell me more" (5 messages)”`)
 
     // The latest checkpoint is shown: messages as a conversation, with roles.
     await page.locator("#detail .conversation .message").first().waitFor()

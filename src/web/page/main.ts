@@ -242,7 +242,6 @@ const historyNode = (row: Row, at: { x: number; y: number }, textX: number, ns: 
   if (row.next.length > 0) words.push(`next: ${row.next.join(", ")}`)
   const label = svg("text", { class: "label", x: textX, y: at.y + 4 })
   label.append(svg("tspan", { class: "id", text: words.join("  ") }))
-  if (row.preview !== "") label.append(svg("tspan", { class: "preview", dx: 8, text: `“${row.preview}”` }))
   for (const tag of row.labels) label.append(svg("tspan", { class: `tag ${labelClass(tag)}`, dx: 8, text: tag }))
   if (row.folded > 0) {
     label.append(svg("tspan", { class: "tag folded", dx: 8, text: `+${row.folded} more branches join here` }))
@@ -255,6 +254,8 @@ const historyNode = (row: Row, at: { x: number; y: number }, textX: number, ns: 
     const interrupt = cut(json(row.interrupts[0]).replace(/\s+/g, " "), 60)
     label.append(svg("tspan", { class: "tag interrupt", dx: 8, text: `interrupt: ${interrupt}` }))
   }
+  // Last: a long preview is what the panel's edge cuts, never the words that say what a checkpoint is.
+  if (row.preview !== "") label.append(svg("tspan", { class: "preview", dx: 8, text: `“${row.preview}”` }))
   const changed = row.changed.length > 0 ? `\nchanged: ${row.changed.join(", ")}` : ""
   const node = svg("g", {
     class: classes.join(" "),
