@@ -25,10 +25,10 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises"
 import { cpus, loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
-import { Client } from "pg"
 import { buildPackage } from "../scripts/bundle-cli.ts"
 import { EffectCheckpointSaver } from "../src/index.ts"
 import { launch } from "../test/support/browser.ts"
+import { createDatabase } from "../test/support/databases.ts"
 import { putChain, putForks } from "../test/support/forks.ts"
 
 const root = join(import.meta.dirname, "..")
@@ -43,21 +43,8 @@ const work = await mkdtemp(join(tmpdir(), "lce-history-"))
 log("building the package…")
 const main = await buildPackage(work)
 
-const name = `lce_bench_history_${process.pid}`
-const admin = async (statement: string) => {
-  const client = new Client({ connectionString: serverUrl })
-  await client.connect()
-  try {
-    await client.query(statement)
-  } finally {
-    await client.end()
-  }
-}
-const url = (() => {
-  const parsed = new URL(serverUrl)
-  parsed.pathname = `/${name}`
-  return parsed.toString()
-})()
+const database = await createDatabase("bench_history", serverUrl)
+const url = database.url
 
 // ---------------------------------------------------------------- measuring
 
@@ -140,8 +127,6 @@ const startWeb = async () => {
 
 // ---------------------------------------------------------------- run
 
-await admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)
-await admin(`CREATE DATABASE "${name}"`)
 const lines: Array<string> = []
 const row = (what: string, value: string) => {
   lines.push(`| ${what} | ${value} |`)
@@ -251,7 +236,7 @@ try {
   )
   await web.stop()
 } finally {
-  await admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)
+  await database.drop()
   await rm(work, { recursive: true, force: true })
 }
 

@@ -20,9 +20,9 @@ import { existsSync, readFileSync } from "node:fs"
 import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises"
 import { cpus, loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
-import { Client } from "pg"
 import { buildPackage } from "../scripts/bundle-cli.ts"
 import { EffectCheckpointSaver } from "../src/index.ts"
+import { createDatabase } from "../test/support/databases.ts"
 import { writeInspected } from "../test/support/inspectedGraph.ts"
 
 const root = join(import.meta.dirname, "..")
@@ -78,21 +78,8 @@ subjects.push({
 
 // ---------------------------------------------------------------- databases
 
-const database = `lce_startup_${process.pid}`
-const admin = async <A>(f: (client: Client) => Promise<A>): Promise<A> => {
-  const client = new Client({ connectionString: serverUrl })
-  await client.connect()
-  try {
-    return await f(client)
-  } finally {
-    await client.end()
-  }
-}
-const postgresUrl = (() => {
-  const url = new URL(serverUrl)
-  url.pathname = `/${database}`
-  return url.toString()
-})()
+const database = await createDatabase("bench_startup", serverUrl)
+const postgresUrl = database.url
 const pgliteUrl = `pglite:${join(work, "pglite")}`
 
 const writeThreads = async (url: string) => {
@@ -105,7 +92,6 @@ const writeThreads = async (url: string) => {
 }
 
 log("writing the threads…")
-await admin((client) => client.query(`CREATE DATABASE "${database}"`))
 await writeThreads(postgresUrl)
 await writeThreads(pgliteUrl)
 
@@ -214,7 +200,7 @@ for (const entry of cases) {
   results.push([entry, await measure((subject) => [subject.main, ...entry.args], true)])
 }
 
-await admin((client) => client.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`))
+await database.drop()
 await rm(work, { recursive: true, force: true })
 
 // ---------------------------------------------------------------- report

@@ -105,22 +105,13 @@ const historyOf = (thread: string, query: URLSearchParams) =>
     const after = optional(query, "after")
     const offset = after === undefined ? 0 : Number(after)
     if (!Number.isInteger(offset) || offset < 0) return yield* invalid("after", "not a cursor this server gave")
-    const since = optional(query, "since")
-    if (since !== undefined && after === undefined) {
-      // Only what is newer than the cursor's checkpoint (and that one again, for its interrupts): the listing
-      // is newest first, read a page at a time, so a poll where nothing changed reads its first page alone.
-      const id = since.slice(0, since.lastIndexOf(".") === -1 ? since.length : since.lastIndexOf("."))
-      const newer = yield* inspector.history(thread).pipe(
-        Stream.takeWhile((entry) => entry.checkpoint_id >= id),
-        Stream.take(2),
-        Stream.runCollect
-      )
-      if (newer.length === 1 && historyCursor(newer[0]) === since) {
-        return json({ thread_id: thread, changed: false, cursor: since })
-      }
-    }
-    // The cursor first: a checkpoint written while the page is read shows at the next poll.
+    // The cursor first: a checkpoint written while the page is read shows at the next poll. The listing is
+    // newest first, read a page at a time: a poll where nothing changed reads its first page alone.
     const newest = yield* inspector.history(thread).pipe(Stream.take(1), Stream.runCollect)
+    const since = optional(query, "since")
+    if (since !== undefined && after === undefined && newest.length === 1 && historyCursor(newest[0]) === since) {
+      return json({ thread_id: thread, changed: false, cursor: since })
+    }
     const page = yield* inspector.historyPage(thread, { offset, limit })
     return json({
       thread_id: thread,

@@ -16,9 +16,8 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { EffectCheckpointSaver, type SaverOptions } from "../../src/index.ts"
-import { buildCli, type BuiltCli, commands } from "../support/cli.ts"
-import { admin, createDatabase } from "../support/databases.ts"
+import { usingCli } from "../support/cli.ts"
+import { admin, createDatabase, withSaverOn } from "../support/databases.ts"
 import { putChain } from "../support/forks.ts"
 import {
   chatGraph,
@@ -30,32 +29,9 @@ import {
   writeNested
 } from "../support/inspectedGraph.ts"
 
-let cli: BuiltCli | undefined
-
-beforeAll(async () => {
-  cli = await buildCli()
-}, 180_000)
-
-afterAll(async () => {
-  await cli?.dispose()
-})
+const { built, fails, ok, run } = usingCli()
 
 const inOrder = (timeout = 60_000) => ({ concurrent: false, timeout })
-
-const { fails, ok, run } = commands(() => cli!)
-
-const withSaverOn = async <A>(
-  url: string,
-  f: (saver: EffectCheckpointSaver) => Promise<A>,
-  options: SaverOptions = {}
-): Promise<A> => {
-  const saver = await EffectCheckpointSaver.fromConnString(url, options)
-  try {
-    return await f(saver)
-  } finally {
-    await saver.close()
-  }
-}
 
 const withOfficial = async <A>(url: string, f: (saver: PostgresSaver) => Promise<A>): Promise<A> => {
   const saver = PostgresSaver.fromConnString(url)
@@ -187,7 +163,7 @@ describe("the edges", { concurrent: false }, () => {
     // `history --json` writes a long stream; the reader closes the pipe after the first chunk.
     const child = spawn(
       process.execPath,
-      [join(cli!.dir, "dist", "bin", "langgraph-checkpoints.js"), "history", database.url, "long", "--json"],
+      [built().main, "history", database.url, "long", "--json"],
       { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1" } }
     )
     let stderr = ""

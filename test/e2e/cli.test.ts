@@ -17,9 +17,9 @@ import { mkdtemp, readFile, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { EffectCheckpointSaver } from "../../src/index.ts"
-import { buildCli, type BuiltCli, type CliResult, commands, describeResult } from "../support/cli.ts"
-import { admin, createDatabase } from "../support/databases.ts"
+import type { EffectCheckpointSaver } from "../../src/index.ts"
+import { type CliResult, describeResult, usingCli } from "../support/cli.ts"
+import { admin, createDatabase, withSaverOn } from "../support/databases.ts"
 import { putForks } from "../support/forks.ts"
 import {
   address,
@@ -44,16 +44,7 @@ import {
 } from "../support/inspectedGraph.ts"
 import { insertThreads } from "../support/manyThreads.ts"
 
-let cli: BuiltCli | undefined
-
-beforeAll(async () => {
-  cli = await buildCli()
-  console.log(`langgraph-checkpoints built with tsc in ${(cli.buildMs / 1000).toFixed(1)} s`)
-}, 180_000)
-
-afterAll(async () => {
-  await cli?.dispose()
-})
+const { fails, ok, run } = usingCli()
 
 /**
  * Two lanes run side by side (one for each of the 2 cores this has to fit
@@ -65,8 +56,6 @@ afterAll(async () => {
 const lane = { concurrent: true } as const
 const inSequence = { concurrent: false } as const
 const inOrder = (timeout = 60_000) => ({ concurrent: false, timeout })
-
-const { fails, ok, run } = commands(() => cli!)
 
 const json = <A = any>(result: CliResult): A => {
   try {
@@ -95,15 +84,6 @@ interface Backend {
   /** Row counts of the library's tables, read directly. */
   readonly counts: () => Promise<Record<string, number>>
   readonly dispose: () => Promise<void>
-}
-
-const withSaverOn = async <A>(url: string, f: (saver: EffectCheckpointSaver) => Promise<A>): Promise<A> => {
-  const saver = await EffectCheckpointSaver.fromConnString(url)
-  try {
-    return await f(saver)
-  } finally {
-    await saver.close()
-  }
 }
 
 const postgresBackend = async (): Promise<Backend> => {

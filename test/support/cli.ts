@@ -11,7 +11,7 @@ import { execFile } from "node:child_process"
 import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { expect } from "vitest"
+import { afterAll, beforeAll, expect } from "vitest"
 import { buildPackage } from "../../scripts/bundle-cli.ts"
 import { type Lines, spawnLines } from "./children.ts"
 
@@ -33,7 +33,9 @@ export interface RunOptions {
 export interface BuiltCli {
   /** The temporary directory holding `dist`, `package.json` and the `node_modules` link. */
   readonly dir: string
-  /** How long `tsc` took, in milliseconds. */
+  /** The executable package.json's `bin` names, in `dir`. */
+  readonly main: string
+  /** How long the build took, in milliseconds. */
   readonly buildMs: number
   readonly run: (args: ReadonlyArray<string>, options?: RunOptions) => Promise<CliResult>
   /** Starts a command that keeps running (`web`), its output read line by line. */
@@ -107,7 +109,7 @@ export const buildCli = async (): Promise<BuiltCli> => {
   const start = (args: ReadonlyArray<string>, options: Omit<RunOptions, "timeout"> = {}) =>
     spawnLines(process.execPath, [main, ...args], { cwd: options.cwd ?? dir, env: environment(options.env) })
 
-  return { dir, buildMs, run, start, dispose: () => rm(dir, { recursive: true, force: true }) }
+  return { dir, main, buildMs, run, start, dispose: () => rm(dir, { recursive: true, force: true }) }
 }
 
 /** A result, for an assertion's message: the command's code and both streams. */
@@ -136,4 +138,21 @@ export const commands = (cli: () => BuiltCli) => {
     return result
   }
   return { run, ok, fails }
+}
+
+/**
+ * The CLI of a test file: built before its tests, removed after; `built`
+ * answers it, and `run`, `ok` and `fails` run commands on it.
+ */
+export const usingCli = () => {
+  let cli: BuiltCli | undefined
+  beforeAll(async () => {
+    cli = await buildCli()
+    console.log(`langgraph-checkpoints built in ${(cli.buildMs / 1000).toFixed(1)} s`)
+  }, 180_000)
+  afterAll(async () => {
+    await cli?.dispose()
+  })
+  const built = () => cli!
+  return { built, ...commands(built) }
 }

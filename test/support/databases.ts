@@ -5,6 +5,7 @@
 import { Effect } from "effect"
 import { Client } from "pg"
 import { inject } from "vitest"
+import { EffectCheckpointSaver, type SaverOptions } from "../../src/index.ts"
 
 export const serverUrl = () => inject("databaseUrl")
 
@@ -39,13 +40,16 @@ export const serializableByDefault = (url: string) =>
     url
   )
 
-/** Creates an empty database and returns its URL and a function that drops it. */
-export const createDatabase = async (prefix: string) => {
+/**
+ * Creates an empty database on `server` (default: the test server) and
+ * returns its URL and a function that drops it.
+ */
+export const createDatabase = async (prefix: string, server = serverUrl()) => {
   const name = `lce_${prefix}_${process.pid}_${Math.random().toString(36).slice(2, 8)}`
-  await admin((client) => client.query(`CREATE DATABASE "${name}"`))
+  await admin((client) => client.query(`CREATE DATABASE "${name}"`), server)
   return {
-    url: urlOf(serverUrl(), name),
-    drop: () => admin((client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`))
+    url: urlOf(server, name),
+    drop: () => admin((client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`), server)
   }
 }
 
@@ -56,3 +60,17 @@ export const withDatabase = <A, E, R>(prefix: string, f: (url: string) => Effect
     (database) => f(database.url),
     (database) => Effect.promise(() => database.drop())
   )
+
+/** Runs `f` with this library's saver on the database at `url` (any connection string), closed afterwards. */
+export const withSaverOn = async <A>(
+  url: string,
+  f: (saver: EffectCheckpointSaver) => Promise<A>,
+  options: SaverOptions = {}
+): Promise<A> => {
+  const saver = await EffectCheckpointSaver.fromConnString(url, options)
+  try {
+    return await f(saver)
+  } finally {
+    await saver.close()
+  }
+}
