@@ -11,14 +11,11 @@ import * as Values from "./Values.ts"
 
 type Checkpoint = CheckpointTuple["checkpoint"]
 
-const START = "__start__"
+const { isRecord, major, START } = Values
 /** Entries of `versions_seen` that are not nodes: the input's, and what interrupts before/after a node compare with. */
 const PSEUDO = new Set(["__input__", "__interrupt__"])
 /** The preview's length, in characters. */
 const PREVIEW = 60
-
-/** A version's integer part: LangGraph gives every channel a step writes the same next one. */
-const major = (version: number | string) => Math.floor(Number.parseFloat(String(version)))
 
 /**
  * The nodes that ran in the step that made the checkpoint. A step writes
@@ -35,8 +32,6 @@ export const ran = (checkpoint: Checkpoint): ReadonlyArray<string> => {
     !PSEUDO.has(node) && Object.values(seen).some((version) => major(version) === top - 1)
   ).map(([node]) => node).sort()
 }
-
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null
 
 /** The last message of a list of them, in a value or one of its fields (an input's `{ messages }`). */
 const lastMessage = (value: unknown): Values.Message | undefined => {

@@ -65,7 +65,13 @@ export const lenient = <S extends Loader>(serializer: S): S => ({
     )
 })
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null
+/**
+ * The value is an object (a record, an array, a class instance).
+ *
+ * @since 0.1.0
+ */
+export const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null
 
 const roles: Record<string, string> = {
   HumanMessage: "human",
@@ -217,7 +223,20 @@ export const toPlain = (value: unknown): unknown => plain(value, 0, false)
 export const toJson = (value: unknown): unknown => plain(value, 0, true)
 
 const INTERRUPT = "__interrupt__"
-const START = "__start__"
+/**
+ * The channel an input is written to, and the node that reads it.
+ *
+ * @since 0.1.0
+ */
+export const START = "__start__"
+
+/**
+ * A channel version's integer part: LangGraph gives every channel a step
+ * writes the same next one (savers may add a fraction, `"00000002.0123"`).
+ *
+ * @since 0.1.0
+ */
+export const major = (version: number | string): number => Math.floor(Number.parseFloat(String(version)))
 
 /**
  * The nodes a checkpoint runs next: those whose trigger channel holds a
@@ -269,7 +288,7 @@ export const interrupts = (tuple: CheckpointTuple): ReadonlyArray<unknown> =>
 export const changedChannels = (checkpoint: CheckpointTuple["checkpoint"]): ReadonlyArray<string> => {
   // The top is taken over every channel, triggers included: an input writes `__start__` alone, and changes no state.
   const versions = Object.entries(checkpoint.channel_versions).map(([channel, version]) =>
-    [channel, Math.floor(Number.parseFloat(String(version)))] as const
+    [channel, major(version)] as const
   )
   const top = Math.max(...versions.map(([, version]) => version))
   return versions.filter(([channel, version]) =>
