@@ -460,7 +460,7 @@ describe("elements changed in place", () => {
         return { count: this.#count }
       }
     }
-    const message = new AIMessage({ content: "first".repeat(40), tool_calls: [] })
+    const message = new AIMessage({ content: "first".repeat(40), id: "a1", tool_calls: [] })
     const when = new Date(0)
     const counter = new Counter()
     const note = { content: "note ".repeat(40), tags: ["a"] }
@@ -474,7 +474,11 @@ describe("elements changed in place", () => {
       () => counter.bump(),
       () => note.tags.push("b"),
       () => delete (note as { tags?: unknown }).tags,
-      () => Object.assign(note, { tags: ["a"] })
+      () => Object.assign(note, { tags: ["a"] }),
+      () => (message.id = "a2"),
+      // A key the message no longer holds is read from its constructor's arguments ("a1").
+      () => delete (message as { id?: unknown }).id,
+      () => Object.assign(message, { toJSON: () => ({ replaced: true }) })
     ])
   })
 })

@@ -66,7 +66,24 @@ const worthAPiece = (value: unknown): boolean =>
  * @since 0.1.0
  */
 export const makeEncoder = (dumpJson: (value: unknown) => Uint8Array) => {
-  const texts = new WeakMap<object, { readonly trace: Trace; readonly element: Element }>()
+  /** An element's text, kept while its trace holds. */
+  interface Known {
+    readonly trace: Trace
+    readonly element: Element
+  }
+  const texts = new WeakMap<object, Known>()
+  /**
+   * The last array encoded whose first item is the key, and what was known
+   * of each of its items. LangGraph hands the saver a new array at every
+   * step holding the same objects, so an item found at the same position
+   * takes that position's text as its candidate without a lookup. A
+   * candidate is only that: its trace decides (a trace that holds means the
+   * same text, whatever object it was recorded on).
+   */
+  const lastRuns = new WeakMap<
+    object,
+    { readonly items: ReadonlyArray<unknown>; readonly known: Array<Known | undefined> }
+  >()
 
   const fresh = (value: unknown): Element | undefined => {
     const bytes = dumpJson(value)
@@ -76,30 +93,49 @@ export const makeEncoder = (dumpJson: (value: unknown) => Uint8Array) => {
     return { key: hashOf(bytes), bytes }
   }
 
-  const elementOf = (value: unknown): Element | undefined => {
-    if (typeof value !== "object" || value === null) return fresh(value)
-    const known = texts.get(value)
-    if (known !== undefined && known.trace.matches(value)) return known.element
+  /** An object's element, its text reused while `known`'s trace holds; what is known of it afterwards. */
+  const objectElement = (value: object, known: Known | undefined): Known | Element | undefined => {
+    if (known !== undefined && known.trace.matches(value)) return known
     const trace = new Trace()
     const traceable = trace.record(value)
     const element = fresh(value)
-    if (element !== undefined && traceable) texts.set(value, { trace, element })
-    else texts.delete(value)
-    return element
+    if (element === undefined || !traceable) {
+      texts.delete(value)
+      return element
+    }
+    const kept = { trace, element }
+    texts.set(value, kept)
+    return kept
   }
 
   return (value: ReadonlyArray<unknown>): Encoded | undefined => {
     // Numbers, short strings and the like (an embedding, a list of ids) are
     // smaller than a piece's hash and row: not worth serializing one by one.
     if (!value.every(worthAPiece)) return undefined
+    const first = value[0]
+    const last = typeof first === "object" && first !== null ? lastRuns.get(first) : undefined
     const elements: Array<Element> = []
+    const known: Array<Known | undefined> = []
     let size = 2
-    for (const item of value) {
-      const element = elementOf(item)
+    for (let i = 0; i < value.length; i++) {
+      const item = value[i]
+      let element: Element | undefined
+      if (typeof item === "object" && item !== null) {
+        const found = objectElement(item, last?.items[i] === item ? last.known[i] : texts.get(item))
+        if (found !== undefined && "trace" in found) {
+          known[i] = found
+          element = found.element
+        } else {
+          element = found
+        }
+      } else {
+        element = fresh(item)
+      }
       if (element === undefined) return undefined
       elements.push(element)
       size += element.bytes.byteLength + 1
     }
+    if (typeof first === "object" && first !== null) lastRuns.set(first, { items: value, known })
     return size < MIN_SHARED_BYTES || size < MIN_ELEMENT_BYTES * elements.length
       ? { _tag: "serialized", type: "json", bytes: join(elements.map((element) => element.bytes)) }
       : { _tag: "shared", elements }

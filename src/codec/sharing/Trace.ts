@@ -75,9 +75,10 @@ export class Trace {
     if (depth > MAX_DEPTH) return false
     const proto: unknown = Object.getPrototypeOf(value)
     if (!this.see(proto)) return false
-    if (Array.isArray(value)) {
-      if (proto !== Array.prototype || !this.see(value.length)) return false
-      for (let i = 0; i < value.length; i++) if (!this.walk(value[i], depth + 1)) return false
+    if (proto === Array.prototype) {
+      const array = value as ReadonlyArray<unknown>
+      if (!this.see(array.length)) return false
+      for (const item of array) if (!this.walk(item, depth + 1)) return false
       return this.see(undefined)
     }
     if (proto !== Object.prototype && proto !== null) return this.walkMessage(value, depth)
@@ -97,12 +98,15 @@ export class Trace {
   private walkMessage(value: object, depth: number): boolean {
     if (this.recording && !isTraceableMessage(value)) return false
     const message = value as BaseMessage
-    if (!this.see(Object.hasOwn(message, "toJSON")) || !this.see(message.lc_serializable)) return false
+    // The `toJSON` called (own or inherited), rather than whether one is its own: one named read.
+    if (!this.see(message.toJSON) || !this.see(message.lc_serializable)) return false
     if (!this.walk(message.lc_namespace, depth + 1)) return false
     const kwargs = message.lc_kwargs
     if (!this.see(Object.getPrototypeOf(kwargs))) return false
     for (const key in kwargs) {
-      const read = key in message ? (message as unknown as Record<string, unknown>)[key] : kwargs[key]
+      // `key in message` only when the message holds nothing there (a read that finds a value has it).
+      let read = (message as unknown as Record<string, unknown>)[key]
+      if (read === undefined && !(key in message)) read = kwargs[key]
       if (!this.see(key) || !this.walk(read, depth + 1)) return false
     }
     return this.see(Trace)
