@@ -43,7 +43,7 @@ const decodeHeader = (row: CheckpointRow) =>
   )
 
 /** Loading opened rows' values, metadata and writes, over the codec's parts. */
-const loading = ({ json, serializer, sharing }: Parts) => {
+const loading = ({ json, sealing, serializer, sharing }: Parts) => {
   /** Reads JSON under safe revival, adding what stayed inert to the tally. */
   const readJson = (row: CheckpointRow, what: string, bytes: Uint8Array | string, tally: Tally) =>
     Effect.try({
@@ -68,8 +68,16 @@ const loading = ({ json, serializer, sharing }: Parts) => {
     if (stored.type === Sharing.SHARED) {
       const decoded = sharing.decode(stored, pieces.readable, pieces.unreadable)
       if (typeof decoded === "string") return Effect.fail(corrupted(row, `${what}: ${decoded}`))
-      if (remembering !== undefined) sharing.remember({ ...row, ...remembering }, decoded)
-      return readJson(row, what, decoded.bytes, tally)
+      if (remembering === undefined) return readJson(row, what, decoded.bytes, tally)
+      sharing.remember({ ...row, ...remembering }, decoded)
+      const inert = tally.inert
+      return readJson(row, what, decoded.bytes, tally).pipe(
+        // Values left inert are written again as the serializer writes them (escaped), not as read.
+        Effect.map((value) => {
+          if (tally.inert === inert) sharing.recognize(value, decoded, sealing === undefined)
+          return value
+        })
+      )
     }
     const bytes = stored.bytes ?? new Uint8Array()
     if (serializer.json !== undefined && stored.type === "json") return readJson(row, what, bytes, tally)

@@ -82,6 +82,8 @@ export interface ListPlace {
 export interface Decoded {
   readonly bytes: Uint8Array
   readonly keys: ReadonlyArray<string>
+  /** Each entry's piece, in order. */
+  readonly texts: ReadonlyArray<Uint8Array>
   readonly base: Layout.Base | undefined
 }
 
@@ -115,6 +117,12 @@ export interface Sharing {
   ) => Decoded | string
   /** Records a list read, for the next step of its channel to extend. */
   readonly remember: (place: ListPlace, decoded: Decoded) => void
+  /**
+   * Takes each item of `value`, the list read back, as serializing to its
+   * piece (`plainKeys`: the list's keys are the pieces' plain hashes, as
+   * when encryption is off), so the next put need not serialize them again.
+   */
+  readonly recognize: (value: unknown, decoded: Decoded, plainKeys: boolean) => void
   /** Records the lists a stored checkpoint wrote, for the next step to extend. */
   readonly stored: (location: Location, laid: ReadonlyArray<Layout.Laid>) => void
   /** The hashes of the kept pieces of a namespace's remembered lists: a read need not fetch them. */
@@ -132,7 +140,7 @@ export interface Sharing {
  * @since 0.1.0
  */
 export const make = (dumpJson: ((value: unknown) => Uint8Array) | undefined): Sharing => {
-  const encode = dumpJson === undefined ? () => undefined : makeEncoder(dumpJson)
+  const encoder = dumpJson === undefined ? undefined : makeEncoder(dumpJson)
   const cache = makePieceCache()
   const lists = makeListMemory()
 
@@ -144,7 +152,7 @@ export const make = (dumpJson: ((value: unknown) => Uint8Array) | undefined): Sh
   }
 
   return {
-    encode,
+    encode: (value) => encoder?.encode(value),
     layOut: (location, channel, version, elements, options) => {
       const keys = keysOf(elements, options.address ?? plainAddress)
       const known = options.fresh ? undefined : lists.get(location, channel)
@@ -160,9 +168,13 @@ export const make = (dumpJson: ((value: unknown) => Uint8Array) | undefined): Sh
         if (bytes === undefined) return `a piece it refers to ${unreadable?.get(key) ?? "is missing"}`
         texts.push(bytes)
       }
-      return { bytes: join(texts), keys, base: Layout.baseOf(row.base) }
+      return { bytes: join(texts), keys, texts, base: Layout.baseOf(row.base) }
     },
     remember: (place, { base, keys }) => lists.set(place, place.channel, { version: place.version, base, keys }),
+    recognize: (value, { keys, texts }, plainKeys) => {
+      if (encoder === undefined || !Array.isArray(value) || value.length !== keys.length) return
+      encoder.learn(value, texts.map((bytes, i) => ({ key: plainKeys ? keys[i]! : hashOf(bytes), bytes })))
+    },
     stored: (location, laid) => {
       for (const { blob, list } of laid) lists.set(location, blob.channel, list)
     },

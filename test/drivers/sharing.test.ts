@@ -450,6 +450,17 @@ describe("elements changed in place", () => {
     }
   }
 
+  it("are serialized again when they were read back, then edited before the next put", async () => {
+    const target = saver()
+    const first = [new HumanMessage("question ".repeat(20)), new AIMessage({ content: "answer ".repeat(20), id: "a" })]
+    let config = await putMessages(target, { configurable: { thread_id: "t", checkpoint_ns: "" } }, first, 1)
+    const read = (await target.getTuple(config))?.checkpoint.channel_values.messages as Array<BaseMessage>
+    read[1]!.content = "edited after the read"
+    const next = [...read, new HumanMessage("follow-up ".repeat(20))]
+    config = await putMessages(target, config, next, 2)
+    await readsBack(target, config, next)
+  })
+
   it("are serialized again, whatever kind of object they are", async () => {
     class Counter {
       #count = 0

@@ -57,6 +57,52 @@ describe("encode", () => {
   })
 })
 
+describe("a list read back", () => {
+  /** A sharing whose serializer counts its calls. */
+  const counting = () => {
+    let calls = 0
+    const sharing = Sharing.make((value) => {
+      calls++
+      return dumpJson(value)
+    })
+    return { sharing, calls: () => calls }
+  }
+  /** `value` read back as a list stored from `stored`: new objects, the stored texts. */
+  const readBack = (sharing: Sharing.Sharing, stored: ReadonlyArray<object>, plainKeys = true) => {
+    const elements = elementsOf(Sharing.make(dumpJson), stored)
+    const value = stored.map((item) => structuredClone(item) as { content: string })
+    const texts = elements.map((element) => element.bytes)
+    const keys = plainKeys ? elements.map((element) => element.key) : elements.map((_, i) => `keyed ${i}`)
+    sharing.recognize(value, { bytes: utf8.encode(JSON.stringify(stored)), keys, texts, base: undefined }, plainKeys)
+    return { value, elements }
+  }
+
+  it("is not serialized again by the next put, which serializes only what it adds", () => {
+    const { calls, sharing } = counting()
+    const { elements, value } = readBack(sharing, messages(30))
+    const next = elementsOf(sharing, [...value, message(30)])
+    expect(calls()).toBe(1)
+    expect(next.slice(0, 30)).toEqual(elements)
+    expect(text(next[30]!)).toBe(JSON.stringify(message(30)))
+  })
+
+  it("an item edited after the read is serialized again", () => {
+    const { calls, sharing } = counting()
+    const { elements, value } = readBack(sharing, messages(30))
+    value[3]!.content = "edited after the read"
+    const next = elementsOf(sharing, [...value, message(30)])
+    expect(calls()).toBe(2)
+    expect(text(next[3]!)).toBe(JSON.stringify(value[3]))
+    expect(next[3]!.key).not.toBe(elements[3]!.key)
+  })
+
+  it("keyed hashes (encryption on) are not taken as the pieces' plain hashes", () => {
+    const { sharing } = counting()
+    const { elements, value } = readBack(sharing, messages(30), false)
+    expect(elementsOf(sharing, value).map((element) => element.key)).toEqual(elements.map((element) => element.key))
+  })
+})
+
 describe("layOut", () => {
   it("a first list stores every hash and sends every piece", () => {
     const sharing = Sharing.make(dumpJson)

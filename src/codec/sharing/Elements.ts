@@ -59,9 +59,9 @@ const worthAPiece = (value: unknown): boolean =>
 
 /**
  * The encoder of one storage service over `dumpJson`, `JsonPlusSerializer`'s
- * text of a value (it may throw). It answers an array's elements when they
- * can be shared, else the plain bytes when known; `undefined`: let the
- * serializer write it.
+ * text of a value (it may throw). `encode` answers an array's elements when
+ * they can be shared, else the plain bytes when known; `undefined`: let the
+ * serializer write it. `learn` takes the texts of an array read back.
  *
  * @since 0.1.0
  */
@@ -108,7 +108,7 @@ export const makeEncoder = (dumpJson: (value: unknown) => Uint8Array) => {
     return kept
   }
 
-  return (value: ReadonlyArray<unknown>): Encoded | undefined => {
+  const encode = (value: ReadonlyArray<unknown>): Encoded | undefined => {
     // Numbers, short strings and the like (an embedding, a list of ids) are
     // smaller than a piece's hash and row: not worth serializing one by one.
     if (!value.every(worthAPiece)) return undefined
@@ -140,4 +140,27 @@ export const makeEncoder = (dumpJson: (value: unknown) => Uint8Array) => {
       ? { _tag: "serialized", type: "json", bytes: join(elements.map((element) => element.bytes)) }
       : { _tag: "shared", elements }
   }
+
+  /**
+   * Learns the texts of an array read back: `elements[i]` is the stored
+   * text `items[i]` was revived from. A read value holds new objects, which
+   * the thread's next put hands back with one more item; their stored texts
+   * are taken as known (traced now, so an edit made before that put is seen)
+   * instead of serializing every one again.
+   */
+  const learn = (items: ReadonlyArray<unknown>, elements: ReadonlyArray<Element>): void => {
+    const known: Array<Known | undefined> = []
+    items.forEach((item, i) => {
+      if (typeof item !== "object" || item === null) return
+      const trace = new Trace()
+      if (!trace.record(item)) return
+      const kept = { trace, element: elements[i]! }
+      texts.set(item, kept)
+      known[i] = kept
+    })
+    const first = items[0]
+    if (typeof first === "object" && first !== null) lastRuns.set(first, { items, known })
+  }
+
+  return { encode, learn }
 }
