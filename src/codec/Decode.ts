@@ -69,12 +69,13 @@ const loading = ({ json, sealing, serializer, sharing }: Parts) => {
       const decoded = sharing.decode(stored, pieces.readable, pieces.unreadable)
       if (typeof decoded === "string") return Effect.fail(corrupted(row, `${what}: ${decoded}`))
       if (remembering === undefined) return readJson(row, what, decoded.bytes, tally)
-      sharing.remember({ ...row, ...remembering }, decoded)
+      const place = { ...row, ...remembering }
+      sharing.remember(place, decoded)
       const inert = tally.inert
       return readJson(row, what, decoded.bytes, tally).pipe(
         // Values left inert are written again as the serializer writes them (escaped), not as read.
         Effect.map((value) => {
-          if (tally.inert === inert) sharing.recognize(value, decoded, sealing === undefined)
+          if (tally.inert === inert) sharing.recognize(place, value, decoded, sealing === undefined)
           return value
         })
       )

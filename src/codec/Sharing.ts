@@ -118,11 +118,15 @@ export interface Sharing {
   /** Records a list read, for the next step of its channel to extend. */
   readonly remember: (place: ListPlace, decoded: Decoded) => void
   /**
-   * Takes each item of `value`, the list read back, as serializing to its
-   * piece (`plainKeys`: the list's keys are the pieces' plain hashes, as
-   * when encryption is off), so the next put need not serialize them again.
+   * Takes each item of `value`, the list read back at `place`, as
+   * serializing to its piece (`plainKeys`: the list's keys are the pieces'
+   * plain hashes, as when encryption is off), so the next put need not
+   * serialize them again. Only the first read since the channel's last put
+   * does: reading again without writing (polling a thread's state) costs
+   * nothing more, and a put follows the read in a graph's step. Call after
+   * `remember`.
    */
-  readonly recognize: (value: unknown, decoded: Decoded, plainKeys: boolean) => void
+  readonly recognize: (place: ListPlace, value: unknown, decoded: Decoded, plainKeys: boolean) => void
   /** Records the lists a stored checkpoint wrote, for the next step to extend. */
   readonly stored: (location: Location, laid: ReadonlyArray<Layout.Laid>) => void
   /** The hashes of the kept pieces of a namespace's remembered lists: a read need not fetch them. */
@@ -170,9 +174,18 @@ export const make = (dumpJson: ((value: unknown) => Uint8Array) | undefined): Sh
       }
       return { bytes: join(texts), keys, texts, base: Layout.baseOf(row.base) }
     },
-    remember: (place, { base, keys }) => lists.set(place, place.channel, { version: place.version, base, keys }),
-    recognize: (value, { keys, texts }, plainKeys) => {
-      if (encoder === undefined || !Array.isArray(value) || value.length !== keys.length) return
+    remember: (place, { base, keys }) => {
+      const previous = lists.get(place, place.channel)
+      // The same version read again keeps whether its items were recognized.
+      const recognized = previous?.version === place.version ? previous.recognized : undefined
+      lists.set(place, place.channel, { version: place.version, base, keys, recognized })
+    },
+    recognize: (place, value, { keys, texts }, plainKeys) => {
+      const list = lists.get(place, place.channel)
+      if (encoder === undefined || list?.recognized === true || !Array.isArray(value) || value.length !== keys.length) {
+        return
+      }
+      if (list !== undefined) lists.set(place, place.channel, { ...list, recognized: true })
       encoder.learn(value, texts.map((bytes, i) => ({ key: plainKeys ? keys[i]! : hashOf(bytes), bytes })))
     },
     stored: (location, laid) => {

@@ -67,13 +67,16 @@ describe("a list read back", () => {
     })
     return { sharing, calls: () => calls }
   }
+  const place = { ...at, channel: "messages", version: "1" }
   /** `value` read back as a list stored from `stored`: new objects, the stored texts. */
   const readBack = (sharing: Sharing.Sharing, stored: ReadonlyArray<object>, plainKeys = true) => {
     const elements = elementsOf(Sharing.make(dumpJson), stored)
     const value = stored.map((item) => structuredClone(item) as { content: string })
     const texts = elements.map((element) => element.bytes)
     const keys = plainKeys ? elements.map((element) => element.key) : elements.map((_, i) => `keyed ${i}`)
-    sharing.recognize(value, { bytes: utf8.encode(JSON.stringify(stored)), keys, texts, base: undefined }, plainKeys)
+    const decoded = { bytes: utf8.encode(JSON.stringify(stored)), keys, texts, base: undefined }
+    sharing.remember(place, decoded)
+    sharing.recognize(place, value, decoded, plainKeys)
     return { value, elements }
   }
 
@@ -94,6 +97,21 @@ describe("a list read back", () => {
     expect(calls()).toBe(2)
     expect(text(next[3]!)).toBe(JSON.stringify(value[3]))
     expect(next[3]!.key).not.toBe(elements[3]!.key)
+  })
+
+  it("is recognized once until its channel's next put: reading again costs nothing more", () => {
+    const { calls, sharing } = counting()
+    readBack(sharing, messages(30))
+    const { value } = readBack(sharing, messages(30))
+    elementsOf(sharing, [...value, message(30)])
+    expect(calls()).toBe(31)
+    sharing.stored(at, [
+      sharing.layOut(at, "messages", "2", elementsOf(sharing, [...value, message(30)]), { fresh: false })
+    ])
+    const again = readBack(sharing, messages(31))
+    const before = calls()
+    elementsOf(sharing, [...again.value, message(31)])
+    expect(calls() - before).toBe(1)
   })
 
   it("keyed hashes (encryption on) are not taken as the pieces' plain hashes", () => {

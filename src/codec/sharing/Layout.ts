@@ -37,6 +37,8 @@ export interface List {
   readonly base: Base | undefined
   /** Its entries' hashes (the elements' own strings when written here: compared by identity first). */
   readonly keys: ReadonlyArray<string>
+  /** Read since its channel's last put, and its items recognized then (see `Sharing.recognize`). */
+  readonly recognized?: boolean | undefined
 }
 
 /**
