@@ -14,8 +14,7 @@
  * smaller version of every scenario.
  */
 import { PgClient } from "@effect/sql-pg"
-import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages"
-import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph"
+import type { BaseMessage } from "@langchain/core/messages"
 import { type BaseCheckpointSaver, MemorySaver } from "@langchain/langgraph-checkpoint"
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres"
 import { Layer, Redacted } from "effect"
@@ -29,13 +28,14 @@ import * as Postgres from "../src/postgres.ts"
 import { makeCountingSocket } from "../test/support/countingSocket.ts"
 import { admin } from "../test/support/databases.ts"
 import { ensureServer } from "../test/support/postgresServer.ts"
+import { agentGraph, agentTurn } from "./agentGraph.ts"
 import { liveBytes, scratchDatabases, tableBytes } from "./databases.ts"
 import { type DoneWhenLine, type ReadName, readNoise, renderDoneWhen, type StorageName, today } from "./doneWhen.ts"
 import { makeInsertFloor, TwoCommitFloor } from "./floors.ts"
 import { kib, mib, ms, p50, percentile, renderTable, type Row, type Verdict } from "./measure.ts"
 import { runDeltaChannelGraph, type SaverName, type SchemaName } from "./scenarios/deltaChannel.ts"
 import { runEmbedded } from "./scenarios/embedded.ts"
-import { ChatThread, jsonBytes, random, rotated, serializedSize, text, time } from "./workload.mjs"
+import { ChatThread, jsonBytes, random, rotated, serializedSize, time } from "./workload.mjs"
 
 const scale = Number(process.env.BENCH_SCALE ?? "1")
 const n = (count: number) => Math.max(2, Math.round(count * scale))
@@ -562,20 +562,10 @@ const log = (line: string) => console.log(`[bench] ${line}`)
 {
   const turns = n(100)
   log(`StateGraph invoke loop: ${turns} turns`)
-  const graph = new StateGraph(MessagesAnnotation)
-    .addNode("agent", (state) => ({ messages: [new AIMessage({ content: text(130) })], step: state.messages.length }))
-    .addEdge(START, "agent")
-    .addEdge("agent", END)
-  const apps = subjects.map((subject) => graph.compile({ checkpointer: subject.saver }))
+  const apps = subjects.map((subject) => agentGraph(subject.saver))
   const rows = subjects.map((subject) => ({ name: subject.name, samples: [] as Array<number> }))
   for (let turn = 0; turn < turns; turn++) {
-    for (const [i, app] of rotated(apps, turn)) {
-      rows[i]!.samples.push(
-        await time(() =>
-          app.invoke({ messages: [new HumanMessage(text(130))] }, { configurable: { thread_id: "graph" } })
-        )
-      )
-    }
+    for (const [i, app] of rotated(apps, turn)) rows[i]!.samples.push(await time(() => agentTurn(app, "graph")))
   }
   table(`StateGraph.invoke, one thread, ${turns} turns (each: getTuple, 2 puts, writes)`, rows, "invoke")
   versusMemory(`StateGraph.invoke loop, ${turns} turns`, rows, "speed", 0.8)
