@@ -20,8 +20,9 @@ export type DoneWhenLine = keyof typeof doneWhenLines
 
 /**
  * "Today": EffectCheckpointSaver's figures in bench/RESULTS.md as committed
- * before issue 27 (run of 2026-11-30, full scale, commit 9e81d57), which the
- * issue's "no worse than today" lines are read against.
+ * before issue 27 (the full-scale run of 2026-11-30, commit c5d783f), which
+ * the issue's "no worse than today" lines are read against. They are
+ * absolute: a run on a busier machine reads slower than they do.
  */
 export const today = {
   /** p99 ms, "32 threads x 50 super-steps, concurrently (5 rounds)". */
