@@ -17,8 +17,9 @@ import { embeddedWorkload } from "../workload.mjs"
 
 const parameters = JSON.parse(process.argv[2] ?? "{}")
 const directory = mkdtempSync(join(tmpdir(), "lce-bench-sqlite-"))
-const saver = SqliteSaver.fromConnString(join(directory, "checkpoints.sqlite"))
+let saver
 try {
+  saver = SqliteSaver.fromConnString(join(directory, "checkpoints.sqlite"))
   const samples = await embeddedWorkload(saver, new MemorySaver(), parameters)
   process.stdout.write(
     JSON.stringify({
@@ -28,6 +29,6 @@ try {
     }) + "\n"
   )
 } finally {
-  saver.db.close()
+  saver?.db.close()
   rmSync(directory, { recursive: true, force: true })
 }
