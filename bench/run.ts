@@ -2,29 +2,40 @@
  * `npm run bench`: EffectCheckpointSaver against the official
  * @langchain/langgraph-checkpoint-postgres saver on the same PostgreSQL, in
  * the same process, interleaved, with LangGraph's MemorySaver as the
- * in-process reference and a plain INSERT of the same bytes as the floor.
- * Writes bench/RESULTS.md.
+ * in-process reference and plain INSERTs of the same bytes as the floors;
+ * and this library on PGlite against SqliteSaver (bench/scenarios/embedded.ts).
+ * Writes bench/RESULTS.md, whose first table reads issue 27's "Done when"
+ * lines (bench/doneWhen.ts); prints that table too.
+ *
+ * Scenarios of their own live in bench/scenarios/; the workload (messages,
+ * a chat thread's calls) in bench/workload.mjs, shared with the SQLite child.
  *
  * Uses DATABASE_URL, or starts a throwaway server. `BENCH_SCALE=0.1` runs a
  * smaller version of every scenario.
  */
 import { PgClient } from "@effect/sql-pg"
-import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages"
-import type { RunnableConfig } from "@langchain/core/runnables"
-import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph"
-import { type BaseCheckpointSaver, type Checkpoint, MemorySaver, uuid6 } from "@langchain/langgraph-checkpoint"
+import type { BaseMessage } from "@langchain/core/messages"
+import { type BaseCheckpointSaver, MemorySaver } from "@langchain/langgraph-checkpoint"
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres"
-import { type Effect, Layer, ManagedRuntime, Redacted } from "effect"
-import { SqlClient } from "effect/sql"
+import { Layer, Redacted } from "effect"
 import { execFileSync } from "node:child_process"
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { cpus } from "node:os"
 import { join } from "node:path"
-import { Client, Pool } from "pg"
+import { Pool } from "pg"
 import { EffectCheckpointSaver } from "../src/index.ts"
 import * as Postgres from "../src/postgres.ts"
 import { makeCountingSocket } from "../test/support/countingSocket.ts"
+import { admin } from "../test/support/databases.ts"
 import { ensureServer } from "../test/support/postgresServer.ts"
+import { agentGraph, agentTurn } from "./agentGraph.ts"
+import { liveBytes, scratchDatabases, tableBytes } from "./databases.ts"
+import { type DoneWhenLine, type ReadName, readNoise, renderDoneWhen, type StorageName, today } from "./doneWhen.ts"
+import { makeInsertFloor, TwoCommitFloor } from "./floors.ts"
+import { kib, mib, ms, p50, percentile, renderTable, type Row, type Verdict } from "./measure.ts"
+import { runDeltaChannelGraph, type SaverName, type SchemaName } from "./scenarios/deltaChannel.ts"
+import { runEmbedded } from "./scenarios/embedded.ts"
+import { ChatThread, jsonBytes, random, rotated, serializedSize, time } from "./workload.mjs"
 
 const scale = Number(process.env.BENCH_SCALE ?? "1")
 const n = (count: number) => Math.max(2, Math.round(count * scale))
@@ -32,52 +43,7 @@ const n = (count: number) => Math.max(2, Math.round(count * scale))
 // ---------------------------------------------------------------- subjects
 
 const server = await ensureServer()
-
-const admin = async <A>(database: string, f: (client: Client) => Promise<A>): Promise<A> => {
-  const url = new URL(server.url)
-  url.pathname = `/${database}`
-  const client = new Client({ connectionString: url.toString() })
-  await client.connect()
-  try {
-    return await f(client)
-  } finally {
-    await client.end()
-  }
-}
-const serverDatabase = new URL(server.url).pathname.slice(1) || "postgres"
-
-const createDatabase = async (name: string) => {
-  const database = `lce_bench_${name}`
-  await admin(serverDatabase, async (client) => {
-    await client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
-    await client.query(`CREATE DATABASE ${database}`)
-  })
-  const url = new URL(server.url)
-  url.pathname = `/${database}`
-  return { database, url: url.toString() }
-}
-
-const tableBytes = (database: string) =>
-  admin(database, async (client) => {
-    await client.query("VACUUM ANALYZE")
-    const result = await client.query<{ bytes: string }>(`
-      SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint AS bytes
-      FROM pg_class c
-      WHERE c.relname IN ('checkpoints', 'checkpoint_blobs', 'checkpoint_writes', 'checkpoint_pieces')
-        AND c.relnamespace = 'public'::regnamespace`)
-    return Number(result.rows[0]!.bytes)
-  })
-
-/** The bytes of live data: checkpoint documents, blobs and writes (what deleting rows frees). */
-const liveBytes = (database: string) =>
-  admin(database, async (client) => {
-    const result = await client.query<{ bytes: string }>(`
-      SELECT (SELECT coalesce(sum(pg_column_size(checkpoint) + pg_column_size(metadata)), 0) FROM checkpoints)
-           + (SELECT coalesce(sum(octet_length(blob)), 0) FROM checkpoint_blobs)
-           + (SELECT coalesce(sum(octet_length(blob)), 0) FROM checkpoint_writes)
-           + (SELECT coalesce(sum(octet_length(blob)), 0) FROM checkpoint_pieces) AS bytes`)
-    return Number(result.rows[0]!.bytes)
-  })
+const databases = scratchDatabases(server.url)
 
 interface Subject {
   readonly name: string
@@ -94,7 +60,7 @@ const benchKey = Buffer.alloc(32, 7).toString("base64")
  * sharing off); `encrypted`: the defaults with encryption at rest.
  */
 const ours = async (variant: "default" | "plain" | "encrypted" = "default"): Promise<Subject> => {
-  const { database, url } = await createDatabase(variant === "default" ? "effect" : `effect_${variant}`)
+  const { url } = await databases.create(variant === "default" ? "effect" : `effect_${variant}`)
   const saver = await EffectCheckpointSaver.fromConnString(
     url,
     variant === "plain"
@@ -110,17 +76,17 @@ const ours = async (variant: "default" | "plain" | "encrypted" = "default"): Pro
       ? "EffectCheckpointSaver, encrypted"
       : "EffectCheckpointSaver",
     saver,
-    storageBytes: () => tableBytes(database),
+    storageBytes: () => tableBytes(url),
     close: () => saver.close()
   }
 }
 
 const official = async (): Promise<Subject> => {
-  const { database, url } = await createDatabase("official")
+  const { url } = await databases.create("official")
   const pool = new Pool({ connectionString: url, max: 10 })
   const saver = new PostgresSaver(pool)
   await saver.setup()
-  return { name: "PostgresSaver (official)", saver, storageBytes: () => tableBytes(database), close: () => saver.end() }
+  return { name: "PostgresSaver (official)", saver, storageBytes: () => tableBytes(url), close: () => saver.end() }
 }
 
 /** MemorySaver keeps serialized bytes; its storage is the sum of them. */
@@ -138,154 +104,9 @@ const memory = async (): Promise<Subject> => {
   }
 }
 
-/**
- * The floors: one plain INSERT of the same bytes, through the same client
- * stack; and the delta floor, a table that gets one INSERT of each step's
- * new message, whose size is the information the steps added as stored.
- */
-const makeFloor = async () => {
-  const { database, url } = await createDatabase("floor")
-  const runtime = ManagedRuntime.make(PgClient.layer({ url: Redacted.make(url), maxConnections: 10 }))
-  const run = <A>(effect: Effect.Effect<A, unknown, SqlClient.SqlClient>) => runtime.runPromise(effect)
-  await run(SqlClient.SqlClient.use((sql) => sql.unsafe("CREATE TABLE floor (id bigserial PRIMARY KEY, data bytea)")))
-  await run(
-    SqlClient.SqlClient.use((sql) => sql.unsafe("CREATE TABLE floor_delta (id bigserial PRIMARY KEY, data bytea)"))
-  )
-  return {
-    insert: (bytes: Uint8Array) =>
-      run(SqlClient.SqlClient.use((sql) => sql.unsafe("INSERT INTO floor (data) VALUES ($1)", [bytes]))),
-    insertDelta: (bytes: Uint8Array) =>
-      run(SqlClient.SqlClient.use((sql) => sql.unsafe("INSERT INTO floor_delta (data) VALUES ($1)", [bytes]))),
-    deltaBytes: () =>
-      admin(database, async (client) => {
-        await client.query("VACUUM ANALYZE floor_delta")
-        const result = await client.query<{ bytes: string }>("SELECT pg_total_relation_size('floor_delta') AS bytes")
-        return Number(result.rows[0]!.bytes)
-      }),
-    close: () => runtime.dispose()
-  }
-}
-
-// ---------------------------------------------------------------- workload
-
-const words = (
-  "the of and to in is you that it he was for on are as with his they at be this have from or one had by word " +
-  "but not what all were we when your can said there use an each which she do how their if will up other about out " +
-  "many then them these so some her would make like him into time has look two more write go see number no way could " +
-  "people my than first water been call who oil its now find long down day did get come made may part graph state agent"
-).split(" ")
-let seed = 42
-const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648
-const text = (count: number) =>
-  Array.from({ length: count }, () => words[Math.floor(random() * words.length)]).join(" ")
-
-/** A chat message of about 800 bytes serialized. */
-const message = (step: number): BaseMessage =>
-  step % 2 === 0
-    ? new HumanMessage({ content: text(130), id: `m-${step}` })
-    : new AIMessage({ content: text(130), id: `m-${step}` })
-
-const encoder = new TextEncoder()
-const serializedSize = (value: unknown) => encoder.encode(JSON.stringify(value)).length
-
-/**
- * One thread as LangGraph drives it: each super-step stores the node's write
- * against the current checkpoint, then the next checkpoint, in which only the
- * `messages` channel changed.
- */
-class ChatThread {
-  messages: Array<BaseMessage> = []
-  version: number | undefined
-  config: RunnableConfig
-  step = 0
-  readonly saver: BaseCheckpointSaver
-  constructor(saver: BaseCheckpointSaver, thread_id: string) {
-    this.saver = saver
-    this.config = { configurable: { thread_id, checkpoint_ns: "" } }
-  }
-
-  /** The input checkpoint every thread starts from. */
-  async start() {
-    this.version = this.saver.getNextVersion(undefined as never) as number
-    const checkpoint: Checkpoint = {
-      v: 4,
-      id: uuid6(-1),
-      ts: new Date().toISOString(),
-      channel_values: { messages: [] },
-      channel_versions: { messages: this.version },
-      versions_seen: {}
-    }
-    this.config = await this.saver.put(this.config, checkpoint, { source: "input", step: -1, parents: {} }, {
-      messages: this.version
-    })
-    return this
-  }
-
-  async putWrites() {
-    const next = message(this.step)
-    await this.saver.putWrites(this.config, [["messages", [next]]], uuid6(this.step), `~__pregel_pull, agent`)
-    return next
-  }
-
-  async put(next: BaseMessage) {
-    this.messages = [...this.messages, next]
-    const previous = this.version
-    this.version = this.saver.getNextVersion(previous as never) as number
-    const checkpoint: Checkpoint = {
-      v: 4,
-      id: uuid6(this.step),
-      ts: new Date().toISOString(),
-      channel_values: { messages: this.messages },
-      channel_versions: { messages: this.version, "branch:to:agent": this.version },
-      versions_seen: { agent: previous === undefined ? {} : { messages: previous } }
-    }
-    this.config = await this.saver.put(
-      this.config,
-      checkpoint,
-      { source: "loop", step: this.step, parents: {} },
-      { messages: this.version, "branch:to:agent": this.version }
-    )
-    this.step++
-  }
-
-  async superStep() {
-    await this.put(await this.putWrites())
-  }
-}
-
 // ---------------------------------------------------------------- measuring
 
 const now = () => performance.now()
-
-/**
- * The entries of `items` starting at `round` (modulo their count): each round
- * of an interleaved scenario starts with another subject, so none always
- * runs right after the same neighbour (whose writes the server may still be
- * flushing).
- */
-const rotated = <A>(items: ReadonlyArray<A>, round: number): Array<[number, A]> =>
-  items.map((_, k) => {
-    const i = (k + round) % items.length
-    return [i, items[i]!]
-  })
-const percentile = (samples: Array<number>, p: number) => {
-  const sorted = [...samples].sort((a, b) => a - b)
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN
-}
-const time = async (f: () => Promise<unknown>) => {
-  const start = now()
-  await f()
-  return now() - start
-}
-const ms = (value: number) => value < 10 ? value.toFixed(2) : value < 100 ? value.toFixed(1) : value.toFixed(0)
-const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(2)
-
-interface Row {
-  readonly name: string
-  readonly samples: Array<number>
-  readonly total?: number
-  readonly count?: number
-}
 
 const subjects = [await ours(), await official(), await memory(), await ours("plain"), await ours("encrypted")]
 const [effect, officialSubject, memorySubject, plainSubject, encryptedSubject] = subjects as [
@@ -298,38 +119,23 @@ const [effect, officialSubject, memorySubject, plainSubject, encryptedSubject] =
 const encryptedIndex = subjects.indexOf(encryptedSubject)
 const sections: Array<string> = []
 const verdicts: Array<string> = []
+/** Issue 27's "Done when" lines, in its order (see bench/doneWhen.ts). */
+const doneWhen: Partial<Record<DoneWhenLine, Verdict>> = {}
+/** This library's figures for the "no worse than today" line: read p50s in ms, storage in bytes. */
+const measuredReads: Partial<Record<ReadName, number>> = {}
+const measuredStorage: Partial<Record<StorageName, number>> = {}
 
-const table = (title: string, rows: ReadonlyArray<Row>, unit = "op") => {
-  const base = rows.find((row) => row.name === officialSubject.name)
-  const lines = [
-    `### ${title}`,
-    "",
-    `| saver | ${unit}s/s | p50 ms | p99 ms | speed-up vs official (p50) |`,
-    "|---|---:|---:|---:|---:|"
-  ]
-  for (const row of rows) {
-    const opsPerSecond = row.total === undefined
-      ? 1000 / (row.samples.reduce((a, b) => a + b, 0) / row.samples.length)
-      : (row.count ?? row.samples.length) / (row.total / 1000)
-    const ratio = base === undefined
-      ? ""
-      : (percentile(base.samples, 50) / percentile(row.samples, 50)).toFixed(1) + "x"
-    lines.push(
-      `| ${row.name} | ${opsPerSecond.toFixed(1)} | ${ms(percentile(row.samples, 50))} | ${
-        ms(percentile(row.samples, 99))
-      } | ${ratio} |`
-    )
-  }
-  sections.push(lines.join("\n"))
-}
+const table = (title: string, rows: ReadonlyArray<Row>, unit = "op") =>
+  sections.push(renderTable(title, rows, unit, officialSubject.name))
 
 const target = (what: string, ratio: number, goal: number) =>
   verdicts.push(`| ${what} | ${ratio.toFixed(1)}x | ≥ ${goal}x | ${ratio >= goal ? "met" : "**missed**"} |`)
 
-const ratioOf = (rows: ReadonlyArray<Row>, base = officialSubject) => {
-  const p50 = (name: string) => percentile(rows.find((row) => row.name === name)!.samples, 50)
-  return p50(base.name) / p50(effect.name)
-}
+/** The p50 of the subject named `name` in `rows`. */
+const p50Of = (rows: ReadonlyArray<Row>, name: string) => p50(rows.find((row) => row.name === name)!.samples)
+
+/** How many times faster this library's p50 is than `base`'s. */
+const ratioOf = (rows: ReadonlyArray<Row>, base = officialSubject) => p50Of(rows, base.name) / p50Of(rows, effect.name)
 
 /** "No slower than the plain encoding": the p50 ratio, with 5% allowed for noise. */
 const notSlower = (what: string, rows: ReadonlyArray<Row>) => {
@@ -363,12 +169,66 @@ const encryptedVs = (what: string, ratio: number, goal: number) =>
     } |`
   )
 
+const packageVersion = (name: string) =>
+  (JSON.parse(execFileSync("npm", ["ls", name, "--json", "--depth=0"], { encoding: "utf8" })) as {
+    dependencies?: Record<string, { version: string }>
+  }).dependencies?.[name]?.version ?? "?"
+
 const log = (line: string) => console.log(`[bench] ${line}`)
 
 // ---------------------------------------------------------------- scenarios
 
 {
-  // First, while the process holds little: with all five subjects in one
+  // First of all, while this process's heap is nearly empty (as the SQLite child's is): the MemorySaver
+  // each side is normalised by allocates the most, and would pay for every scenario's garbage later.
+  const parameters = { steps: n(300), readSize: n(1000), reads: n(50) }
+  log(
+    `embedded: PGlite vs SqliteSaver (child process), each beside a MemorySaver: ${parameters.steps} super-steps, ` +
+      `getTuple latest of a ${parameters.readSize}-step thread`
+  )
+  const { pglite, sqlite } = await runEmbedded(parameters)
+  // Time over MemorySaver's time in the same process: lower is better; speed is SQLite's over ours.
+  const normalised = (samples: { saver: Array<number>; memory: Array<number> }) =>
+    p50(samples.saver) / p50(samples.memory)
+  const measures = [
+    { what: `super-step (putWrites + put), chat thread of ${parameters.steps} steps`, key: "superStep" },
+    { what: `getTuple latest, thread of ${parameters.readSize} steps`, key: "getTupleLatest" }
+  ] as const
+  const rows = measures.map(({ what, key }) => {
+    const ours = normalised(pglite[key])
+    const theirs = normalised(sqlite[key])
+    return { what, key, ours, theirs, speed: theirs / ours }
+  })
+  sections.push([
+    `### Embedded: this library on PGlite vs SqliteSaver, each normalised by MemorySaver in its own process`,
+    "",
+    "| measure | PGlite p50 ms | its MemorySaver p50 ms | normalised | SqliteSaver p50 ms | its MemorySaver p50 ms " +
+    "| normalised | PGlite vs SQLite (speed) |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ...rows.map(({ what, key, ours, theirs, speed }) =>
+      `| ${what} | ${ms(p50(pglite[key].saver))} | ${ms(p50(pglite[key].memory))} | ${ours.toFixed(2)} | ${
+        ms(p50(sqlite[key].saver))
+      } | ${ms(p50(sqlite[key].memory))} | ${theirs.toFixed(2)} | ${speed.toFixed(2)}x |`
+    ),
+    "",
+    `This library: \`pglite:<fresh temporary directory>\`, in this process (Node ${process.version}). SqliteSaver ` +
+    `${packageVersion("@langchain/langgraph-checkpoint-sqlite")} (SQLite ${sqlite.sqlite}) on a file in a fresh ` +
+    `temporary directory, in a child process on Node ${sqlite.node} (better-sqlite3 is built for the Node that ran ` +
+    "`npm ci`). Each side interleaves its saver with its own MemorySaver step by step, on the same messages " +
+    "(bench/workload.mjs); normalised is the saver's p50 over its MemorySaver's."
+  ].join("\n"))
+  doneWhen.embedded = {
+    value: rows.map(({ key, ours, theirs, speed }) =>
+      `${key === "superStep" ? "super-step" : `getTuple latest @${parameters.readSize}`} ${speed.toFixed(2)}x ` +
+      `(${ours.toFixed(2)} vs ${theirs.toFixed(2)} MemorySaver)`
+    ).join("; "),
+    target: "≥ 1x each",
+    met: rows.every(({ speed }) => speed >= 1)
+  }
+}
+
+{
+  // Early, while the process holds little: with all five subjects in one
   // heap (MemorySaver's 33 MB of state, the plain encoding's garbage), every
   // allocation pays for collections the others caused, and the subject
   // writing 40x more bytes per step leaves the server flushing as the next
@@ -378,7 +238,7 @@ const log = (line: string) => console.log(`[bench] ${line}`)
   log(`encryption overhead: ${rounds} x ${steps} super-steps, with and without encryption, alternating`)
   const pair = await Promise.all(
     (["effect_pair", "effect_pair_encrypted"] as const).map(async (name, i) => {
-      const { url } = await createDatabase(name)
+      const { url } = await databases.create(name)
       return EffectCheckpointSaver.fromConnString(
         url,
         i === 0 ? {} : { encryption: { keys: { k1: benchKey }, primary: "k1" } }
@@ -405,17 +265,25 @@ const log = (line: string) => console.log(`[bench] ${line}`)
 {
   const steps = n(300)
   log(`chat thread: ${steps} super-steps, interleaved`)
-  const floor = await makeFloor()
+  const floor = await makeInsertFloor(databases)
+  const twoCommit = await TwoCommitFloor.make(databases)
   const threads = await Promise.all(subjects.map((subject) => new ChatThread(subject.saver, "chat-300").start()))
+  // The two-commit floor takes its turn among the savers, as one more thread.
+  const floorThread = await new ChatThread(twoCommit, "chat-300").start()
   const stepSamples = subjects.map(() => [] as Array<number>)
   const putSamples = subjects.map(() => [] as Array<number>)
   const writeSamples = subjects.map(() => [] as Array<number>)
+  const twoCommitSamples: Array<number> = []
   const floorPut: Array<number> = []
   const floorWrite: Array<number> = []
   const totals = subjects.map(() => 0)
   let information = 0
   for (let step = 0; step < steps; step++) {
-    for (const [i, thread] of rotated(threads, step)) {
+    for (const [i, thread] of rotated([...threads, floorThread], step)) {
+      if (thread === floorThread) {
+        twoCommitSamples.push(await time(() => thread.superStep()))
+        continue
+      }
       const start = now()
       let next: BaseMessage | undefined
       writeSamples[i]!.push(await time(async () => (next = await thread.putWrites())))
@@ -426,10 +294,11 @@ const log = (line: string) => console.log(`[bench] ${line}`)
     }
     const latest = threads[0]!.messages
     information += serializedSize(latest.at(-1))
-    await floor.insertDelta(encoder.encode(JSON.stringify(latest.at(-1))))
-    floorWrite.push(await time(() => floor.insert(encoder.encode(JSON.stringify([latest.at(-1)])))))
-    floorPut.push(await time(() => floor.insert(encoder.encode(JSON.stringify(latest)))))
+    await floor.insertDelta(jsonBytes(latest.at(-1)))
+    floorWrite.push(await time(() => floor.insert(jsonBytes([latest.at(-1)]))))
+    floorPut.push(await time(() => floor.insert(jsonBytes(latest))))
   }
+  await twoCommit.close()
   const deltaFloor = await floor.deltaBytes()
   await floor.close()
   table(
@@ -458,6 +327,20 @@ const log = (line: string) => console.log(`[bench] ${line}`)
       `(${(percentile(writeSamples[i]!, 50) / percentile(floorWrite, 50)).toFixed(1)}x)`
     ).join("; ") + "."
   ].join("\n"))
+  const floorP50 = p50(twoCommitSamples)
+  const stepP50 = p50(stepSamples[0]!)
+  sections.push(
+    `Two-commit floor (one node-postgres \`Client\` on the same server, taking its turn among the savers: ` +
+      `per super-step a plain INSERT of the writes' JSON, then one of the checkpoint's with only the step's ` +
+      `new message): p50 ${ms(floorP50)} ms a super-step. ${effect.name}: super-step p50 ${ms(stepP50)} ms, ` +
+      `${(stepP50 / floorP50).toFixed(2)}x the floor.`
+  )
+  doneWhen.floor = {
+    value: `${(stepP50 / floorP50).toFixed(2)}x (${ms(stepP50)} ms vs ${ms(floorP50)} ms)`,
+    target: "≤ 1.5x",
+    met: stepP50 <= 1.5 * floorP50
+  }
+  measuredStorage["chat thread, 300 steps"] = storage[0]!
   target("super-step throughput, chat thread", totals[1]! / totals[0]!, 6)
   verdicts.push(
     `| storage of the chat thread, vs the delta floor | ${(storage[0]! / deltaFloor).toFixed(1)}x ` +
@@ -493,6 +376,8 @@ const log = (line: string) => console.log(`[bench] ${line}`)
   table(`list, limit 10 (thread of ${steps} checkpoints)`, listRows, "list")
   table(`list, full (${steps} checkpoints)`, listAllRows, "list")
   target("full list", ratioOf(listAllRows), 20)
+  measuredReads["list, limit 10 (300 checkpoints)"] = p50Of(listRows, effect.name)
+  measuredReads["list, full (300 checkpoints)"] = p50Of(listAllRows, effect.name)
   notSlower("list, limit 10", listRows)
   notSlower("full list", listAllRows)
 }
@@ -518,6 +403,10 @@ const log = (line: string) => console.log(`[bench] ${line}`)
       }
     }
     table(`getTuple latest, thread of ${size} steps`, rows, "read")
+    measuredReads[`getTuple latest at ${([10, 100, 1000] as const)[sizes.indexOf(size)]!} steps`] = p50Of(
+      rows,
+      effect.name
+    )
     if (size === sizes[2]) {
       target(`getTuple latest at ${size} steps`, ratioOf(rows), 20)
       versusMemory(`getTuple latest at ${size} steps`, rows, "time", 1.5)
@@ -534,6 +423,7 @@ const log = (line: string) => console.log(`[bench] ${line}`)
       }
       table(`getTuple by id, random checkpoints of the ${size}-step thread`, byIdRows, "read")
       target(`getTuple by id at ${size} steps`, ratioOf(byIdRows), 10)
+      measuredReads["getTuple by id at 1000 steps"] = p50Of(byIdRows, effect.name)
     }
   }
 }
@@ -541,7 +431,7 @@ const log = (line: string) => console.log(`[bench] ${line}`)
 {
   const size = n(1000)
   log(`copy and prune of a ${size}-step thread (this library; the official saver has neither)`)
-  const { database, url } = await createDatabase("lifecycle")
+  const { url, drop } = await databases.create("lifecycle")
   const socket = makeCountingSocket(url)
   const saver = EffectCheckpointSaver.fromLayer(
     Postgres.layerClient().pipe(
@@ -557,14 +447,14 @@ const log = (line: string) => console.log(`[bench] ${line}`)
   const measure = async (f: () => Promise<unknown>) => {
     const trips = socket.roundTrips()
     const elapsed = await time(f)
-    return { elapsed, trips: socket.roundTrips() - trips, bytes: await liveBytes(database) }
+    return { elapsed, trips: socket.roundTrips() - trips, bytes: await liveBytes(url) }
   }
-  const stored = await liveBytes(database)
+  const stored = await liveBytes(url)
   const copied = await measure(() => saver.copyThread("long", "copy"))
   const pruned = await measure(() => saver.prune(["copy"], { strategy: "keep_latest" }))
   const retained = await measure(() => saver.applyRetention({ keepLast: 10 }))
   await saver.close()
-  await admin(serverDatabase, (client) => client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`))
+  await drop()
   sections.push([
     `### Thread lifecycle: a ${size}-step chat thread (this library only)`,
     "",
@@ -586,9 +476,9 @@ const log = (line: string) => console.log(`[bench] ${line}`)
 {
   const size = n(3000)
   log(`a ${size}-step chat thread (this library; the official saver would store ~${mib(size * size * 400)} MiB)`)
-  const { database, url } = await createDatabase("long")
+  const { url, drop } = await databases.create("long")
   const saver = await EffectCheckpointSaver.fromConnString(url)
-  const floor = await makeFloor()
+  const floor = await makeInsertFloor(databases)
   const thread = await new ChatThread(saver, "long").start()
   const puts: Array<number> = []
   const writes: Array<number> = []
@@ -598,19 +488,19 @@ const log = (line: string) => console.log(`[bench] ${line}`)
     writes.push(await time(async () => (next = await thread.putWrites())))
     puts.push(await time(() => thread.put(next!)))
     information += serializedSize(next)
-    await floor.insertDelta(encoder.encode(JSON.stringify(next)))
+    await floor.insertDelta(jsonBytes(next))
   }
   const reads: Array<number> = []
   for (let round = 0; round < 10; round++) {
     reads.push(await time(() => saver.getTuple({ configurable: { thread_id: "long" } })))
   }
-  const stored = await tableBytes(database)
+  const stored = await tableBytes(url)
   const deltaFloor = await floor.deltaBytes()
   await floor.close()
   await saver.close()
-  await admin(serverDatabase, (client) => client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`))
+  await drop()
+  // 100 steps at full scale, as issue 27 reads it.
   const window = Math.max(2, Math.round(size / 30))
-  const p50 = (samples: Array<number>) => percentile(samples, 50)
   sections.push([
     `### A ${size}-step chat thread (this library)`,
     "",
@@ -630,6 +520,14 @@ const log = (line: string) => console.log(`[bench] ${line}`)
     }x ` +
       `| flat | ${p50(puts.slice(-window)) <= 1.5 * p50(puts.slice(0, window)) ? "met" : "**missed**"} |`
   )
+  const growth = p50(puts.slice(-window)) / p50(puts.slice(0, window))
+  doneWhen.longThread = {
+    value: `${growth.toFixed(2)}x (put p50 ${ms(p50(puts.slice(-window)))} ms, last ${window} of ${size} steps, ` +
+      `vs ${ms(p50(puts.slice(0, window)))} ms, first ${window})`,
+    target: "≤ 1.25x",
+    met: growth <= 1.25
+  }
+  measuredStorage["chat thread, 3000 steps"] = stored
 }
 
 {
@@ -640,11 +538,11 @@ const log = (line: string) => console.log(`[bench] ${line}`)
   // For comparison: every call its own statement (the behaviour before group commit); and batches
   // of every waiting call, two in flight (the first group commit's defaults).
   const alone = EffectCheckpointSaver.fromLayer(
-    Postgres.layer({ url: (await createDatabase("effect_alone")).url, groupCommit: false })
+    Postgres.layer({ url: (await databases.create("effect_alone")).url, groupCommit: false })
   )
   const unbounded = EffectCheckpointSaver.fromLayer(
     Postgres.layer({
-      url: (await createDatabase("effect_unbounded")).url,
+      url: (await databases.create("effect_unbounded")).url,
       groupCommit: { concurrency: 2, maxBatch: 256 }
     })
   )
@@ -700,43 +598,107 @@ const log = (line: string) => console.log(`[bench] ${line}`)
       (unboundedRow.total / a!.total).toFixed(2)
     }x | ≥ 1x | ${unboundedRow.total >= a!.total ? "met" : "**missed**"} |`
   )
+  const speedUp = b!.total / a!.total
+  doneWhen.concurrent = {
+    value:
+      `${speedUp.toFixed(2)}x the official saver's throughput; p99 ${
+        ms(p99(a!))
+      } ms (today ${today.concurrentP99} ms)` +
+      (scale === 1 ? "" : "; a scaled run: today's p99 is of 50 steps a thread"),
+    target: `≥ 4x, p99 ≤ ${today.concurrentP99} ms`,
+    met: speedUp >= 4 && p99(a!) <= today.concurrentP99
+  }
 }
 
 {
   const turns = n(100)
   log(`StateGraph invoke loop: ${turns} turns`)
-  const graph = new StateGraph(MessagesAnnotation)
-    .addNode("agent", (state) => ({ messages: [new AIMessage({ content: text(130) })], step: state.messages.length }))
-    .addEdge(START, "agent")
-    .addEdge("agent", END)
-  const apps = subjects.map((subject) => graph.compile({ checkpointer: subject.saver }))
+  const apps = subjects.map((subject) => agentGraph(subject.saver))
   const rows = subjects.map((subject) => ({ name: subject.name, samples: [] as Array<number> }))
   for (let turn = 0; turn < turns; turn++) {
-    for (const [i, app] of rotated(apps, turn)) {
-      rows[i]!.samples.push(
-        await time(() =>
-          app.invoke({ messages: [new HumanMessage(text(130))] }, { configurable: { thread_id: "graph" } })
-        )
-      )
-    }
+    for (const [i, app] of rotated(apps, turn)) rows[i]!.samples.push(await time(() => agentTurn(app, "graph")))
   }
   table(`StateGraph.invoke, one thread, ${turns} turns (each: getTuple, 2 puts, writes)`, rows, "invoke")
   versusMemory(`StateGraph.invoke loop, ${turns} turns`, rows, "speed", 0.8)
+  const speed = ratioOf(rows, memorySubject)
+  doneWhen.invoke = {
+    value: `${speed.toFixed(2)}x MemorySaver's speed (p50 per invoke, ${turns} turns)`,
+    target: "≥ 1.0x",
+    met: speed >= 1
+  }
+}
+
+{
+  const turns = n(300)
+  log(`DeltaChannel chat graph: ${turns} turns, MessagesValue and MessagesDeltaValue, both PostgreSQL savers`)
+  const { messageBytes, runs } = await runDeltaChannelGraph(turns, databases)
+  const run = (saver: SaverName, schema: SchemaName) => runs.find((r) => r.saver === saver && r.schema === schema)!
+  sections.push([
+    `### A chat graph of ${turns} turns: \`MessagesValue\` vs \`MessagesDeltaValue\` (\`DeltaChannel\`)`,
+    "",
+    "| saver | state schema | turns/s | p50 ms | p99 ms | storage MiB | KiB per turn |",
+    "|---|---|---:|---:|---:|---:|---:|",
+    ...runs.map((r) =>
+      `| ${r.saver} | \`${r.schema}\` | ${r.turnsPerSecond.toFixed(1)} | ${ms(p50(r.samples))} | ${
+        ms(percentile(r.samples, 99))
+      } | ${mib(r.storageBytes)} | ${kib(r.storageBytes / turns)} |`
+    ),
+    "",
+    `A StateGraph (\`StateSchema\` with \`messages\`, one agent node) invoked ${turns} times on one thread, ` +
+    `each turn one human message in and one AI message out (${kib(messageBytes)} KiB of messages in all, ` +
+    `${(messageBytes / turns).toFixed(0)} B a turn as JSON). The four runs take turns, one invoke each; each ` +
+    "has a database of its own, and storage is every table in it after a VACUUM (indexes, TOAST, the thread " +
+    "and migration tables included)."
+  ].join("\n"))
+  const ours = (schema: SchemaName) => run("EffectCheckpointSaver", schema)
+  const theirs = run("PostgresSaver (official)", "MessagesDeltaValue")
+  const deltaSpeed = ours("MessagesDeltaValue").turnsPerSecond / ours("MessagesValue").turnsPerSecond
+  doneWhen.deltaChannel = {
+    value:
+      `stored ${mib(ours("MessagesValue").storageBytes)} MiB (\`MessagesValue\`) and ${
+        mib(ours("MessagesDeltaValue").storageBytes)
+      } MiB (\`MessagesDeltaValue\`) vs the official saver's ${mib(theirs.storageBytes)} MiB ` +
+      `(\`MessagesDeltaValue\`); \`MessagesDeltaValue\` at ${deltaSpeed.toFixed(2)}x the \`MessagesValue\` speed`,
+    target: "both < official's; ≥ 0.9x",
+    met: ours("MessagesValue").storageBytes < theirs.storageBytes &&
+      ours("MessagesDeltaValue").storageBytes < theirs.storageBytes && deltaSpeed >= 0.9
+  }
+}
+
+{
+  // Against the figures committed before issue 27 (bench/doneWhen.ts `today`).
+  const reads = (Object.keys(today.reads) as Array<ReadName>).map((name) => ({
+    name,
+    ratio: (measuredReads[name] ?? NaN) / today.reads[name]
+  }))
+  const storage = (Object.keys(today.storage) as Array<StorageName>).map((name) => ({
+    name,
+    ratio: (measuredStorage[name] ?? NaN) / (today.storage[name] * 1024 * 1024)
+  }))
+  const slowest = reads.reduce((a, b) => (b.ratio > a.ratio ? b : a))
+  const largest = storage.reduce((a, b) => (b.ratio > a.ratio ? b : a))
+  doneWhen.noRegression = {
+    value: `slowest read vs today: ${slowest.name} ${slowest.ratio.toFixed(2)}x; largest storage vs today: ` +
+      `${largest.name} ${largest.ratio.toFixed(2)}x` + (scale === 1 ? "" : " (a scaled run: not comparable)") +
+      "; suites: not run by the bench",
+    target: `reads ≤ ${readNoise}x today's p50 (noise), storage ≤ today's; \`npm test\` green`,
+    // Today's storage is in MiB to two decimals: the same rounding of ours is compared.
+    met: reads.every(({ ratio }) => ratio <= readNoise) &&
+      storage.every(({ name }) => Number(mib(measuredStorage[name] ?? NaN)) <= today.storage[name])
+  }
 }
 
 // ---------------------------------------------------------------- report
 
 const serverVersion = await admin(
-  serverDatabase,
-  (client) => client.query<{ server_version: string }>("SHOW server_version")
+  (client) => client.query<{ server_version: string }>("SHOW server_version"),
+  server.url
 )
-const packageVersion = (name: string) =>
-  (JSON.parse(execFileSync("npm", ["ls", name, "--json", "--depth=0"], { encoding: "utf8" })) as {
-    dependencies?: Record<string, { version: string }>
-  }).dependencies?.[name]?.version ?? "?"
 
 /** Written by hand from a profiling session; the report includes it as it is. */
 const profileFile = join(import.meta.dirname, "profile.md")
+
+const doneWhenTable = renderDoneWhen(doneWhen)
 
 const report = [
   "# Benchmark results",
@@ -750,6 +712,10 @@ const report = [
   "All savers run in one process against one server; scenarios interleave the savers step by step, so",
   "both see the same machine. Latencies are per call as a LangGraph user makes them (through the",
   "`BaseCheckpointSaver` API, serialization included). MemorySaver is the in-process reference.",
+  "",
+  "## Done when (issue 27)",
+  "",
+  doneWhenTable,
   "",
   "## Reading these numbers",
   "",
@@ -765,6 +731,11 @@ const report = [
   "  its process does not hold yet: what is left is parsing the array's JSON and building its messages,",
   "  which MemorySaver pays as well (see the read path profile at the end).",
   "- **Concurrent threads**: with two cores, every saver saturates the CPU.",
+  "- **Floors**: the insert floor is one INSERT of the same bytes through this library's client stack (a",
+  "  put-sized row holds the whole array); the two-commit floor (issue 27) is one node-postgres `Client`",
+  "  taking its turn among the savers, two INSERTs a super-step of what the step adds.",
+  "- **Embedded**: PGlite (this process) and SqliteSaver (a child on the Node that built better-sqlite3) are",
+  "  each divided by a MemorySaver run beside them in the same process, so the two Nodes need not match.",
   "",
   "## Targets",
   "",
@@ -786,22 +757,7 @@ const report = [
 
 writeFileSync(join(import.meta.dirname, "RESULTS.md"), report)
 log("wrote bench/RESULTS.md")
+console.log(`\nDone when (issue 27)\n\n${doneWhenTable}\n`)
 for (const subject of subjects) await subject.close()
-await admin(serverDatabase, async (client) => {
-  for (
-    const name of [
-      "effect",
-      "effect_plain",
-      "effect_encrypted",
-      "effect_pair",
-      "effect_pair_encrypted",
-      "effect_alone",
-      "official",
-      "floor",
-      "long"
-    ]
-  ) {
-    await client.query(`DROP DATABASE IF EXISTS lce_bench_${name} WITH (FORCE)`)
-  }
-})
+await databases.dropAll()
 server.stop()

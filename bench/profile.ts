@@ -1,0 +1,78 @@
+/**
+ * `npm run bench:profile`: CPU profiles of the write paths issue 27 is
+ * about, each case in a child process under `node --cpu-prof` (cases in
+ * bench/profiling/cases.ts), written to bench/profiles/<case>.cpuprofile
+ * (stable names: a new run replaces them), then a summary per case printed
+ * and written to bench/profiles/SUMMARY.md: busy time by package or file,
+ * and the functions with the most self time, over the workload alone.
+ *
+ * Uses DATABASE_URL, or starts a throwaway server. `BENCH_SCALE` shortens
+ * the cases as it does the bench.
+ */
+import { execFileSync } from "node:child_process"
+import { mkdirSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { ensureServer } from "../test/support/postgresServer.ts"
+import { scratchDatabases } from "./databases.ts"
+import { type CaseName, cases } from "./profiling/cases.ts"
+import { renderSummary, summarise, type Window } from "./profiling/cpuProfile.ts"
+
+const root = join(import.meta.dirname, "..")
+const directory = join(import.meta.dirname, "profiles")
+mkdirSync(directory, { recursive: true })
+
+const titles: Record<CaseName, string> = {
+  "superstep-postgres": "Chat-thread super-steps (putWrites + put), 5 threads x 300 steps, PostgreSQL",
+  "superstep-pglite": "Chat-thread super-steps (putWrites + put), 5 threads x 300 steps, PGlite",
+  "invoke-postgres": "StateGraph.invoke loop, 100 turns, PostgreSQL"
+}
+
+const server = await ensureServer()
+const databases = scratchDatabases(server.url)
+const summaries: Array<string> = []
+try {
+  for (const name of Object.keys(cases) as Array<CaseName>) {
+    console.log(`[profile] ${name}`)
+    const url = cases[name].store === "postgres" ? (await databases.create(`profile_${name}`)).url : ""
+    const output = execFileSync(
+      process.execPath,
+      [
+        "--cpu-prof",
+        "--cpu-prof-dir",
+        directory,
+        "--cpu-prof-name",
+        `${name}.cpuprofile`,
+        join(import.meta.dirname, "profiling", "cases.ts"),
+        name,
+        url
+      ],
+      { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] }
+    )
+    const window = JSON.parse(output.trim().split("\n").at(-1)!) as Window
+    const summary = renderSummary(
+      `${titles[name]} (bench/profiles/${name}.cpuprofile)`,
+      summarise(join(directory, `${name}.cpuprofile`), window, root)
+    )
+    console.log(`\n${summary}\n`)
+    summaries.push(summary)
+  }
+} finally {
+  await databases.dropAll()
+  server.stop()
+}
+
+writeFileSync(
+  join(directory, "SUMMARY.md"),
+  [
+    "# CPU profiles (npm run bench:profile)",
+    "",
+    `Run on ${new Date().toISOString().slice(0, 10)}, Node ${process.version}` +
+    (process.env.BENCH_SCALE === undefined ? "" : `, BENCH_SCALE=${process.env.BENCH_SCALE}`) +
+    ". Self time over each case's workload only (start-up, module loading and idle left out); open a " +
+    ".cpuprofile in Chrome DevTools or speedscope for the call trees.",
+    "",
+    summaries.join("\n\n"),
+    ""
+  ].join("\n")
+)
+console.log("[profile] wrote bench/profiles/SUMMARY.md")
