@@ -45,7 +45,12 @@ const decodeHeader = (row: CheckpointRow) =>
 /** Loading opened rows' values, metadata and writes, over the codec's parts. */
 const loading = ({ json, sealing, serializer, sharing }: Parts) => {
   /** Reads JSON under safe revival, adding what stayed inert to the tally. */
-  const readJson = (row: CheckpointRow, what: string, bytes: Uint8Array | string, tally: Tally) =>
+  const readJson = (
+    row: CheckpointRow,
+    what: string,
+    bytes: Uint8Array | string | ReadonlyArray<Uint8Array>,
+    tally: Tally
+  ) =>
     Effect.try({
       try: () => {
         const revived = json.read(bytes)
@@ -68,11 +73,11 @@ const loading = ({ json, sealing, serializer, sharing }: Parts) => {
     if (stored.type === Sharing.SHARED) {
       const decoded = sharing.decode(stored, pieces.readable, pieces.unreadable)
       if (typeof decoded === "string") return Effect.fail(corrupted(row, `${what}: ${decoded}`))
-      if (remembering === undefined) return readJson(row, what, decoded.bytes, tally)
+      if (remembering === undefined) return readJson(row, what, decoded.texts, tally)
       const place = { ...row, ...remembering }
       sharing.remember(place, decoded)
       const inert = tally.inert
-      return readJson(row, what, decoded.bytes, tally).pipe(
+      return readJson(row, what, decoded.texts, tally).pipe(
         // Values left inert are written again as the serializer writes them (escaped), not as read.
         Effect.map((value) => {
           if (tally.inert === inert) sharing.recognize(place, value, decoded, sealing === undefined)

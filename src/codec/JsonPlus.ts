@@ -203,9 +203,16 @@ export class SafeJsonPlusSerializer extends JsonPlusSerializer {
     return dumpJson(value, maxDepth)
   }
 
-  /** Reads JSON text or bytes, counting what was left inert. */
-  read(json: string | Uint8Array): Revived {
-    return read(typeof json === "string" ? json : decoder.decode(json), this.#classes)
+  /** Reads JSON text or bytes, or an array's elements' bytes, counting what was left inert. */
+  read(json: string | Uint8Array | ReadonlyArray<Uint8Array>): Revived {
+    return read(
+      typeof json === "string"
+        ? json
+        : json instanceof Uint8Array
+        ? decoder.decode(json)
+        : json.map((element) => decoder.decode(element)),
+      this.#classes
+    )
   }
 
   protected override _dumps(value: unknown): Uint8Array {

@@ -168,12 +168,14 @@ const singleArray = (node: JsonObject): Array<Json> | undefined =>
   Array.isArray(node.args) && node.args.length === 1 && Array.isArray(node.args[0]) ? node.args[0] : undefined
 
 /**
- * Reads JSON text: `JSON.parse`, then revival under `classes`. Never throws
- * for what the text holds (only for text that is not JSON).
+ * Reads JSON text: `JSON.parse`, then revival under `classes`; or an
+ * array's elements' texts, parsed one by one (the same value as their
+ * joined text, without building it). Never throws for what the text holds
+ * (only for text that is not JSON).
  *
  * @since 0.1.0
  */
-export const read = (text: string, classes: ReadonlyMap<string, Constructor>): Revived => {
+export const read = (text: string | ReadonlyArray<string>, classes: ReadonlyMap<string, Constructor>): Revived => {
   let inert = 0
 
   /** Leaves a record-shaped node as the plain data it was parsed as. */
@@ -297,6 +299,7 @@ export const read = (text: string, classes: ReadonlyMap<string, Constructor>): R
     return value
   }
 
-  const value = revive(JSON.parse(text) as Json, 0)
+  const parsed = typeof text === "string" ? JSON.parse(text) : text.map((element) => JSON.parse(element))
+  const value = revive(parsed as Json, 0)
   return { value, inert }
 }

@@ -35,7 +35,8 @@ export interface Serialized {
 export interface JsonFormat {
   /** Throws an `Error` saying why a value cannot be written (`maxDepth`: see `Revival.MAX_DEPTH`). */
   readonly dump: (value: unknown, maxDepth?: number) => Uint8Array
-  readonly read: (json: Uint8Array | string) => Revived
+  /** JSON text or bytes, or an array's elements' bytes (read as the array their joined text is). */
+  readonly read: (json: Uint8Array | string | ReadonlyArray<Uint8Array>) => Revived
 }
 
 /**

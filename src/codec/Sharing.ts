@@ -75,7 +75,8 @@ export interface ListPlace {
 
 /**
  * A stored list decoded: the `json` bytes the plain encoding would have
- * stored, and the list as the next step of its channel would extend it.
+ * stored (its entries' texts joined), and the list as the next step of its
+ * channel would extend it.
  *
  * @since 0.1.0
  */
@@ -172,7 +173,15 @@ export const make = (dumpJson: ((value: unknown) => Uint8Array) | undefined): Sh
         if (bytes === undefined) return `a piece it refers to ${unreadable?.get(key) ?? "is missing"}`
         texts.push(bytes)
       }
-      return { bytes: join(texts), keys, texts, base: Layout.baseOf(row.base) }
+      return {
+        // Joined only when asked: reads parse the texts one by one.
+        get bytes() {
+          return join(texts)
+        },
+        keys,
+        texts,
+        base: Layout.baseOf(row.base)
+      }
     },
     remember: (place, { base, keys }) => {
       const previous = lists.get(place, place.channel)

@@ -120,4 +120,13 @@ describe("SafeJsonPlusSerializer", () => {
       expect(shape(actual)).toEqual(shape(value))
     })
   }
+
+  it("reads an array's elements' texts as the array their joined text is, each element alone", () => {
+    const elements = Object.values(corpus).filter((value) => value !== undefined && typeof value !== "function")
+    const texts = elements.map((value) => fast.dumpJson(value))
+    const joined = new TextEncoder().encode(`[${texts.map((text) => new TextDecoder().decode(text)).join(",")}]`)
+    expect(shape(fast.read(texts).value)).toEqual(shape(fast.read(joined).value))
+    // A text that is not one JSON value alone is refused, whatever its neighbours would make of it.
+    expect(() => fast.read([new TextEncoder().encode("1,2"), new TextEncoder().encode("3")])).toThrow()
+  })
 })
