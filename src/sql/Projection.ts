@@ -164,7 +164,7 @@ export type TupleRow =
   & BaseRow
   & RowOf<typeof writeColumns>
   & RowOf<typeof pieceColumns>
-  & { readonly looped?: boolean }
+  & { readonly looped?: boolean; readonly blob_digests?: ReadonlyArray<string | null> | null }
 
 /**
  * Continues a `WITH` whose CTE `page` holds checkpoint rows: selects them as
@@ -174,25 +174,43 @@ export type TupleRow =
  * come with their bases' lists; the pieces any of them refers to come once
  * for the whole page, on its first row, so a page of a long thread sends
  * each message once. With `looped`, a boolean expression over `page`, each
- * row says whether it is where a walk came back (see `ancestors`).
+ * row says whether it is where a walk came back (see `ancestors`). With
+ * `digests`, a `text[]` expression of MD5s the caller knows, each blob comes
+ * with its digest and without the bytes when the caller knows them: a walk
+ * ends at the same snapshot turn after turn, and need not send it each time.
  *
  * @since 0.1.0
  */
 export const tupleProjection = (
   t: Tables,
   order: string,
-  { channels, known, looped }: { readonly channels?: string; readonly known?: string; readonly looped?: string } = {}
+  { channels, digests, known, looped }: {
+    readonly channels?: string
+    readonly digests?: string
+    readonly known?: string
+    readonly looped?: string
+  } = {}
 ) =>
   `,
 tuples AS (
-  SELECT ${selectList(checkpointColumns)},${looped === undefined ? "" : ` ${looped} AS looped,`}
+  SELECT ${selectList(checkpointColumns)},${looped === undefined ? "" : ` ${looped} AS looped,`}${
+    digests === undefined ? "" : " b.blob_digests,"
+  }
     ${namesIn("b", blobColumns)}, ${namesIn("b", baseColumns)},
     ${namesIn("w", writeColumns)},
     coalesce(b.refs, ''::bytea) || coalesce(w.refs, ''::bytea) AS refs,
     row_number() OVER (ORDER BY ${order}) AS position
   FROM page
   LEFT JOIN LATERAL (
-    SELECT ${selectList(blobColumns)},
+    SELECT ${
+    selectList(
+      digests === undefined ? blobColumns : {
+        ...blobColumns,
+        blob_values: column(`array_agg(CASE WHEN bl.digest = ANY(${digests}) THEN NULL ELSE bl.blob END)`),
+        blob_digests: column("array_agg(bl.digest)")
+      }
+    )
+  },
       ${selectList(baseColumns)},
       string_agg(
         CASE WHEN bl.type IN (${listTypes})
@@ -203,7 +221,9 @@ tuples AS (
     -- One primary-key probe per channel, whatever the table's size (the LIMIT
     -- keeps the planner from turning the probes into a scan of every blob).
     CROSS JOIN LATERAL (
-      SELECT bl.channel, bl.version, bl.type, bl.blob, bl.base, bl.keep FROM ${t.blobs} bl
+      SELECT bl.channel, bl.version, bl.type, bl.blob, bl.base, bl.keep${
+    digests === undefined ? "" : ", md5(bl.blob) AS digest"
+  } FROM ${t.blobs} bl
       WHERE bl.thread_id = page.thread_id AND bl.checkpoint_ns = page.checkpoint_ns
         AND bl.channel = v.channel AND bl.version = v.version AND bl.type <> 'empty'
       LIMIT 1
@@ -234,7 +254,9 @@ pieces AS (
     SELECT p.hash, p.blob FROM ${t.pieces} p WHERE p.thread_id = hashes.thread_id AND p.hash = hashes.hash LIMIT 1
   ) p
 )
-SELECT ${namesIn("tuples", checkpointColumns)},${looped === undefined ? "" : " tuples.looped,"}
+SELECT ${namesIn("tuples", checkpointColumns)},${looped === undefined ? "" : " tuples.looped,"}${
+    digests === undefined ? "" : " tuples.blob_digests,"
+  }
   ${namesIn("tuples", blobColumns)}, ${namesIn("tuples", baseColumns)},
   ${namesIn("tuples", writeColumns)},
   ${selectList(pieceColumns)}
@@ -273,7 +295,8 @@ const toStored = (row: TupleRow, pieces: StoredCheckpoint["pieces"]): StoredChec
       version: row.blob_versions![i]!,
       type: row.blob_types![i]!,
       bytes: row.blob_values![i] ?? undefined,
-      base: baseAt(row, i, 1)
+      base: baseAt(row, i, 1),
+      ...(row.blob_digests?.[i] == null ? {} : { digest: row.blob_digests[i]! })
     })),
     writes: zip(writeTaskIds.length, (i): WriteRow => ({
       task_id: writeTaskIds[i]!,

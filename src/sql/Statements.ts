@@ -201,11 +201,18 @@ WITH page AS (
   // carrying every id passed would copy a growing array at each.
   const ancestors = (latest: boolean) =>
     statement({
-      params: (input: Location & { readonly channels: ReadonlyArray<string> }) => ({
+      params: (
+        input: Location & {
+          readonly channels: ReadonlyArray<string>
+          readonly known: { readonly blobs: ReadonlyArray<string>; readonly pieces: Uint8Array }
+        }
+      ) => ({
         thread_id: input.thread_id,
         checkpoint_ns: input.checkpoint_ns,
         checkpoint_id: input.checkpoint_id ?? null,
-        channels: input.channels
+        channels: input.channels,
+        known_blobs: input.known.blobs,
+        known_pieces: input.known.pieces
       }),
       text: (param) => `
 WITH RECURSIVE target AS (
@@ -244,7 +251,14 @@ page AS (
   JOIN ${t.checkpoints} p ON p.thread_id = c.thread_id AND p.checkpoint_ns = c.checkpoint_ns
     AND p.checkpoint_id = c.parent_checkpoint_id
   WHERE cardinality(unseeded.channels) > 0 AND NOT c.looped
-)${tupleProjection(t, "page.depth", { channels: "page.remaining", looped: "page.looped" })}`,
+)${
+        tupleProjection(t, "page.depth", {
+          channels: "page.remaining",
+          looped: "page.looped",
+          digests: `${param.known_blobs}::text[]`,
+          known: `${param.known_pieces}::bytea`
+        })
+      }`,
       decode: (rows: ReadonlyArray<TupleRow>): Ancestors => {
         const last = rows.at(-1)
         return last?.looped === true
