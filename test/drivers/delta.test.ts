@@ -3,16 +3,20 @@
  * every turn, and each walk ends at the same snapshot over nearly the same
  * writes. A walk names the seed and the pieces this process holds, so the
  * next one sends neither again; counted on the wire (bytes read, round
- * trips), and the answers compared with a reader that holds nothing.
+ * trips), and the answers compared with a reader that holds nothing. A seed
+ * that left memory between the walk and its decoding makes the walk run
+ * again, naming nothing.
  */
 import { PgClient } from "@effect/sql-pg"
 import { AIMessage } from "@langchain/core/messages"
 import type { RunnableConfig } from "@langchain/core/runnables"
 import { DeltaSnapshot } from "@langchain/langgraph-checkpoint"
-import { Layer, Redacted } from "effect"
+import { Effect, Layer, Redacted } from "effect"
+import { createHash } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { EffectCheckpointSaver } from "../../src/index.ts"
+import { CheckpointStorage, EffectCheckpointSaver, MemoryDriver } from "../../src/index.ts"
 import * as Postgres from "../../src/postgres.ts"
+import type { StorageDriver } from "../../src/StorageDriver.ts"
 import { makeCountingSocket } from "../support/countingSocket.ts"
 import { createDatabase } from "../support/databases.ts"
 
@@ -122,6 +126,48 @@ describe("DeltaChannel history on PostgreSQL", () => {
       expect(after).not.toContain("before")
     } finally {
       await Promise.all([writer.close(), reader.close()])
+    }
+  })
+})
+
+describe("DeltaChannel history, a seed the walk left out", () => {
+  it("when the process no longer holds it, the walk runs again naming nothing", async () => {
+    const inner = MemoryDriver.make()
+    const named: Array<ReadonlyArray<string>> = []
+    let forget = false
+    // As the SQL driver does: each blob with its digest, its bytes left out when the caller names it.
+    // Forgetting, the driver leaves out a seed under a digest the caller never held.
+    const driver: StorageDriver = {
+      ...inner,
+      ancestors: (location, channels, known) =>
+        inner.ancestors(location, channels, known).pipe(Effect.map(({ chain, loopsAt }) => {
+          named.push(known.blobs)
+          return {
+            loopsAt,
+            chain: chain.map((stored) => ({
+              ...stored,
+              blobs: stored.blobs.map((blob) => {
+                if (blob.bytes === undefined) return blob
+                const digest = createHash("md5").update(blob.bytes).digest("hex")
+                if (forget && known.blobs.length > 0) return { ...blob, digest: "gone", bytes: undefined }
+                return known.blobs.includes(digest) ? { ...blob, digest, bytes: undefined } : { ...blob, digest }
+              })
+            }))
+          }
+        }))
+    }
+    const saver = EffectCheckpointSaver.fromLayer(CheckpointStorage.layerDriver(Effect.succeed(driver)))
+    try {
+      const config = await populate(saver, "forgot", 50, 5, "kept")
+      const ask = () => saver.getDeltaChannelHistory({ config, channels: ["messages"] }).then(plain)
+      const first = await ask()
+      expect(await ask()).toEqual(first)
+      forget = true
+      expect(await ask()).toEqual(first)
+      // The first walk named nothing, the second the seed it read; the third named it, found it gone, and ran again.
+      expect(named.map((digests) => digests.length)).toEqual([0, 1, 1, 0])
+    } finally {
+      await saver.close()
     }
   })
 })
