@@ -168,8 +168,10 @@ export type TupleRow =
 
 /**
  * Continues a `WITH` whose CTE `page` holds checkpoint rows: selects them as
- * full tuples, in `order`. With `channels`, only blobs and writes of the
- * channels in that array expression; with `known`, a `bytea` expression of
+ * full tuples, in `order`. With `channels`, only blobs of the channels in
+ * its `blobs` array expression and writes of those in `writes` (a walk reads
+ * every write of its channels, but only the blobs that seed them, so most of
+ * its rows look no blob up); with `known`, a `bytea` expression of
  * back-to-back hashes, not the pieces the caller already has. Shared lists
  * come with their bases' lists; the pieces any of them refers to come once
  * for the whole page, on its first row, so a page of a long thread sends
@@ -185,7 +187,7 @@ export const tupleProjection = (
   t: Tables,
   order: string,
   { channels, digests, known, looped }: {
-    readonly channels?: string
+    readonly channels?: { readonly blobs: string; readonly writes: string }
     readonly digests?: string
     readonly known?: string
     readonly looped?: string
@@ -229,7 +231,7 @@ tuples AS (
       LIMIT 1
     ) bl${baseDepths.map((depth) => baseJoin(t, depth)).join("")}${
     channels === undefined ? "" : `
-    WHERE v.channel = ANY(${channels})`
+    WHERE v.channel = ANY(${channels.blobs})`
   }
   ) b ON true
   LEFT JOIN LATERAL (
@@ -237,7 +239,9 @@ tuples AS (
       string_agg(CASE WHEN cw.type IN (${listTypes}) THEN cw.blob END, ''::bytea) AS refs
     FROM ${t.writes} cw
     WHERE cw.thread_id = page.thread_id AND cw.checkpoint_ns = page.checkpoint_ns
-      AND cw.checkpoint_id = page.checkpoint_id${channels === undefined ? "" : ` AND cw.channel = ANY(${channels})`}
+      AND cw.checkpoint_id = page.checkpoint_id${
+    channels === undefined ? "" : ` AND cw.channel = ANY(${channels.writes})`
+  }
   ) w ON true
 ),
 hashes AS (
