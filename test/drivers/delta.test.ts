@@ -14,19 +14,21 @@ import { DeltaSnapshot } from "@langchain/langgraph-checkpoint"
 import { Effect, Layer, Redacted } from "effect"
 import { createHash } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { CheckpointStorage, EffectCheckpointSaver, MemoryDriver } from "../../src/index.ts"
+import { CheckpointStorage, EffectCheckpointSaver, MemoryDriver, type SaverOptions } from "../../src/index.ts"
 import * as Postgres from "../../src/postgres.ts"
 import type { StorageDriver } from "../../src/StorageDriver.ts"
+import { keyOf } from "../scenarios/encryption.ts"
 import { makeCountingSocket } from "../support/countingSocket.ts"
 import { createDatabase } from "../support/databases.ts"
 
 /** A saver whose one connection counts what crosses the wire. */
-const counted = (url: string) => {
+const counted = (url: string, options: SaverOptions = {}) => {
   const socket = makeCountingSocket(url)
   const saver = EffectCheckpointSaver.fromLayer(
     Postgres.layerClient().pipe(
       Layer.provide(PgClient.layerFrom(PgClient.makeClient({ url: Redacted.make(url), stream: socket.open })))
-    )
+    ),
+    options
   )
   return { saver, socket }
 }
@@ -79,34 +81,42 @@ describe("DeltaChannel history on PostgreSQL", () => {
   }, 60_000)
   afterAll(() => database.drop())
 
-  it("a walk after the first sends neither the seed nor the pieces it read again, in one round trip", async () => {
-    const writer = await EffectCheckpointSaver.fromConnString(database.url)
-    const { saver: reader, socket } = counted(database.url)
-    const fresh = await EffectCheckpointSaver.fromConnString(database.url)
-    try {
-      const config = await populate(writer, "walks", 200, 40, "first")
-      const ask = (saver: EffectCheckpointSaver) =>
-        saver.getDeltaChannelHistory({ config, channels: ["messages"] }).then(plain)
-      let [bytes, trips] = [socket.bytesRead(), socket.roundTrips()]
-      const first = await ask(reader)
-      const firstBytes = socket.bytesRead() - bytes
-      ;[bytes, trips] = [socket.bytesRead(), socket.roundTrips()]
-      const second = await ask(reader)
-      const secondBytes = socket.bytesRead() - bytes
-      expect(socket.roundTrips() - trips).toBe(1)
-      // The seed is ~75 KB and the writes' messages ~14 KB: the first walk
-      // brings them; the second only the rows, their hashes and a digest.
-      expect(firstBytes).toBeGreaterThan(80_000)
-      expect(secondBytes).toBeLessThan(firstBytes / 5)
-      expect(second).toEqual(first)
-      expect(second).toEqual(await ask(fresh))
-      const history = (second as Record<string, { writes: Array<unknown>; seed: { value: Array<unknown> } }>).messages
-      expect(history?.writes).toHaveLength(40)
-      expect(history?.seed.value).toHaveLength(200)
-    } finally {
-      await Promise.all([writer.close(), reader.close(), fresh.close()])
+  it.each(
+    [
+      ["plain", {}],
+      ["encrypted", { encryption: { keys: { k1: keyOf(1) }, primary: "k1" } }]
+    ] as const
+  )(
+    "%s: a walk after the first sends neither the seed nor the pieces it read again, in one round trip",
+    async (name, options: SaverOptions) => {
+      const writer = await EffectCheckpointSaver.fromConnString(database.url, options)
+      const { saver: reader, socket } = counted(database.url, options)
+      const fresh = await EffectCheckpointSaver.fromConnString(database.url, options)
+      try {
+        const config = await populate(writer, `walks-${name}`, 200, 40, "first")
+        const ask = (saver: EffectCheckpointSaver) =>
+          saver.getDeltaChannelHistory({ config, channels: ["messages"] }).then(plain)
+        let [bytes, trips] = [socket.bytesRead(), socket.roundTrips()]
+        const first = await ask(reader)
+        const firstBytes = socket.bytesRead() - bytes
+        ;[bytes, trips] = [socket.bytesRead(), socket.roundTrips()]
+        const second = await ask(reader)
+        const secondBytes = socket.bytesRead() - bytes
+        expect(socket.roundTrips() - trips).toBe(1)
+        // The seed is ~75 KB and the writes' messages ~14 KB: the first walk
+        // brings them; the second only the rows, their hashes and a digest.
+        expect(firstBytes).toBeGreaterThan(80_000)
+        expect(secondBytes).toBeLessThan(firstBytes / 5)
+        expect(second).toEqual(first)
+        expect(second).toEqual(await ask(fresh))
+        const history = (second as Record<string, { writes: Array<unknown>; seed: { value: Array<unknown> } }>).messages
+        expect(history?.writes).toHaveLength(40)
+        expect(history?.seed.value).toHaveLength(200)
+      } finally {
+        await Promise.all([writer.close(), reader.close(), fresh.close()])
+      }
     }
-  })
+  )
 
   it("a thread written again with other bytes under the same ids and versions reads back as written", async () => {
     const writer = await EffectCheckpointSaver.fromConnString(database.url)
