@@ -34,6 +34,7 @@ import {
   type ThreadNotFound
 } from "./CheckpointError.ts"
 import * as Codec from "./codec/Codec.ts"
+import * as Walks from "./codec/Walks.ts"
 import { decodeIdRef, decodeRef, decodeThreadId, invalidInput } from "./Input.ts"
 import * as ThreadLifecycle from "./lifecycle/ThreadLifecycle.ts"
 import type { ReencryptProgress, RetentionPolicy, RetentionReport } from "./lifecycle/ThreadLifecycle.ts"
@@ -376,18 +377,29 @@ const reading = (driver: StorageDriver, codec: Codec.Codec) => {
     )
     yield* annotate(location)
     if (wanted.length === 0) return {}
-    const { chain, loopsAt } = yield* driver.ancestors(location, wanted)
-    if (loopsAt !== undefined) {
-      return yield* new CorruptedCheckpoint({
-        thread_id: location.thread_id,
-        checkpoint_ns: location.checkpoint_ns,
-        checkpoint_id: loopsAt,
-        detail: `getDeltaChannelHistory: its parent chain loops (the parents of ${
-          location.checkpoint_id ?? "the namespace's latest checkpoint"
-        } lead back to it)`
-      })
-    }
-    return yield* codec.deltaHistory(chain, wanted)
+    // What this process holds is not fetched again: a walk ends at the same
+    // snapshot turn after turn, over nearly the same writes. Should some of
+    // it leave memory before the answer is decoded, the walk runs once more,
+    // fetching everything.
+    const walk = (known: Walks.Known) =>
+      driver.ancestors(location, wanted, known).pipe(
+        Effect.flatMap(({ chain, loopsAt }) =>
+          loopsAt === undefined ? codec.deltaHistory(chain, wanted) : Effect.fail(
+            new CorruptedCheckpoint({
+              thread_id: location.thread_id,
+              checkpoint_ns: location.checkpoint_ns,
+              checkpoint_id: loopsAt,
+              detail: `getDeltaChannelHistory: its parent chain loops (the parents of ${
+                location.checkpoint_id ?? "the namespace's latest checkpoint"
+              } lead back to it)`
+            })
+          )
+        )
+      )
+    const known = codec.knownToWalk(location)
+    return yield* known.blobs.length === 0 && known.pieces.byteLength === 0 ? walk(known) : walk(known).pipe(
+      Effect.catchTag("CorruptedCheckpoint", () => walk(Walks.nothing))
+    )
   })
 
   return { getTuple, list, getDeltaChannelHistory }

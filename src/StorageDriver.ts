@@ -45,6 +45,11 @@ export interface BlobRow {
   readonly bytes: Uint8Array | undefined
   /** Of a shared list (see `Sharing`): the list it extends. */
   readonly base?: SharedBase | undefined
+  /**
+   * From `ancestors` only (optional for a driver): the MD5 of the stored
+   * bytes, in hex; the bytes are left out when it is one the caller knows.
+   */
+  readonly digest?: string | undefined
 }
 
 /**
@@ -235,10 +240,13 @@ export interface StorageDriver {
    * every channel has met a non-empty blob, and ends at a parent that is
    * not stored. It always ends: parent links that loop (stored data is
    * not sealed) stop it where it comes back to a checkpoint it passed.
+   * `known`: what the caller holds, whose bytes may be left out: blobs by
+   * digest (see {@link BlobRow.digest}), pieces by hash (back to back).
    */
   readonly ancestors: (
     location: Location,
-    channels: ReadonlyArray<string>
+    channels: ReadonlyArray<string>,
+    known: { readonly blobs: ReadonlyArray<string>; readonly pieces: Uint8Array }
   ) => Effect.Effect<Ancestors, StorageFailure>
   /** Removes every checkpoint, blob, piece and write of a thread, atomically. */
   readonly deleteThread: (thread_id: string) => Effect.Effect<void, StorageFailure>

@@ -27,6 +27,7 @@ import * as Open from "./Open.ts"
 import * as Parts from "./Parts.ts"
 import * as Reseal from "./Reseal.ts"
 import type * as Sealing from "./Sealing.ts"
+import type * as Walks from "./Walks.ts"
 
 export type { EncodedCheckpoint, Layout } from "./Encode.ts"
 
@@ -84,7 +85,14 @@ export interface Codec {
       readonly parentSends: (row: CheckpointRow, parent: string) => Effect.Effect<ReadonlyArray<WriteRow>, E>
     }
   ) => Effect.Effect<CheckpointTuple, CorruptedCheckpoint | E>
-  /** Each wanted channel's writes along an ancestor chain (nearest first) back to its stored value, the seed. */
+  /** What a delta-history walk of a namespace need not fetch: seeds this process holds, pieces its last walk read. */
+  readonly knownToWalk: (
+    location: { readonly thread_id: string; readonly checkpoint_ns: string }
+  ) => Walks.Known
+  /**
+   * Each wanted channel's writes along an ancestor chain (nearest first) back to its stored value, the seed.
+   * Fails as corrupted when a seed or piece the walk left out (see `knownToWalk`) is no longer held.
+   */
   readonly deltaHistory: (
     chain: ReadonlyArray<StoredCheckpoint>,
     wanted: ReadonlyArray<string>

@@ -30,6 +30,8 @@ import { corrupted, type Parts } from "./Parts.ts"
 import { newTally, report, type Tally } from "./Report.ts"
 import * as Serializer from "./Serializer.ts"
 import * as Sharing from "./Sharing.ts"
+import { references } from "./StorageFormat.ts"
+import * as Walks from "./Walks.ts"
 
 const sortWrites = (writes: ReadonlyArray<WriteRow>): Array<WriteRow> =>
   writes
@@ -188,6 +190,26 @@ export const make = (parts: Parts, { keepRead, open, openWrites }: Open) => {
     return tuple
   })
 
+  const walks = Walks.make()
+
+  /**
+   * A walk's checkpoint with every blob's bytes: those the driver left out
+   * (this process holds them) from memory; when one left memory meanwhile,
+   * the checkpoint is unreadable as read, and the walk is run again.
+   */
+  const withSeeds = (stored: StoredCheckpoint) => {
+    if (stored.blobs.length === 0) return Effect.succeed(stored)
+    const blobs: Array<BlobRow> = []
+    for (const blob of stored.blobs) {
+      const whole = walks.fill(stored.row, blob)
+      if (whole === undefined) {
+        return Effect.fail(corrupted(stored.row, `channel "${blob.channel}": its value left memory since the walk`))
+      }
+      blobs.push(whole)
+    }
+    return Effect.succeed({ ...stored, blobs })
+  }
+
   /**
    * For each of `wanted`, the writes along `chain` (ancestors, nearest
    * first) back to the nearest checkpoint that stored a value for it, oldest
@@ -199,32 +221,47 @@ export const make = (parts: Parts, { keepRead, open, openWrites }: Open) => {
   ) {
     // Collected newest first, reversed at the end.
     const collected = new Map(wanted.map((channel) => [channel, [] as Array<StoredWrite>]))
-    const seeds = new Map<string, unknown>()
+    const seeded = new Map<string, unknown>()
     const remaining = new Set(wanted)
+    // The pieces the walk's rows refer to: the next walk need not fetch them.
+    const read = new Set<string>()
+    // A page's checkpoints share one map of pieces: kept once.
+    const kept = new Set<ReadonlyMap<string, Uint8Array>>()
     for (const stored of chain) {
       if (remaining.size === 0) break
       const tally = newTally()
-      const { blobs, pieces, row, writes } = yield* open(stored, tally)
-      const header = yield* decodeHeader(row)
-      const stepWrites = yield* loadWrites(
-        row,
-        writes.filter((write) => remaining.has(write.channel)),
-        pieces,
-        tally
-      )
+      const { blobs, pieces, row, writes } = yield* open(yield* withSeeds(stored), tally)
+      if (!kept.has(pieces.readable)) {
+        kept.add(pieces.readable)
+        keepRead(pieces)
+      }
+      const wantedWrites = writes.filter((write) => remaining.has(write.channel))
+      for (const write of wantedWrites) for (const key of references(write)) read.add(key)
+      const stepWrites = yield* loadWrites(row, wantedWrites, pieces, tally)
       for (const write of stepWrites.reverse()) collected.get(write[1])?.push(write)
-      for (const [channel, value] of yield* loadChannelValues(row, header, blobs, pieces, tally)) {
-        if (!remaining.has(channel)) continue
-        seeds.set(channel, value)
-        remaining.delete(channel)
+      // Most of a walk's checkpoints store no value of its channels: their header is not needed.
+      if (blobs.some((blob) => remaining.has(blob.channel))) {
+        for (const blob of blobs) for (const key of references(blob)) read.add(key)
+        const header = yield* decodeHeader(row)
+        for (const [channel, value] of yield* loadChannelValues(row, header, blobs, pieces, tally)) {
+          if (!remaining.has(channel)) continue
+          seeded.set(channel, value)
+          remaining.delete(channel)
+        }
       }
       yield* report(row, tally)
     }
+    const nearest = chain[0]
+    if (nearest !== undefined) walks.walked(nearest.row, read)
     return Object.fromEntries(wanted.map((channel): [string, DeltaChannelHistory] => {
       const writes = (collected.get(channel) ?? []).reverse()
-      return [channel, seeds.has(channel) ? { writes, seed: seeds.get(channel) } : { writes }]
+      return [channel, seeded.has(channel) ? { writes, seed: seeded.get(channel) } : { writes }]
     }))
   })
 
-  return { decodeTuple, deltaHistory }
+  /** What a walk of a namespace need not fetch: the seeds this process holds, the pieces its last walk read. */
+  const knownToWalk = (location: { readonly thread_id: string; readonly checkpoint_ns: string }) =>
+    walks.known(location)
+
+  return { decodeTuple, deltaHistory, knownToWalk }
 }

@@ -59,6 +59,7 @@ export const reads = (threads: ReadonlyMap<string, ThreadState>): Reads => {
           .map(copy)
       ),
 
+    // Nothing to save by leaving known blobs out: every blob comes whole, without a digest.
     ancestors: (location, channels) =>
       Effect.sync(() => ancestors(threads.get(location.thread_id), find, location, channels)),
 

@@ -164,35 +164,55 @@ export type TupleRow =
   & BaseRow
   & RowOf<typeof writeColumns>
   & RowOf<typeof pieceColumns>
-  & { readonly looped?: boolean }
+  & { readonly looped?: boolean; readonly blob_digests?: ReadonlyArray<string | null> | null }
 
 /**
  * Continues a `WITH` whose CTE `page` holds checkpoint rows: selects them as
- * full tuples, in `order`. With `channels`, only blobs and writes of the
- * channels in that array expression; with `known`, a `bytea` expression of
+ * full tuples, in `order`. With `channels`, only blobs of the channels in
+ * its `blobs` array expression and writes of those in `writes` (a walk reads
+ * every write of its channels, but only the blobs that seed them, so most of
+ * its rows look no blob up); with `known`, a `bytea` expression of
  * back-to-back hashes, not the pieces the caller already has. Shared lists
  * come with their bases' lists; the pieces any of them refers to come once
  * for the whole page, on its first row, so a page of a long thread sends
  * each message once. With `looped`, a boolean expression over `page`, each
- * row says whether it is where a walk came back (see `ancestors`).
+ * row says whether it is where a walk came back (see `ancestors`). With
+ * `digests`, a `text[]` expression of MD5s the caller knows, each blob comes
+ * with its digest and without the bytes when the caller knows them: a walk
+ * ends at the same snapshot turn after turn, and need not send it each time.
  *
  * @since 0.1.0
  */
 export const tupleProjection = (
   t: Tables,
   order: string,
-  { channels, known, looped }: { readonly channels?: string; readonly known?: string; readonly looped?: string } = {}
+  { channels, digests, known, looped }: {
+    readonly channels?: { readonly blobs: string; readonly writes: string }
+    readonly digests?: string
+    readonly known?: string
+    readonly looped?: string
+  } = {}
 ) =>
   `,
 tuples AS (
-  SELECT ${selectList(checkpointColumns)},${looped === undefined ? "" : ` ${looped} AS looped,`}
+  SELECT ${selectList(checkpointColumns)},${looped === undefined ? "" : ` ${looped} AS looped,`}${
+    digests === undefined ? "" : " b.blob_digests,"
+  }
     ${namesIn("b", blobColumns)}, ${namesIn("b", baseColumns)},
     ${namesIn("w", writeColumns)},
     coalesce(b.refs, ''::bytea) || coalesce(w.refs, ''::bytea) AS refs,
     row_number() OVER (ORDER BY ${order}) AS position
   FROM page
   LEFT JOIN LATERAL (
-    SELECT ${selectList(blobColumns)},
+    SELECT ${
+    selectList(
+      digests === undefined ? blobColumns : {
+        ...blobColumns,
+        blob_values: column(`array_agg(CASE WHEN bl.digest = ANY(${digests}) THEN NULL ELSE bl.blob END)`),
+        blob_digests: column("array_agg(bl.digest)")
+      }
+    )
+  },
       ${selectList(baseColumns)},
       string_agg(
         CASE WHEN bl.type IN (${listTypes})
@@ -203,13 +223,15 @@ tuples AS (
     -- One primary-key probe per channel, whatever the table's size (the LIMIT
     -- keeps the planner from turning the probes into a scan of every blob).
     CROSS JOIN LATERAL (
-      SELECT bl.channel, bl.version, bl.type, bl.blob, bl.base, bl.keep FROM ${t.blobs} bl
+      SELECT bl.channel, bl.version, bl.type, bl.blob, bl.base, bl.keep${
+    digests === undefined ? "" : ", md5(bl.blob) AS digest"
+  } FROM ${t.blobs} bl
       WHERE bl.thread_id = page.thread_id AND bl.checkpoint_ns = page.checkpoint_ns
         AND bl.channel = v.channel AND bl.version = v.version AND bl.type <> 'empty'
       LIMIT 1
     ) bl${baseDepths.map((depth) => baseJoin(t, depth)).join("")}${
     channels === undefined ? "" : `
-    WHERE v.channel = ANY(${channels})`
+    WHERE v.channel = ANY(${channels.blobs})`
   }
   ) b ON true
   LEFT JOIN LATERAL (
@@ -217,7 +239,9 @@ tuples AS (
       string_agg(CASE WHEN cw.type IN (${listTypes}) THEN cw.blob END, ''::bytea) AS refs
     FROM ${t.writes} cw
     WHERE cw.thread_id = page.thread_id AND cw.checkpoint_ns = page.checkpoint_ns
-      AND cw.checkpoint_id = page.checkpoint_id${channels === undefined ? "" : ` AND cw.channel = ANY(${channels})`}
+      AND cw.checkpoint_id = page.checkpoint_id${
+    channels === undefined ? "" : ` AND cw.channel = ANY(${channels.writes})`
+  }
   ) w ON true
 ),
 hashes AS (
@@ -234,7 +258,9 @@ pieces AS (
     SELECT p.hash, p.blob FROM ${t.pieces} p WHERE p.thread_id = hashes.thread_id AND p.hash = hashes.hash LIMIT 1
   ) p
 )
-SELECT ${namesIn("tuples", checkpointColumns)},${looped === undefined ? "" : " tuples.looped,"}
+SELECT ${namesIn("tuples", checkpointColumns)},${looped === undefined ? "" : " tuples.looped,"}${
+    digests === undefined ? "" : " tuples.blob_digests,"
+  }
   ${namesIn("tuples", blobColumns)}, ${namesIn("tuples", baseColumns)},
   ${namesIn("tuples", writeColumns)},
   ${selectList(pieceColumns)}
@@ -273,7 +299,8 @@ const toStored = (row: TupleRow, pieces: StoredCheckpoint["pieces"]): StoredChec
       version: row.blob_versions![i]!,
       type: row.blob_types![i]!,
       bytes: row.blob_values![i] ?? undefined,
-      base: baseAt(row, i, 1)
+      base: baseAt(row, i, 1),
+      ...(row.blob_digests?.[i] == null ? {} : { digest: row.blob_digests[i]! })
     })),
     writes: zip(writeTaskIds.length, (i): WriteRow => ({
       task_id: writeTaskIds[i]!,

@@ -15,7 +15,8 @@
  *   parallel one-dimensional arrays (`bytea[]` in the binary protocol), and
  *   the pieces their shared lists refer to once per page (see `Projection`).
  * - `ancestors`: one recursive query that stops once every channel is seeded,
- *   or where parent links that loop come back (see `Statements`).
+ *   or where parent links that loop come back (see `Statements`); a seed the
+ *   caller already holds comes as its digest only.
  * - `deleteThread`: one statement deleting from every table, run holding
  *   the thread's row.
  *
@@ -189,11 +190,11 @@ export const make = Effect.fnUntraced(function*(tables: Tables, options: SqlDriv
 
     channelWrites: (checkpoint, channel) => run("getTuple", q.channelWrites, { ...checkpoint, channel }),
 
-    ancestors: (location, channels) =>
+    ancestors: (location, channels, known) =>
       run(
         "getDeltaChannelHistory",
         location.checkpoint_id === undefined ? q.ancestorsOfLatest : q.ancestorsOf,
-        { ...location, channels }
+        { ...location, channels, known }
       ),
 
     // Holding the thread, so that no put is between its checks and its commit.

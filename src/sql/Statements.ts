@@ -190,8 +190,11 @@ WITH page AS (
       decode: (rows: ReadonlyArray<TupleRow>) => Option.fromUndefinedOr(toStoredPage(rows)[0])
     })
 
-  // The parent chain of the target, nearest first. `remaining` holds the
-  // channels not yet seeded above a row; the walk stops once it is empty.
+  // The parent chain of the target, nearest first. Each row carries the
+  // channels still wanted there (`remaining`) and splits them by a probe of
+  // its own blobs: those it stores a value for (`seeded`) and the rest
+  // (`unseeded`), which its parent is wanted for; the walk stops once none
+  // is left. Only a seeding row looks its blobs up again for the answer.
   // Parent links are not sealed and may loop, so the walk also carries an
   // `anchor` (Brent's cycle detection): the row at the last power of two of
   // steps from the target. A row whose checkpoint is the anchor of the row
@@ -201,13 +204,35 @@ WITH page AS (
   // carrying every id passed would copy a growing array at each.
   const ancestors = (latest: boolean) =>
     statement({
-      params: (input: Location & { readonly channels: ReadonlyArray<string> }) => ({
+      params: (
+        input: Location & {
+          readonly channels: ReadonlyArray<string>
+          readonly known: { readonly blobs: ReadonlyArray<string>; readonly pieces: Uint8Array }
+        }
+      ) => ({
         thread_id: input.thread_id,
         checkpoint_ns: input.checkpoint_ns,
         checkpoint_id: input.checkpoint_id ?? null,
-        channels: input.channels
+        channels: input.channels,
+        known_blobs: input.known.blobs,
+        known_pieces: input.known.pieces
       }),
-      text: (param) => `
+      text: (param) => {
+        // One primary-key probe per channel: the LIMIT keeps the planner from scanning every blob of
+        // the namespace at each step (an anti-join did, making a long thread's walk quadratic).
+        const split = (row: string, channels: string) => `
+  CROSS JOIN LATERAL (
+    SELECT coalesce(array_agg(ch) FILTER (WHERE stored.hit IS NOT NULL), '{}') AS seeded,
+      coalesce(array_agg(ch) FILTER (WHERE stored.hit IS NULL), '{}') AS unseeded
+    FROM unnest(${channels}) AS ch
+    LEFT JOIN LATERAL (
+      SELECT 1 AS hit FROM ${t.blobs} bl
+      WHERE bl.thread_id = ${row}.thread_id AND bl.checkpoint_ns = ${row}.checkpoint_ns AND bl.channel = ch
+        AND bl.version = ${row}.checkpoint -> 'channel_versions' ->> ch AND bl.type <> 'empty'
+      LIMIT 1
+    ) stored ON true
+  ) split`
+        return `
 WITH RECURSIVE target AS (
   SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id FROM ${t.checkpoints}
   WHERE thread_id = ${param.thread_id} AND checkpoint_ns = ${param.checkpoint_ns}
@@ -216,35 +241,29 @@ WITH RECURSIVE target AS (
 ),
 page AS (
   SELECT p.thread_id, p.checkpoint_ns, p.checkpoint_id, p.parent_checkpoint_id, p.checkpoint, p.metadata,
-    ${param.channels}::text[] AS remaining, 0 AS depth, p.checkpoint_id AS anchor,
+    ${param.channels}::text[] AS remaining, split.seeded, split.unseeded, 0 AS depth, p.checkpoint_id AS anchor,
     p.checkpoint_id = target.checkpoint_id AS looped
   FROM target
   JOIN ${t.checkpoints} p ON p.thread_id = target.thread_id AND p.checkpoint_ns = target.checkpoint_ns
-    AND p.checkpoint_id = target.parent_checkpoint_id
+    AND p.checkpoint_id = target.parent_checkpoint_id${split("p", `${param.channels}::text[]`)}
   UNION ALL
   SELECT p.thread_id, p.checkpoint_ns, p.checkpoint_id, p.parent_checkpoint_id, p.checkpoint, p.metadata,
-    unseeded.channels, c.depth + 1,
+    c.unseeded, split.seeded, split.unseeded, c.depth + 1,
     CASE WHEN ((c.depth + 2) & (c.depth + 1)) = 0 THEN p.checkpoint_id ELSE c.anchor END,
     p.checkpoint_id = c.anchor
   FROM page c
-  CROSS JOIN LATERAL (
-    -- One primary-key probe per channel: the LIMIT keeps the planner from scanning every blob of
-    -- the namespace at each step (an anti-join did, making a long thread's walk quadratic).
-    SELECT ARRAY(
-      SELECT ch FROM unnest(c.remaining) AS ch
-      LEFT JOIN LATERAL (
-        SELECT 1 AS hit FROM ${t.blobs} bl
-        WHERE bl.thread_id = c.thread_id AND bl.checkpoint_ns = c.checkpoint_ns AND bl.channel = ch
-          AND bl.version = c.checkpoint -> 'channel_versions' ->> ch AND bl.type <> 'empty'
-        LIMIT 1
-      ) seeded ON true
-      WHERE seeded.hit IS NULL
-    ) AS channels
-  ) unseeded
   JOIN ${t.checkpoints} p ON p.thread_id = c.thread_id AND p.checkpoint_ns = c.checkpoint_ns
-    AND p.checkpoint_id = c.parent_checkpoint_id
-  WHERE cardinality(unseeded.channels) > 0 AND NOT c.looped
-)${tupleProjection(t, "page.depth", { channels: "page.remaining", looped: "page.looped" })}`,
+    AND p.checkpoint_id = c.parent_checkpoint_id${split("p", "c.unseeded")}
+  WHERE cardinality(c.unseeded) > 0 AND NOT c.looped
+)${
+          tupleProjection(t, "page.depth", {
+            channels: { blobs: "page.seeded", writes: "page.remaining" },
+            looped: "page.looped",
+            digests: `${param.known_blobs}::text[]`,
+            known: `${param.known_pieces}::bytea`
+          })
+        }`
+      },
       decode: (rows: ReadonlyArray<TupleRow>): Ancestors => {
         const last = rows.at(-1)
         return last?.looped === true

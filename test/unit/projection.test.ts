@@ -138,9 +138,16 @@ describe("the projections' SQL", () => {
     expect(all).toContain("\"my schema\".checkpoint_pieces")
     expect(all).not.toContain("ANY(")
     expect(all).not.toContain("looped")
-    const narrowed = Projection.tupleProjection(t, "page.depth", { channels: "$1", known: "$2", looped: "page.l" })
+    const narrowed = Projection.tupleProjection(t, "page.depth", {
+      channels: { blobs: "$1", writes: "$3" },
+      known: "$2",
+      looped: "page.l",
+      digests: "$4"
+    })
     expect(narrowed).toContain("v.channel = ANY($1)")
-    expect(narrowed).toContain("cw.channel = ANY($1)")
+    expect(narrowed).toContain("cw.channel = ANY($3)")
+    expect(narrowed).toContain("bl.digest = ANY($4)")
+    expect(all).not.toContain("md5(")
     expect(narrowed).toContain("WHERE known.hash = h.hash")
     expect(narrowed).toContain("page.l AS looped")
     // Bases down to the deepest, and the version one deeper.

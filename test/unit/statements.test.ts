@@ -75,7 +75,13 @@ describe("the catalogue", () => {
 
   it("an ancestors walk whose last row looped ends before it and says where", () => {
     const row = (checkpoint_id: string, looped: boolean) => tupleRow(checkpoint_id, { looped })
-    const input = { thread_id: "t", checkpoint_ns: "", checkpoint_id: "3", channels: ["a"] }
+    const input = {
+      thread_id: "t",
+      checkpoint_ns: "",
+      checkpoint_id: "3",
+      channels: ["a"],
+      known: { blobs: [], pieces: new Uint8Array() }
+    }
     const looped = catalogue.ancestorsOf.decode([row("2", false), row("1", false), row("3", true)], input)
     expect(looped.loopsAt).toBe("3")
     expect(looped.chain.map((stored) => stored.row.checkpoint_id)).toEqual(["2", "1"])

@@ -1,0 +1,183 @@
+/**
+ * What a DeltaChannel's history costs on PostgreSQL: LangGraph asks for it at
+ * every turn, and each walk ends at the same snapshot over nearly the same
+ * writes. A walk names the seed and the pieces this process holds, so the
+ * next one sends neither again; counted on the wire (bytes read, round
+ * trips), and the answers compared with a reader that holds nothing. A seed
+ * that left memory between the walk and its decoding makes the walk run
+ * again, naming nothing.
+ */
+import { PgClient } from "@effect/sql-pg"
+import { AIMessage } from "@langchain/core/messages"
+import type { RunnableConfig } from "@langchain/core/runnables"
+import { DeltaSnapshot } from "@langchain/langgraph-checkpoint"
+import { Effect, Layer, Redacted } from "effect"
+import { createHash } from "node:crypto"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { CheckpointStorage, EffectCheckpointSaver, MemoryDriver, type SaverOptions } from "../../src/index.ts"
+import * as Postgres from "../../src/postgres.ts"
+import type { StorageDriver } from "../../src/StorageDriver.ts"
+import { keyOf } from "../scenarios/encryption.ts"
+import { makeCountingSocket } from "../support/countingSocket.ts"
+import { createDatabase } from "../support/databases.ts"
+
+/** A saver whose one connection counts what crosses the wire. */
+const counted = (url: string, options: SaverOptions = {}) => {
+  const socket = makeCountingSocket(url)
+  const saver = EffectCheckpointSaver.fromLayer(
+    Postgres.layerClient().pipe(
+      Layer.provide(PgClient.layerFrom(PgClient.makeClient({ url: Redacted.make(url), stream: socket.open })))
+    ),
+    options
+  )
+  return { saver, socket }
+}
+
+const message = (i: number, tag: string) =>
+  new AIMessage({ id: `m-${i}`, content: `${tag} ${i}: ${"lorem ipsum dolor sit amet ".repeat(12)}` })
+
+/**
+ * A thread as a DeltaChannel stores it: a snapshot of `seeded` messages at
+ * the root, then `steps` checkpoints, each after a write of one message on
+ * its parent. Fixed ids, so that it can be written again with other bytes.
+ */
+const populate = async (
+  saver: EffectCheckpointSaver,
+  thread_id: string,
+  seeded: number,
+  steps: number,
+  tag: string
+) => {
+  let config: RunnableConfig = { configurable: { thread_id, checkpoint_ns: "" } }
+  for (let step = 0; step <= steps; step++) {
+    const snapshot = step === 0
+    if (!snapshot) await saver.putWrites(config, [["messages", [message(seeded + step, tag)]]], `task-${step}`)
+    config = await saver.put(
+      config,
+      {
+        v: 4,
+        id: `1f0${String(step).padStart(5, "0")}-0000-6000-8000-000000000000`,
+        ts: new Date(0).toISOString(),
+        channel_values: snapshot
+          ? { messages: new DeltaSnapshot(Array.from({ length: seeded }, (_, i) => message(i, tag))) }
+          : {},
+        channel_versions: { messages: step + 1 },
+        versions_seen: {}
+      },
+      { source: "loop", step, parents: {} },
+      snapshot ? { messages: 1 } : {}
+    )
+  }
+  return config
+}
+
+/** A history as plain JSON, to compare answers whatever their classes. */
+const plain = (history: unknown) => JSON.parse(JSON.stringify(history)) as unknown
+
+describe("DeltaChannel history on PostgreSQL", () => {
+  let database: Awaited<ReturnType<typeof createDatabase>>
+  beforeAll(async () => {
+    database = await createDatabase("delta")
+  }, 60_000)
+  afterAll(() => database.drop())
+
+  it.each(
+    [
+      ["plain", {}],
+      ["encrypted", { encryption: { keys: { k1: keyOf(1) }, primary: "k1" } }]
+    ] as const
+  )(
+    "%s: a walk after the first sends neither the seed nor the pieces it read again, in one round trip",
+    async (name, options: SaverOptions) => {
+      const writer = await EffectCheckpointSaver.fromConnString(database.url, options)
+      const { saver: reader, socket } = counted(database.url, options)
+      const fresh = await EffectCheckpointSaver.fromConnString(database.url, options)
+      try {
+        const config = await populate(writer, `walks-${name}`, 200, 40, "first")
+        const ask = (saver: EffectCheckpointSaver) =>
+          saver.getDeltaChannelHistory({ config, channels: ["messages"] }).then(plain)
+        let [bytes, trips] = [socket.bytesRead(), socket.roundTrips()]
+        const first = await ask(reader)
+        const firstBytes = socket.bytesRead() - bytes
+        ;[bytes, trips] = [socket.bytesRead(), socket.roundTrips()]
+        const second = await ask(reader)
+        const secondBytes = socket.bytesRead() - bytes
+        expect(socket.roundTrips() - trips).toBe(1)
+        // The seed is ~75 KB and the writes' messages ~14 KB: the first walk
+        // brings them; the second only the rows, their hashes and a digest.
+        expect(firstBytes).toBeGreaterThan(80_000)
+        expect(secondBytes).toBeLessThan(firstBytes / 5)
+        expect(second).toEqual(first)
+        expect(second).toEqual(await ask(fresh))
+        const history = (second as Record<string, { writes: Array<unknown>; seed: { value: Array<unknown> } }>).messages
+        expect(history?.writes).toHaveLength(40)
+        expect(history?.seed.value).toHaveLength(200)
+      } finally {
+        await Promise.all([writer.close(), reader.close(), fresh.close()])
+      }
+    }
+  )
+
+  it("a thread written again with other bytes under the same ids and versions reads back as written", async () => {
+    const writer = await EffectCheckpointSaver.fromConnString(database.url)
+    const { saver: reader } = counted(database.url)
+    try {
+      const config = await populate(writer, "again", 50, 5, "before")
+      const ask = () => reader.getDeltaChannelHistory({ config, channels: ["messages"] }).then(plain)
+      await ask()
+      await ask()
+      // The same ids and versions, other messages: what the reader holds is stale.
+      await writer.deleteThread("again")
+      await populate(writer, "again", 50, 5, "after")
+      const after = JSON.stringify(await ask())
+      // The seed's first message and the last write's.
+      expect(after).toContain("after 0:")
+      expect(after).toContain("after 55:")
+      expect(after).not.toContain("before")
+    } finally {
+      await Promise.all([writer.close(), reader.close()])
+    }
+  })
+})
+
+describe("DeltaChannel history, a seed the walk left out", () => {
+  it("when the process no longer holds it, the walk runs again naming nothing", async () => {
+    const inner = MemoryDriver.make()
+    const named: Array<ReadonlyArray<string>> = []
+    let forget = false
+    // As the SQL driver does: each blob with its digest, its bytes left out when the caller names it.
+    // Forgetting, the driver leaves out a seed under a digest the caller never held.
+    const driver: StorageDriver = {
+      ...inner,
+      ancestors: (location, channels, known) =>
+        inner.ancestors(location, channels, known).pipe(Effect.map(({ chain, loopsAt }) => {
+          named.push(known.blobs)
+          return {
+            loopsAt,
+            chain: chain.map((stored) => ({
+              ...stored,
+              blobs: stored.blobs.map((blob) => {
+                if (blob.bytes === undefined) return blob
+                const digest = createHash("md5").update(blob.bytes).digest("hex")
+                if (forget && known.blobs.length > 0) return { ...blob, digest: "gone", bytes: undefined }
+                return known.blobs.includes(digest) ? { ...blob, digest, bytes: undefined } : { ...blob, digest }
+              })
+            }))
+          }
+        }))
+    }
+    const saver = EffectCheckpointSaver.fromLayer(CheckpointStorage.layerDriver(Effect.succeed(driver)))
+    try {
+      const config = await populate(saver, "forgot", 50, 5, "kept")
+      const ask = () => saver.getDeltaChannelHistory({ config, channels: ["messages"] }).then(plain)
+      const first = await ask()
+      expect(await ask()).toEqual(first)
+      forget = true
+      expect(await ask()).toEqual(first)
+      // The first walk named nothing, the second the seed it read; the third named it, found it gone, and ran again.
+      expect(named.map((digests) => digests.length)).toEqual([0, 1, 1, 0])
+    } finally {
+      await saver.close()
+    }
+  })
+})
