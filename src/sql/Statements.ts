@@ -376,9 +376,12 @@ blobs AS (
   JOIN allowed a ON a.i = b.i
   ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING
 ),
+-- A thread's activity moves on at most once a second: its column is indexed, so each change is a
+-- new row version with new index entries (a busy thread's puts bloated the table and its index).
 thread AS (
   INSERT INTO ${t.threads} (thread_id, last_activity) SELECT a.thread_id, now() FROM allowed a
   ON CONFLICT (thread_id) DO UPDATE SET last_activity = EXCLUDED.last_activity
+  WHERE ${t.threads}.last_activity < EXCLUDED.last_activity - INTERVAL '1 second'
 ),
 stored AS (
   INSERT INTO ${t.checkpoints} (${columns})

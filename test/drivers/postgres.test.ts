@@ -196,6 +196,43 @@ describe("one round trip per operation", () => {
       })))
 })
 
+describe("a thread's last activity", () => {
+  it.live(
+    "moves on at most once a second: puts within a second leave its row as it was",
+    () =>
+      withDatabase("activity", (url) =>
+        Effect.gen(function*() {
+          const row = Effect.promise(() =>
+            admin(
+              (client) =>
+                client.query<{ version: string; at: Date }>(
+                  "SELECT xmin::text AS version, last_activity AS at FROM checkpoint_threads WHERE thread_id = 't'"
+                ),
+              url
+            )
+          ).pipe(Effect.map((result) => result.rows[0]!))
+          yield* Effect.gen(function*() {
+            const s = yield* Storage
+            let ref = yield* s.put({ thread_id: "t" }, checkpoint({ a: 0 }), metadata(), { a: 1 })
+            const first = yield* row
+            for (let step = 1; step <= 5; step++) {
+              ref = yield* s.put(ref, { ...checkpoint({ a: step }), channel_versions: { a: step + 1 } }, metadata(), {
+                a: step + 1
+              })
+            }
+            const soon = yield* row
+            yield* Effect.sleep("1100 millis")
+            yield* s.put(ref, { ...checkpoint({ a: 9 }), channel_versions: { a: 9 } }, metadata(), { a: 9 })
+            const later = yield* row
+            expect(soon).toEqual(first)
+            expect(later.version).not.toBe(first.version)
+            expect(later.at.getTime() - first.at.getTime()).toBeGreaterThanOrEqual(1000)
+          }).pipe(Effect.provide(Postgres.layer({ url })))
+        })),
+    30_000
+  )
+})
+
 describe("layers", () => {
   it.live("layerClient shares the application's pool; layer closes its own pool with its scope", () =>
     withDatabase("pools", (url) =>
