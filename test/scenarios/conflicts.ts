@@ -30,23 +30,26 @@ export const conflictingWriters = <E>(layer: Layer.Layer<CheckpointStorage.Check
     const shared = Array.from({ length: 4 }, () => uuid6(-1))
     const writers = 12
     const rounds = 15
+    // Each writer has a storage of its own, as separate processes do: one
+    // storage's group commit would order a thread's puts, and they would
+    // never meet in the server.
+    yield* Effect.forEach(
+      Array.from({ length: writers }, (_, w) => w),
+      (w) =>
+        Effect.forEach(Array.from({ length: rounds }, (_, r) => r), (r) =>
+          Effect.gen(function*() {
+            const s = yield* CheckpointStorage.CheckpointStorage
+            // Everyone re-puts the same checkpoints (an upsert of the same rows)...
+            const id = shared[(w + r) % shared.length]!
+            const ref = yield* s.put({ thread_id: "hot" }, checkpoint({ v: w }, id), metadata(), { v: `${w}.${r}` })
+            // ...and writes to them: its own rows, and one special channel everyone replaces.
+            yield* s.putWrites(ref, [["out", `${w}:${r}`], ["__error__", `w${w}`]], { task_id: `task-${w}-${r}` })
+            yield* s.putWrites(ref, [["__error__", `w${w}`]], { task_id: "shared-task" })
+          })).pipe(Effect.provide(layer)),
+      { concurrency: "unbounded" }
+    )
     yield* Effect.gen(function*() {
       const s = yield* CheckpointStorage.CheckpointStorage
-      yield* Effect.forEach(
-        Array.from({ length: writers }, (_, w) => w),
-        (w) =>
-          Effect.forEach(Array.from({ length: rounds }, (_, r) => r), (r) =>
-            Effect.gen(function*() {
-              // Everyone re-puts the same checkpoints (an upsert of the same rows)...
-              const id = shared[(w + r) % shared.length]!
-              const ref = yield* s.put({ thread_id: "hot" }, checkpoint({ v: w }, id), metadata(), { v: `${w}.${r}` })
-              // ...and writes to them: its own rows, and one special channel everyone replaces.
-              yield* s.putWrites(ref, [["out", `${w}:${r}`], ["__error__", `w${w}`]], { task_id: `task-${w}-${r}` })
-              yield* s.putWrites(ref, [["__error__", `w${w}`]], { task_id: "shared-task" })
-            })),
-        { concurrency: "unbounded" }
-      )
-
       // Nothing lost, nothing duplicated.
       const tuples = Array.from(yield* Stream.runCollect(s.list({ thread_id: "hot" })))
       expect(tuples.map((t) => t.checkpoint.id).sort()).toEqual([...shared].sort())
