@@ -324,8 +324,8 @@ const reading = (driver: StorageDriver, codec: Codec.Codec) => {
   const parentSends = (row: CheckpointRow, parent: string) =>
     driver.channelWrites({ thread_id: row.thread_id, checkpoint_ns: row.checkpoint_ns, checkpoint_id: parent }, TASKS)
 
-  const decodeStored = (stored: StoredCheckpoint, remember = false) =>
-    codec.decodeTuple(stored, { remember, parentSends })
+  const decodeStored = (stored: StoredCheckpoint, remember = false, recognize = false) =>
+    codec.decodeTuple(stored, { remember, recognize, parentSends })
 
   const getTuple = Effect.fn("CheckpointStorage.getTuple")(function*(ref: CheckpointRef) {
     const location = yield* decodeRef("getTuple", ref)
@@ -337,7 +337,8 @@ const reading = (driver: StorageDriver, codec: Codec.Codec) => {
       driver.getTuple(location, known).pipe(
         Effect.flatMap(Option.match({
           onNone: () => Effect.succeedNone,
-          onSome: (stored) => Effect.asSome(decodeStored(stored, true))
+          // The latest checkpoint is what a graph's next step writes again, one item longer.
+          onSome: (stored) => Effect.asSome(decodeStored(stored, true, location.checkpoint_id === undefined))
         }))
       )
     const known = codec.knownPieces(location)

@@ -77,11 +77,16 @@ export interface Codec {
   ) => Effect.Effect<Array<readonly [string, string]>, InvalidInput>
   /** The hashes (back to back) of the pieces this process holds for a namespace: what a read need not fetch. */
   readonly knownPieces: (location: { readonly thread_id: string; readonly checkpoint_ns: string }) => Uint8Array
-  /** A stored checkpoint as LangGraph's tuple (`remember`: keep what the thread's next put extends). */
+  /**
+   * A stored checkpoint as LangGraph's tuple (`remember`: keep what the
+   * thread's next put extends; `recognize`: and its lists' items, for a read
+   * of the latest checkpoint).
+   */
   readonly decodeTuple: <E>(
     stored: StoredCheckpoint,
     options: {
       readonly remember: boolean
+      readonly recognize?: boolean
       readonly parentSends: (row: CheckpointRow, parent: string) => Effect.Effect<ReadonlyArray<WriteRow>, E>
     }
   ) => Effect.Effect<CheckpointTuple, CorruptedCheckpoint | E>

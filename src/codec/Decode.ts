@@ -70,14 +70,15 @@ const loading = ({ json, sealing, serializer, sharing }: Parts) => {
     stored: Pick<BlobRow, "type" | "bytes" | "base">,
     pieces: Pieces,
     tally: Tally,
-    remembering?: { readonly channel: string; readonly version: string }
+    remembering?: { readonly channel: string; readonly version: string; readonly recognize: boolean }
   ): Effect.Effect<unknown, CorruptedCheckpoint> => {
     if (stored.type === Sharing.SHARED) {
       const decoded = sharing.decode(stored, pieces.readable, pieces.unreadable)
       if (typeof decoded === "string") return Effect.fail(corrupted(row, `${what}: ${decoded}`))
       if (remembering === undefined) return readJson(row, what, decoded.texts, tally)
-      const place = { ...row, ...remembering }
+      const place = { ...row, channel: remembering.channel, version: remembering.version }
       sharing.remember(place, decoded)
+      if (!remembering.recognize) return readJson(row, what, decoded.texts, tally)
       const inert = tally.inert
       return readJson(row, what, decoded.texts, tally).pipe(
         // Values left inert are written again as the serializer writes them (escaped), not as read.
@@ -113,7 +114,8 @@ const loading = ({ json, sealing, serializer, sharing }: Parts) => {
 
   /**
    * The stored value of each channel at the header's version. `remember`:
-   * the lists read are what the thread's next put extends.
+   * the lists read are what the thread's next put extends; `recognize`:
+   * their items too (see `Sharing.recognize`).
    */
   const loadChannelValues = (
     row: CheckpointRow,
@@ -121,12 +123,13 @@ const loading = ({ json, sealing, serializer, sharing }: Parts) => {
     blobs: ReadonlyArray<BlobRow>,
     pieces: Pieces,
     tally: Tally,
-    remember = false
+    remember = false,
+    recognize = false
   ) =>
     Effect.forEach(
       blobs.filter((blob) => blob.type !== "empty" && String(header.channel_versions[blob.channel]) === blob.version),
       (blob) =>
-        load(row, `channel "${blob.channel}"`, blob, pieces, tally, remember ? blob : undefined).pipe(
+        load(row, `channel "${blob.channel}"`, blob, pieces, tally, remember ? { ...blob, recognize } : undefined).pipe(
           Effect.map((value) => [blob.channel, value] as const)
         )
     )
@@ -145,6 +148,8 @@ export const make = (parts: Parts, { keepRead, open, openWrites }: Open) => {
   /**
    * A stored checkpoint as LangGraph's tuple. `remember`: what a `getTuple`
    * reads is what the thread's next put extends, and its pieces are kept;
+   * `recognize`: a read of the latest checkpoint, which a graph's next step
+   * writes again with one more item (its items' texts are learned);
    * `parentSends`: the pending sends checkpoints older than format 4 kept as
    * writes on their parent.
    */
@@ -152,6 +157,7 @@ export const make = (parts: Parts, { keepRead, open, openWrites }: Open) => {
     stored: StoredCheckpoint,
     options: {
       readonly remember: boolean
+      readonly recognize?: boolean
       readonly parentSends: (row: CheckpointRow, parent: string) => Effect.Effect<ReadonlyArray<WriteRow>, E>
     }
   ) {
@@ -162,7 +168,7 @@ export const make = (parts: Parts, { keepRead, open, openWrites }: Open) => {
     const checkpoint: Checkpoint = {
       ...header,
       channel_values: Object.fromEntries(
-        yield* loadChannelValues(row, header, blobs, pieces, tally, options.remember)
+        yield* loadChannelValues(row, header, blobs, pieces, tally, options.remember, options.recognize)
       )
     }
     if (header.v < 4 && row.parent_checkpoint_id !== undefined) {

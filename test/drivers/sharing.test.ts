@@ -454,7 +454,9 @@ describe("elements changed in place", () => {
     const target = saver()
     const first = [new HumanMessage("question ".repeat(20)), new AIMessage({ content: "answer ".repeat(20), id: "a" })]
     let config = await putMessages(target, { configurable: { thread_id: "t", checkpoint_ns: "" } }, first, 1)
-    const read = (await target.getTuple(config))?.checkpoint.channel_values.messages as Array<BaseMessage>
+    // The latest checkpoint, as a graph's next step reads it: its items are recognized.
+    const latest = { configurable: { thread_id: "t", checkpoint_ns: "" } }
+    const read = (await target.getTuple(latest))?.checkpoint.channel_values.messages as Array<BaseMessage>
     read[1]!.content = "edited after the read"
     const next = [...read, new HumanMessage("follow-up ".repeat(20))]
     config = await putMessages(target, config, next, 2)
