@@ -376,8 +376,8 @@ const log = (line: string) => console.log(`[bench] ${line}`)
   table(`list, limit 10 (thread of ${steps} checkpoints)`, listRows, "list")
   table(`list, full (${steps} checkpoints)`, listAllRows, "list")
   target("full list", ratioOf(listAllRows), 20)
-  measuredReads["list, limit 10 (300 checkpoints)"] = p50Of(listRows, effect.name)
-  measuredReads["list, full (300 checkpoints)"] = p50Of(listAllRows, effect.name)
+  measuredReads["list, limit 10 (300 checkpoints)"] = ratioOf(listRows)
+  measuredReads["list, full (300 checkpoints)"] = ratioOf(listAllRows)
   notSlower("list, limit 10", listRows)
   notSlower("full list", listAllRows)
 }
@@ -403,10 +403,7 @@ const log = (line: string) => console.log(`[bench] ${line}`)
       }
     }
     table(`getTuple latest, thread of ${size} steps`, rows, "read")
-    measuredReads[`getTuple latest at ${([10, 100, 1000] as const)[sizes.indexOf(size)]!} steps`] = p50Of(
-      rows,
-      effect.name
-    )
+    measuredReads[`getTuple latest at ${([10, 100, 1000] as const)[sizes.indexOf(size)]!} steps`] = ratioOf(rows)
     if (size === sizes[2]) {
       target(`getTuple latest at ${size} steps`, ratioOf(rows), 20)
       versusMemory(`getTuple latest at ${size} steps`, rows, "time", 1.5)
@@ -423,7 +420,7 @@ const log = (line: string) => console.log(`[bench] ${line}`)
       }
       table(`getTuple by id, random checkpoints of the ${size}-step thread`, byIdRows, "read")
       target(`getTuple by id at ${size} steps`, ratioOf(byIdRows), 10)
-      measuredReads["getTuple by id at 1000 steps"] = p50Of(byIdRows, effect.name)
+      measuredReads["getTuple by id at 1000 steps"] = ratioOf(byIdRows)
     }
   }
 }
@@ -599,14 +596,16 @@ const log = (line: string) => console.log(`[bench] ${line}`)
     }x | ≥ 1x | ${unboundedRow.total >= a!.total ? "met" : "**missed**"} |`
   )
   const speedUp = b!.total / a!.total
+  // The p99 against the official saver's in the same run: absolute latencies follow the machine's load.
+  const p99VsOfficial = p99(a!) / p99(b!)
   doneWhen.concurrent = {
     value:
-      `${speedUp.toFixed(2)}x the official saver's throughput; p99 ${
-        ms(p99(a!))
-      } ms (today ${today.concurrentP99} ms)` +
+      `${speedUp.toFixed(2)}x the official saver's throughput; p99 ${ms(p99(a!))} ms, ${
+        p99VsOfficial.toFixed(2)
+      }x the official saver's (today ${today.concurrentP99VsOfficial.toFixed(2)}x)` +
       (scale === 1 ? "" : "; a scaled run: today's p99 is of 50 steps a thread"),
-    target: `≥ 4x, p99 ≤ ${today.concurrentP99} ms`,
-    met: speedUp >= 4 && p99(a!) <= today.concurrentP99
+    target: `≥ 4x, p99 ≤ today's share of the official saver's`,
+    met: speedUp >= 4 && p99VsOfficial <= today.concurrentP99VsOfficial
   }
 }
 
@@ -667,9 +666,11 @@ const log = (line: string) => console.log(`[bench] ${line}`)
 
 {
   // Against the figures committed before issue 27 (bench/doneWhen.ts `today`).
+  // Reads as speed-ups over the official saver in the same run (absolute latencies follow the
+  // machine's load); a ratio above 1: slower than today.
   const reads = (Object.keys(today.reads) as Array<ReadName>).map((name) => ({
     name,
-    ratio: (measuredReads[name] ?? NaN) / today.reads[name]
+    ratio: today.reads[name] / (measuredReads[name] ?? NaN)
   }))
   const storage = (Object.keys(today.storage) as Array<StorageName>).map((name) => ({
     name,
@@ -681,7 +682,8 @@ const log = (line: string) => console.log(`[bench] ${line}`)
     value: `slowest read vs today: ${slowest.name} ${slowest.ratio.toFixed(2)}x; largest storage vs today: ` +
       `${largest.name} ${largest.ratio.toFixed(2)}x` + (scale === 1 ? "" : " (a scaled run: not comparable)") +
       "; suites: not run by the bench",
-    target: `reads ≤ ${readNoise}x today's p50 (noise), storage ≤ today's; \`npm test\` green`,
+    target: `reads' speed-up over the official saver ≥ today's / ${readNoise} (noise), storage ≤ today's; ` +
+      "`npm test` green",
     // Today's storage is in MiB to two decimals: the same rounding of ours is compared.
     met: reads.every(({ ratio }) => ratio <= readNoise) &&
       storage.every(({ name }) => Number(mib(measuredStorage[name] ?? NaN)) <= today.storage[name])
