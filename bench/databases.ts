@@ -22,31 +22,29 @@ export const scratchDatabases = (serverUrl: string) => {
 
 export type ScratchDatabases = ReturnType<typeof scratchDatabases>
 
-/** The savers' four tables in the database at `url`, indexes and TOAST included, after a VACUUM. */
-export const tableBytes = (url: string) =>
+/** The bytes of the tables `which` selects (a condition on `pg_class c`), indexes and TOAST included, after a VACUUM. */
+const relationBytes = (url: string, which: string) =>
   admin(async (client) => {
     await client.query("VACUUM ANALYZE")
     const result = await client.query<{ bytes: string }>(`
       SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint AS bytes
       FROM pg_class c
-      WHERE c.relname IN ('checkpoints', 'checkpoint_blobs', 'checkpoint_writes', 'checkpoint_pieces')
-        AND c.relnamespace = 'public'::regnamespace`)
+      WHERE ${which} AND c.relnamespace = 'public'::regnamespace`)
     return Number(result.rows[0]!.bytes)
   }, url)
 
+/** The savers' four tables in the database at `url`. */
+export const tableBytes = (url: string) =>
+  relationBytes(
+    url,
+    "c.relname IN ('checkpoints', 'checkpoint_blobs', 'checkpoint_writes', 'checkpoint_pieces')"
+  )
+
 /**
  * Every table in the database at `url` (a saver's own database: whatever
- * it created, thread and migration tables too), after a VACUUM.
+ * it created, thread and migration tables too).
  */
-export const allTableBytes = (url: string) =>
-  admin(async (client) => {
-    await client.query("VACUUM ANALYZE")
-    const result = await client.query<{ bytes: string }>(`
-      SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint AS bytes
-      FROM pg_class c
-      WHERE c.relkind = 'r' AND c.relnamespace = 'public'::regnamespace`)
-    return Number(result.rows[0]!.bytes)
-  }, url)
+export const allTableBytes = (url: string) => relationBytes(url, "c.relkind = 'r'")
 
 /** The bytes of live data: checkpoint documents, blobs and writes (what deleting rows frees). */
 export const liveBytes = (url: string) =>
