@@ -318,6 +318,22 @@ const writing = (driver: StorageDriver, codec: Codec.Codec) => {
   return { put, putWrites }
 }
 
+/**
+ * A read that names what this process holds (`known`), so that the server
+ * leaves it out. Should some of it leave memory before the answer is
+ * decoded (which then fails as corrupted), the read runs once more, naming
+ * `nothing`.
+ */
+const namingHeld = <K, A, E, R>(
+  read: (known: K) => Effect.Effect<A, E | CorruptedCheckpoint, R>,
+  known: K,
+  empty: boolean,
+  nothing: K
+): Effect.Effect<A, E | CorruptedCheckpoint, R> =>
+  empty ? read(known) : read(known).pipe(
+    Effect.catchIf((error): error is CorruptedCheckpoint => error instanceof CorruptedCheckpoint, () => read(nothing))
+  )
+
 /** The service's reads: `getTuple`, `list` and `getDeltaChannelHistory`, fetched and decoded. */
 const reading = (driver: StorageDriver, codec: Codec.Codec) => {
   /** Checkpoints older than format 4 kept pending sends as writes on their parent. */
@@ -331,8 +347,7 @@ const reading = (driver: StorageDriver, codec: Codec.Codec) => {
     const location = yield* decodeRef("getTuple", ref)
     yield* annotate(location)
     // Pieces this process has are not fetched again: a long thread's read
-    // brings only what is new. Should one of them leave memory before the
-    // answer is decoded, the read runs once more, fetching everything.
+    // brings only what is new (see `namingHeld`).
     const read = (known: Uint8Array) =>
       driver.getTuple(location, known).pipe(
         Effect.flatMap(Option.match({
@@ -342,9 +357,7 @@ const reading = (driver: StorageDriver, codec: Codec.Codec) => {
         }))
       )
     const known = codec.knownPieces(location)
-    return yield* known.byteLength === 0 ? read(known) : read(known).pipe(
-      Effect.catchTag("CorruptedCheckpoint", () => read(new Uint8Array()))
-    )
+    return yield* namingHeld(read, known, known.byteLength === 0, new Uint8Array())
   })
 
   const list = (query: ListQuery): Stream.Stream<CheckpointTuple, ReadError> =>
@@ -379,9 +392,7 @@ const reading = (driver: StorageDriver, codec: Codec.Codec) => {
     yield* annotate(location)
     if (wanted.length === 0) return {}
     // What this process holds is not fetched again: a walk ends at the same
-    // snapshot turn after turn, over nearly the same writes. Should some of
-    // it leave memory before the answer is decoded, the walk runs once more,
-    // fetching everything.
+    // snapshot turn after turn, over nearly the same writes (see `namingHeld`).
     const walk = (known: Walks.Known) =>
       driver.ancestors(location, wanted, known).pipe(
         Effect.flatMap(({ chain, loopsAt }) =>
@@ -398,9 +409,7 @@ const reading = (driver: StorageDriver, codec: Codec.Codec) => {
         )
       )
     const known = codec.knownToWalk(location)
-    return yield* known.blobs.length === 0 && known.pieces.byteLength === 0 ? walk(known) : walk(known).pipe(
-      Effect.catchTag("CorruptedCheckpoint", () => walk(Walks.nothing))
-    )
+    return yield* namingHeld(walk, known, known.blobs.length === 0 && known.pieces.byteLength === 0, Walks.nothing)
   })
 
   return { getTuple, list, getDeltaChannelHistory }

@@ -91,6 +91,17 @@ export interface PutShared {
 }
 
 /**
+ * What a caller of `ancestors` holds, whose bytes may be left out: blobs by
+ * digest (see {@link BlobRow.digest}), pieces by hash (back to back).
+ *
+ * @since 0.1.0
+ */
+export interface KnownToWalk {
+  readonly blobs: ReadonlyArray<string>
+  readonly pieces: Uint8Array
+}
+
+/**
  * `stored`; `parent-missing` (nothing written): the parent checkpoint is
  * gone; `base-missing` (nothing written): a required blob is gone.
  *
@@ -240,13 +251,12 @@ export interface StorageDriver {
    * every channel has met a non-empty blob, and ends at a parent that is
    * not stored. It always ends: parent links that loop (stored data is
    * not sealed) stop it where it comes back to a checkpoint it passed.
-   * `known`: what the caller holds, whose bytes may be left out: blobs by
-   * digest (see {@link BlobRow.digest}), pieces by hash (back to back).
+   * `known`: what the caller holds, whose bytes may be left out.
    */
   readonly ancestors: (
     location: Location,
     channels: ReadonlyArray<string>,
-    known: { readonly blobs: ReadonlyArray<string>; readonly pieces: Uint8Array }
+    known: KnownToWalk
   ) => Effect.Effect<Ancestors, StorageFailure>
   /** Removes every checkpoint, blob, piece and write of a thread, atomically. */
   readonly deleteThread: (thread_id: string) => Effect.Effect<void, StorageFailure>

@@ -75,12 +75,13 @@ const loading = ({ json, sealing, serializer, sharing }: Parts) => {
     if (stored.type === Sharing.SHARED) {
       const decoded = sharing.decode(stored, pieces.readable, pieces.unreadable)
       if (typeof decoded === "string") return Effect.fail(corrupted(row, `${what}: ${decoded}`))
-      if (remembering === undefined) return readJson(row, what, decoded.texts, tally)
+      const read = readJson(row, what, decoded.texts, tally)
+      if (remembering === undefined) return read
       const place = { ...row, channel: remembering.channel, version: remembering.version }
       sharing.remember(place, decoded)
-      if (!remembering.recognize) return readJson(row, what, decoded.texts, tally)
+      if (!remembering.recognize) return read
       const inert = tally.inert
-      return readJson(row, what, decoded.texts, tally).pipe(
+      return read.pipe(
         // Values left inert are written again as the serializer writes them (escaped), not as read.
         Effect.map((value) => {
           if (tally.inert === inert) sharing.recognize(place, value, decoded, sealing === undefined)

@@ -31,7 +31,7 @@ import type { Piece } from "../StorageDriver.ts"
 import { type Location, makeListMemory, makePieceCache } from "./sharing/Caches.ts"
 import { type Address, type Element, type Encoded, makeEncoder, plainAddress } from "./sharing/Elements.ts"
 import * as Layout from "./sharing/Layout.ts"
-import { hashOf, join } from "./StorageFormat.ts"
+import { hashOf } from "./StorageFormat.ts"
 
 /** The storage format, as it was exported here before it had a module of its own. */
 export {
@@ -74,16 +74,15 @@ export interface ListPlace {
 }
 
 /**
- * A stored list decoded: the `json` bytes the plain encoding would have
- * stored (its entries' texts joined), and the list as the next step of its
+ * A stored list decoded: its entries' texts (joined, the `json` bytes the
+ * plain encoding would have stored), and the list as the next step of its
  * channel would extend it.
  *
  * @since 0.1.0
  */
 export interface Decoded {
-  readonly bytes: Uint8Array
   readonly keys: ReadonlyArray<string>
-  /** Each entry's piece, in order. */
+  /** Each entry's piece, in order: reads parse them one by one. */
   readonly texts: ReadonlyArray<Uint8Array>
   readonly base: Layout.Base | undefined
 }
@@ -173,15 +172,7 @@ export const make = (dumpJson: ((value: unknown) => Uint8Array) | undefined): Sh
         if (bytes === undefined) return `a piece it refers to ${unreadable?.get(key) ?? "is missing"}`
         texts.push(bytes)
       }
-      return {
-        // Joined only when asked: reads parse the texts one by one.
-        get bytes() {
-          return join(texts)
-        },
-        keys,
-        texts,
-        base: Layout.baseOf(row.base)
-      }
+      return { keys, texts, base: Layout.baseOf(row.base) }
     },
     remember: (place, { base, keys }) => {
       const previous = lists.get(place, place.channel)

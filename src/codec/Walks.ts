@@ -16,7 +16,7 @@
  *
  * @since 0.1.0
  */
-import type { BlobRow } from "../StorageDriver.ts"
+import type { BlobRow, KnownToWalk } from "../StorageDriver.ts"
 import { packHashes } from "./StorageFormat.ts"
 
 /** A namespace: where a seed was read. */
@@ -45,10 +45,7 @@ export interface Walks {
  *
  * @since 0.1.0
  */
-export interface Known {
-  readonly blobs: ReadonlyArray<string>
-  readonly pieces: Uint8Array
-}
+export type Known = KnownToWalk
 
 /**
  * Nothing known: what a walk run again names.

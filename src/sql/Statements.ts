@@ -19,6 +19,7 @@ import type {
   BlobRow,
   CheckpointRow,
   IndexEntry,
+  KnownToWalk,
   ListSelection,
   Piece,
   PutOutcome,
@@ -207,7 +208,7 @@ WITH page AS (
       params: (
         input: Location & {
           readonly channels: ReadonlyArray<string>
-          readonly known: { readonly blobs: ReadonlyArray<string>; readonly pieces: Uint8Array }
+          readonly known: KnownToWalk
         }
       ) => ({
         thread_id: input.thread_id,

@@ -10,8 +10,10 @@ import * as StorageFormat from "../../src/codec/StorageFormat.ts"
 import type { SharedBase } from "../../src/StorageDriver.ts"
 
 const utf8 = new TextEncoder()
-const text = (read: Uint8Array | { readonly bytes: Uint8Array } | string) =>
-  typeof read === "string" ? read : new TextDecoder().decode(read instanceof Uint8Array ? read : read.bytes)
+const text = (read: Uint8Array | { readonly bytes: Uint8Array } | Sharing.Decoded | string) =>
+  typeof read === "string" ? read : new TextDecoder().decode(
+    read instanceof Uint8Array ? read : "texts" in read ? StorageFormat.join(read.texts) : read.bytes
+  )
 const dumpJson = (value: unknown) => utf8.encode(JSON.stringify(value) ?? "")
 const at = { thread_id: "t", checkpoint_ns: "" }
 
@@ -74,7 +76,7 @@ describe("a list read back", () => {
     const value = stored.map((item) => structuredClone(item) as { content: string })
     const texts = elements.map((element) => element.bytes)
     const keys = plainKeys ? elements.map((element) => element.key) : elements.map((_, i) => `keyed ${i}`)
-    const decoded = { bytes: utf8.encode(JSON.stringify(stored)), keys, texts, base: undefined }
+    const decoded = { keys, texts, base: undefined }
     sharing.remember(place, decoded)
     sharing.recognize(place, value, decoded, plainKeys)
     return { value, elements }

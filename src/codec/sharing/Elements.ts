@@ -73,7 +73,7 @@ export const makeEncoder = (dumpJson: (value: unknown) => Uint8Array) => {
   }
   const texts = new WeakMap<object, Known>()
   /**
-   * The last array encoded whose first item is the key, and what was known
+   * The last array encoded or read whose first item is the key, and what was known
    * of each of its items. LangGraph hands the saver a new array at every
    * step holding the same objects, so an item found at the same position
    * takes that position's text as its candidate without a lookup. A
@@ -84,6 +84,19 @@ export const makeEncoder = (dumpJson: (value: unknown) => Uint8Array) => {
     object,
     { readonly items: ReadonlyArray<unknown>; readonly known: Array<Known | undefined> }
   >()
+
+  /** Records an array encoded or read, under its first item when that is an object. */
+  const setRun = (items: ReadonlyArray<unknown>, known: Array<Known | undefined>) => {
+    const first = items[0]
+    if (typeof first === "object" && first !== null) lastRuns.set(first, { items, known })
+  }
+
+  /** `element` as `value`'s text while `trace` holds. */
+  const keep = (value: object, trace: Trace, element: Element): Known => {
+    const kept = { trace, element }
+    texts.set(value, kept)
+    return kept
+  }
 
   const fresh = (value: unknown): Element | undefined => {
     const bytes = dumpJson(value)
@@ -103,9 +116,7 @@ export const makeEncoder = (dumpJson: (value: unknown) => Uint8Array) => {
       texts.delete(value)
       return element
     }
-    const kept = { trace, element }
-    texts.set(value, kept)
-    return kept
+    return keep(value, trace, element)
   }
 
   const encode = (value: ReadonlyArray<unknown>): Encoded | undefined => {
@@ -135,7 +146,7 @@ export const makeEncoder = (dumpJson: (value: unknown) => Uint8Array) => {
       elements.push(element)
       size += element.bytes.byteLength + 1
     }
-    if (typeof first === "object" && first !== null) lastRuns.set(first, { items: value, known })
+    setRun(value, known)
     return size < MIN_SHARED_BYTES || size < MIN_ELEMENT_BYTES * elements.length
       ? { _tag: "serialized", type: "json", bytes: join(elements.map((element) => element.bytes)) }
       : { _tag: "shared", elements }
@@ -153,13 +164,9 @@ export const makeEncoder = (dumpJson: (value: unknown) => Uint8Array) => {
     items.forEach((item, i) => {
       if (typeof item !== "object" || item === null) return
       const trace = new Trace()
-      if (!trace.record(item)) return
-      const kept = { trace, element: elements[i]! }
-      texts.set(item, kept)
-      known[i] = kept
+      if (trace.record(item)) known[i] = keep(item, trace, elements[i]!)
     })
-    const first = items[0]
-    if (typeof first === "object" && first !== null) lastRuns.set(first, { items, known })
+    setRun(items, known)
   }
 
   return { encode, learn }

@@ -75,10 +75,10 @@ export class Trace {
     if (depth > MAX_DEPTH) return false
     const proto: unknown = Object.getPrototypeOf(value)
     if (!this.see(proto)) return false
-    if (proto === Array.prototype) {
-      const array = value as ReadonlyArray<unknown>
-      if (!this.see(array.length)) return false
-      for (const item of array) if (!this.walk(item, depth + 1)) return false
+    if (Array.isArray(value)) {
+      // By index, as JSON reads an array (an own iterator is not what it writes).
+      if (proto !== Array.prototype || !this.see(value.length)) return false
+      for (let i = 0; i < value.length; i++) if (!this.walk(value[i], depth + 1)) return false
       return this.see(undefined)
     }
     if (proto !== Object.prototype && proto !== null) return this.walkMessage(value, depth)
