@@ -30,7 +30,7 @@ import { corrupted, type Parts } from "./Parts.ts"
 import { newTally, report, type Tally } from "./Report.ts"
 import * as Serializer from "./Serializer.ts"
 import * as Sharing from "./Sharing.ts"
-import { references } from "./StorageFormat.ts"
+import { isList, references, unframe } from "./StorageFormat.ts"
 import * as Walks from "./Walks.ts"
 
 const sortWrites = (writes: ReadonlyArray<WriteRow>): Array<WriteRow> =>
@@ -72,10 +72,13 @@ const loading = ({ json, sealing, serializer, sharing }: Parts) => {
     tally: Tally,
     remembering?: { readonly channel: string; readonly version: string; readonly recognize: boolean }
   ): Effect.Effect<unknown, CorruptedCheckpoint> => {
-    if (stored.type === Sharing.SHARED) {
-      const decoded = sharing.decode(stored, pieces.readable, pieces.unreadable)
+    if (isList(stored.type)) {
+      const decoded = sharing.decode({ ...stored, type: stored.type }, pieces.readable, pieces.unreadable)
       if (typeof decoded === "string") return Effect.fail(corrupted(row, `${what}: ${decoded}`))
-      const read = readJson(row, what, decoded.texts, tally)
+      // A framed list is read as its whole text; a list's pieces are parsed one by one.
+      const text = stored.type === Sharing.FRAMED ? unframe(decoded.texts) : decoded.texts
+      if (typeof text === "string") return Effect.fail(corrupted(row, `${what}: ${text}`))
+      const read = readJson(row, what, text, tally)
       if (remembering === undefined) return read
       const place = { ...row, channel: remembering.channel, version: remembering.version }
       sharing.remember(place, decoded)

@@ -48,7 +48,7 @@ type EncodedValue =
   & { readonly channel: string; readonly version: string }
   & (
     | { readonly _tag: "serialized" } & Serializer.Serialized
-    | Extract<Sharing.Encoded, { readonly _tag: "shared" }>
+    | Sharing.SharedValue
   )
 
 /**
@@ -80,7 +80,7 @@ const layOut = (
     if (value._tag === "serialized") {
       return { channel: value.channel, version: value.version, type: value.type, bytes: value.bytes }
     }
-    const list = sharing.layOut(row, value.channel, value.version, value.elements, { fresh, address: key?.address })
+    const list = sharing.layOut(row, value.channel, value.version, value, { fresh, address: key?.address })
     laid.push(list)
     return list.blob
   })
@@ -105,9 +105,9 @@ export const make = (parts: Parts) => {
   const dump = (operation: string, path: string, value: unknown) =>
     serializer.dump(value).pipe(Effect.mapError(({ cause }) => new SerializationFailed({ operation, path, cause })))
 
-  /** An array as shared elements when sharing can hold it, else the serializer's bytes. */
+  /** An array (or a value framing one) as shared elements when sharing can hold it, else the serializer's bytes. */
   const encode = Effect.fnUntraced(function*(operation: string, path: string, value: unknown) {
-    if (Array.isArray(value)) {
+    if (typeof value === "object" && value !== null && !(value instanceof Uint8Array)) {
       const encoded = yield* Effect.try({
         try: () => sharing.encode(value),
         catch: (cause) => new SerializationFailed({ operation, path, cause })
@@ -184,7 +184,7 @@ export const make = (parts: Parts) => {
         encode("putWrites", `writes[${index}] (channel "${channel}")`, value).pipe(
           Effect.map((stored) => {
             const { bytes, pieces, type } = stored._tag === "shared"
-              ? sharing.writeList(stored.elements, key?.address)
+              ? sharing.writeList(stored, key?.address)
               : { ...stored, pieces: [] }
             const idx = Object.hasOwn(WRITES_IDX_MAP, channel) ? WRITES_IDX_MAP[channel]! : index
             const row: WriteRow = { ...task, idx, channel, type, bytes }

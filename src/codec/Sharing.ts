@@ -10,7 +10,10 @@
  * is stored as a *list*: the hashes of its elements, each element's bytes
  * being a *piece* stored once per thread and found by its hash. A list may
  * extend a *base*, a list stored at another version of the same channel, at
- * most two deep (see `sharing/Layout.ts`).
+ * most two deep (see `sharing/Layout.ts`). A value written as one array
+ * inside some text (a `DeltaSnapshot`, a graph's input `{ messages: [...] }`)
+ * is a *framed* list: a piece holding the text around the array, then the
+ * array's elements (see `StorageFormat.FRAMED`).
  *
  * Exactness: a piece is the element's text as `JsonPlusSerializer` writes
  * it, and `JsonPlusSerializer` writes an array as `[` + its elements' texts
@@ -37,6 +40,7 @@ import { hashOf } from "./StorageFormat.ts"
 export {
   BASE_DEPTH,
   distinct,
+  FRAMED,
   HASH_BYTES,
   hashOf,
   LIST_TYPES,
@@ -81,11 +85,20 @@ export interface ListPlace {
  * @since 0.1.0
  */
 export interface Decoded {
+  /** Its stored type, `SHARED` or `FRAMED` (whose first entry is its frame). */
+  readonly type: string
   readonly keys: ReadonlyArray<string>
   /** Each entry's piece, in order: reads parse them one by one. */
   readonly texts: ReadonlyArray<Uint8Array>
   readonly base: Layout.Base | undefined
 }
+
+/**
+ * A value encoded as a list: its stored type and elements.
+ *
+ * @since 0.1.0
+ */
+export type SharedValue = Extract<Encoded, { readonly _tag: "shared" }>
 
 /**
  * The structural sharing of one storage service: encoding on the way in,
@@ -94,24 +107,24 @@ export interface Decoded {
  * @since 0.1.0
  */
 export interface Sharing {
-  /** An array's elements when they can be shared, else its plain bytes; `undefined`: the serializer writes it. */
-  readonly encode: (value: ReadonlyArray<unknown>) => Encoded | undefined
-  /** A channel's elements laid out against its last list stored or read (`fresh`: against nothing). */
+  /** A value's elements when they can be shared, else its plain bytes; `undefined`: the serializer writes it. */
+  readonly encode: (value: unknown) => Encoded | undefined
+  /** A channel's list laid out against its last list stored or read (`fresh`: against nothing). */
   readonly layOut: (
     location: Location,
     channel: string,
     version: string,
-    elements: ReadonlyArray<Element>,
+    list: SharedValue,
     options: { readonly fresh: boolean; readonly address?: Address | undefined }
   ) => Layout.Laid
-  /** A pending write's elements as a list of its own, with its pieces. */
+  /** A pending write's list as a list of its own, with its pieces. */
   readonly writeList: (
-    elements: ReadonlyArray<Element>,
+    list: SharedValue,
     address?: Address
   ) => { readonly type: string; readonly bytes: Uint8Array; readonly pieces: ReadonlyArray<Piece> }
   /** A stored list's bytes from the pieces read with it or kept, or what is wrong; records nothing. */
   readonly decode: (
-    row: Layout.StoredList,
+    row: Layout.StoredList & { readonly type: string },
     pieces: ReadonlyMap<string, Uint8Array>,
     unreadable?: ReadonlyMap<string, string>
   ) => Decoded | string
@@ -157,12 +170,13 @@ export const make = (dumpJson: ((value: unknown) => Uint8Array) | undefined): Sh
 
   return {
     encode: (value) => encoder?.encode(value),
-    layOut: (location, channel, version, elements, options) => {
+    layOut: (location, channel, version, { elements, type }, options) => {
       const keys = keysOf(elements, options.address ?? plainAddress)
       const known = options.fresh ? undefined : lists.get(location, channel)
-      return Layout.layOut(channel, version, elements, keys, known)
+      return Layout.layOut(type, channel, version, elements, keys, known)
     },
-    writeList: (elements, address = plainAddress) => Layout.ownList(elements, keysOf(elements, address)),
+    writeList: ({ elements, type }, address = plainAddress) =>
+      Layout.ownList(type, elements, keysOf(elements, address)),
     decode: (row, pieces, unreadable) => {
       const keys = Layout.entriesOf(row)
       if (typeof keys === "string") return keys
@@ -172,13 +186,13 @@ export const make = (dumpJson: ((value: unknown) => Uint8Array) | undefined): Sh
         if (bytes === undefined) return `a piece it refers to ${unreadable?.get(key) ?? "is missing"}`
         texts.push(bytes)
       }
-      return { keys, texts, base: Layout.baseOf(row.base) }
+      return { type: row.type, keys, texts, base: Layout.baseOf(row.base) }
     },
-    remember: (place, { base, keys }) => {
+    remember: (place, { base, keys, type }) => {
       const previous = lists.get(place, place.channel)
       // The same version read again keeps whether its items were recognized.
       const recognized = previous?.version === place.version ? previous.recognized : undefined
-      lists.set(place, place.channel, { version: place.version, base, keys, recognized })
+      lists.set(place, place.channel, { type, version: place.version, base, keys, recognized })
     },
     recognize: (place, value, { keys, texts }, plainKeys) => {
       const list = lists.get(place, place.channel)

@@ -19,6 +19,19 @@ import type { Piece } from "../StorageDriver.ts"
 export const SHARED = "shared-json/1"
 
 /**
+ * The storage `type` of a framed list (format 1): a value written as one
+ * array inside some JSON text, a `DeltaSnapshot` or an object whose last
+ * property is the array (a graph's input, `{ messages: [...] }`). Its bytes
+ * are hashes as a shared list's, and its first entry is the *frame*: a piece
+ * holding the JSON array `[before, after]` of the texts around the array,
+ * stored once per thread like any piece. It reads back as the `json` value
+ * `before` + the array + `after`.
+ *
+ * @since 0.1.0
+ */
+export const FRAMED = "shared-json-framed/1"
+
+/**
  * What a sealed row's stored `type` ends with (see `Sealing`).
  *
  * @since 0.1.0
@@ -26,12 +39,19 @@ export const SHARED = "shared-json/1"
 export const SEALED_SUFFIX = "+sealed"
 
 /**
+ * Whether an unsealed stored `type` is a list's (shared or framed).
+ *
+ * @since 0.1.0
+ */
+export const isList = (type: string): boolean => type === SHARED || type === FRAMED
+
+/**
  * The stored types of lists: plain, and sealed (whose bytes are the hashes
  * followed by a trailer of whole hash-sized units, see `Sealing`).
  *
  * @since 0.1.0
  */
-export const LIST_TYPES: ReadonlyArray<string> = [SHARED, SHARED + SEALED_SUFFIX]
+export const LIST_TYPES: ReadonlyArray<string> = [SHARED, FRAMED].flatMap((type) => [type, type + SEALED_SUFFIX])
 
 /**
  * The bytes of a piece's hash: a list's bytes are its entries' hashes, back to back.
@@ -65,6 +85,7 @@ export const distinct = (pieces: ReadonlyArray<Piece>): Array<Piece> => {
 export const BASE_DEPTH = 2
 
 const utf8 = new TextEncoder()
+const utf8Decoder = new TextDecoder()
 const [OPEN, COMMA, CLOSE] = utf8.encode("[,]") as unknown as [number, number, number]
 
 /**
@@ -121,4 +142,37 @@ export const join = (texts: ReadonlyArray<Uint8Array>): Uint8Array => {
   })
   out[at] = CLOSE
   return out
+}
+
+/**
+ * A framed list's frame: the piece holding the texts written before and
+ * after its array.
+ *
+ * @since 0.1.0
+ */
+export const frameOf = (before: string, after: string): Uint8Array => utf8.encode(JSON.stringify([before, after]))
+
+/** `before` + an array's text + `after`: a framed value's text. */
+export const framed = (before: string, array: Uint8Array, after: string): Uint8Array =>
+  Buffer.concat([utf8.encode(before), array, utf8.encode(after)])
+
+/**
+ * A framed list's text from its entries' texts (the frame first); a string
+ * saying what is wrong.
+ *
+ * @since 0.1.0
+ */
+export const unframe = (texts: ReadonlyArray<Uint8Array>): Uint8Array | string => {
+  const [frame, ...items] = texts
+  if (frame === undefined) return "its frame is missing"
+  let parts: unknown
+  try {
+    parts = JSON.parse(utf8Decoder.decode(frame))
+  } catch {
+    parts = undefined
+  }
+  if (!Array.isArray(parts) || parts.length !== 2 || typeof parts[0] !== "string" || typeof parts[1] !== "string") {
+    return "its frame is not two texts"
+  }
+  return framed(parts[0], join(items), parts[1])
 }

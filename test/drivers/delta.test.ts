@@ -14,12 +14,13 @@ import { DeltaSnapshot } from "@langchain/langgraph-checkpoint"
 import { Effect, Layer, Redacted } from "effect"
 import { createHash } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { FRAMED } from "../../src/codec/StorageFormat.ts"
 import { CheckpointStorage, EffectCheckpointSaver, MemoryDriver, type SaverOptions } from "../../src/index.ts"
 import * as Postgres from "../../src/postgres.ts"
 import type { StorageDriver } from "../../src/StorageDriver.ts"
 import { keyOf } from "../scenarios/encryption.ts"
 import { makeCountingSocket } from "../support/countingSocket.ts"
-import { createDatabase } from "../support/databases.ts"
+import { admin, createDatabase } from "../support/databases.ts"
 
 /** A saver whose one connection counts what crosses the wire. */
 const counted = (url: string, options: SaverOptions = {}) => {
@@ -118,6 +119,28 @@ describe("DeltaChannel history on PostgreSQL", () => {
     }
   )
 
+  it("a snapshot is a framed list: its messages are pieces, stored once with the writes that hold them too", async () => {
+    const saver = await EffectCheckpointSaver.fromConnString(database.url)
+    try {
+      const config = await populate(saver, "framed", 30, 3, "framed")
+      const stored = await admin(async (client) => ({
+        types: (await client.query(`SELECT type FROM checkpoint_blobs WHERE thread_id = 'framed'`)).rows,
+        pieces: (await client.query(`SELECT count(*)::int AS n FROM checkpoint_pieces WHERE thread_id = 'framed'`))
+          .rows[0].n
+      }), database.url)
+      expect(stored.types).toEqual([{ type: FRAMED }])
+      // The snapshot's 30 messages, the 3 written after it, and the snapshot's frame.
+      expect(stored.pieces).toBe(34)
+      const history = (await saver.getDeltaChannelHistory({ config, channels: ["messages"] })).messages
+      expect(history?.seed).toBeInstanceOf(DeltaSnapshot)
+      expect(plain(history?.seed)).toEqual(
+        plain(new DeltaSnapshot(Array.from({ length: 30 }, (_, i) => message(i, "framed"))))
+      )
+    } finally {
+      await saver.close()
+    }
+  })
+
   it("a thread written again with other bytes under the same ids and versions reads back as written", async () => {
     const writer = await EffectCheckpointSaver.fromConnString(database.url)
     const { saver: reader } = counted(database.url)
@@ -168,7 +191,8 @@ describe("DeltaChannel history, a seed the walk left out", () => {
     }
     const saver = EffectCheckpointSaver.fromLayer(CheckpointStorage.layerDriver(Effect.succeed(driver)))
     try {
-      const config = await populate(saver, "forgot", 50, 5, "kept")
+      // A snapshot of 80 messages: its list of hashes is large enough for the walk to keep.
+      const config = await populate(saver, "forgot", 80, 5, "kept")
       const ask = () => saver.getDeltaChannelHistory({ config, channels: ["messages"] }).then(plain)
       const first = await ask()
       expect(await ask()).toEqual(first)

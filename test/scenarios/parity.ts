@@ -3,22 +3,26 @@
  * driver: each scenario is one program over a `Probe`, recording what a user
  * can observe at every step (see `support/differential.ts`).
  */
-import { AIMessage, HumanMessage } from "@langchain/core/messages"
+import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages"
 import type { RunnableConfig } from "@langchain/core/runnables"
 import {
   Annotation,
   Command,
+  DeltaValue,
   END,
   entrypoint,
   getPreviousState,
   interrupt,
   MemorySaver,
+  messagesDeltaReducer,
   Send,
   START,
   StateGraph,
+  StateSchema,
   task
 } from "@langchain/langgraph"
 import type { Checkpoint, CheckpointMetadata } from "@langchain/langgraph-checkpoint"
+import { z } from "zod"
 import type { Probe, Runnable, Scenario } from "../support/differential.ts"
 import { approvalGraph, chatGraph, deltaGraph, nestedGraph, stepsGraph } from "../support/inspectedGraph.ts"
 
@@ -396,6 +400,49 @@ const delta: Scenario = {
   }
 }
 
+/** A message long enough (~300 bytes) for structural sharing to give it a piece. */
+const long = (label: string) => `${label}: `.padEnd(300, "lorem ipsum ")
+
+const framed: Scenario = {
+  name: "values written around an array of messages (DeltaChannel snapshots, each turn's input): framed lists",
+  run: async (probe) => {
+    const messages = z.custom<Array<BaseMessage>>()
+    const State = new StateSchema({
+      // MessagesDeltaValue with a snapshot every 2 updates: the snapshots are framed lists.
+      messages: new DeltaValue(messages.default(() => []), {
+        inputSchema: messages,
+        reducer: messagesDeltaReducer,
+        snapshotFrequency: 2
+      })
+    })
+    const graph = runnable(
+      new StateGraph(State)
+        .addNode("model", (state) => ({ messages: [new AIMessage(long(`reply ${state.messages.length}`))] }))
+        .addEdge(START, "model")
+        .addEdge("model", END)
+        .compile({ checkpointer: probe.saver })
+    )
+    const config = probe.thread()
+    for (let turn = 0; turn < 6; turn++) {
+      // Each input `{ messages: [...] }` is a framed list too, in the `__start__` channel.
+      const input = { messages: [new HumanMessage(long(`question ${turn}`))] }
+      if (turn % 2 === 0) await probe.invoke(`turn ${turn}`, graph, input, config)
+      else await probe.stream(`turn ${turn}`, graph, input, config)
+    }
+    await probe.state("after six turns", graph, config)
+    const steps = await history(graph, config)
+    const afterTwo = steps.find((step) =>
+      (step.values.messages as Array<unknown>).length === 4 && step.next.length === 0
+    )!
+    const fork = await probe.attempt(
+      "fork after two turns",
+      () => graph.updateState(afterTwo.config, { messages: [new AIMessage(long("edited"))] })
+    )
+    await probe.stream("continue the fork", graph, { messages: [new HumanMessage(long("on the fork"))] }, fork!)
+    await probe.state("the fork", graph, config)
+  }
+}
+
 const functional: Scenario = {
   name: "the functional API: an entrypoint with tasks, an interrupt and getPreviousState",
   run: async (probe) => {
@@ -489,6 +536,7 @@ export const parityScenarios: ReadonlyArray<Scenario> = [
   parallel,
   errors,
   delta,
+  framed,
   functional,
   runIds,
   runIdsNotRecorded

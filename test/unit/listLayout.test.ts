@@ -4,7 +4,10 @@
  * before (its base, what it keeps, the pieces it sends), and how a stored
  * list reads back as the very bytes of the plain encoding.
  */
+import { AIMessage, HumanMessage } from "@langchain/core/messages"
+import { DeltaSnapshot } from "@langchain/langgraph-checkpoint"
 import { describe, expect, it } from "vitest"
+import * as JsonPlus from "../../src/codec/JsonPlus.ts"
 import * as Sharing from "../../src/codec/Sharing.ts"
 import * as StorageFormat from "../../src/codec/StorageFormat.ts"
 import type { SharedBase } from "../../src/StorageDriver.ts"
@@ -21,11 +24,12 @@ const at = { thread_id: "t", checkpoint_ns: "" }
 const message = (n: number) => ({ role: "human", content: `message ${n} `.padEnd(100, "x") })
 const messages = (count: number, from = 0) => Array.from({ length: count }, (_, i) => message(from + i))
 
-const elementsOf = (sharing: Sharing.Sharing, value: ReadonlyArray<unknown>) => {
+const sharedOf = (sharing: Sharing.Sharing, value: unknown) => {
   const encoded = sharing.encode(value)
   if (encoded?._tag !== "shared") throw new Error("expected a shared list")
-  return encoded.elements
+  return encoded
 }
+const elementsOf = (sharing: Sharing.Sharing, value: ReadonlyArray<unknown>) => sharedOf(sharing, value).elements
 
 const piecesOf = (laid: ReadonlyArray<{ readonly pieces: ReadonlyArray<{ hash: Uint8Array; bytes: Uint8Array }> }>) =>
   new Map(laid.flatMap((l) => l.pieces).map((piece) => [StorageFormat.pieceKey(piece.hash), piece.bytes]))
@@ -76,7 +80,7 @@ describe("a list read back", () => {
     const value = stored.map((item) => structuredClone(item) as { content: string })
     const texts = elements.map((element) => element.bytes)
     const keys = plainKeys ? elements.map((element) => element.key) : elements.map((_, i) => `keyed ${i}`)
-    const decoded = { keys, texts, base: undefined }
+    const decoded = { type: StorageFormat.SHARED, keys, texts, base: undefined }
     sharing.remember(place, decoded)
     sharing.recognize(place, value, decoded, plainKeys)
     return { value, elements }
@@ -108,7 +112,7 @@ describe("a list read back", () => {
     elementsOf(sharing, [...value, message(30)])
     expect(calls()).toBe(31)
     sharing.stored(at, [
-      sharing.layOut(at, "messages", "2", elementsOf(sharing, [...value, message(30)]), { fresh: false })
+      sharing.layOut(at, "messages", "2", sharedOf(sharing, [...value, message(30)]), { fresh: false })
     ])
     const again = readBack(sharing, messages(31))
     const before = calls()
@@ -126,7 +130,7 @@ describe("a list read back", () => {
 describe("layOut", () => {
   it("a first list stores every hash and sends every piece", () => {
     const sharing = Sharing.make(dumpJson)
-    const laid = sharing.layOut(at, "messages", "1", elementsOf(sharing, messages(3)), { fresh: false })
+    const laid = sharing.layOut(at, "messages", "1", sharedOf(sharing, messages(3)), { fresh: false })
     expect(laid.blob).toMatchObject({ channel: "messages", version: "1", type: StorageFormat.SHARED, base: undefined })
     expect(laid.blob.bytes!.byteLength).toBe(3 * StorageFormat.HASH_BYTES)
     expect(laid.pieces).toHaveLength(3)
@@ -135,9 +139,9 @@ describe("layOut", () => {
 
   it("an append extends the list stored before: one hash, one piece", () => {
     const sharing = Sharing.make(dumpJson)
-    const first = sharing.layOut(at, "messages", "1", elementsOf(sharing, messages(20)), { fresh: false })
+    const first = sharing.layOut(at, "messages", "1", sharedOf(sharing, messages(20)), { fresh: false })
     sharing.stored(at, [first])
-    const next = sharing.layOut(at, "messages", "2", elementsOf(sharing, messages(21)), { fresh: false })
+    const next = sharing.layOut(at, "messages", "2", sharedOf(sharing, messages(21)), { fresh: false })
     expect(next.blob.base).toEqual({ version: "1", keep: 20 })
     expect(StorageFormat.unpackHashes(next.blob.bytes!)).toEqual([StorageFormat.hashOf(dumpJson(message(20)))])
     expect(next.pieces).toHaveLength(1)
@@ -146,10 +150,10 @@ describe("layOut", () => {
 
   it("an edit keeps the base up to the first difference and sends from there", () => {
     const sharing = Sharing.make(dumpJson)
-    const first = sharing.layOut(at, "messages", "1", elementsOf(sharing, messages(20)), { fresh: false })
+    const first = sharing.layOut(at, "messages", "1", sharedOf(sharing, messages(20)), { fresh: false })
     sharing.stored(at, [first])
     const edited = [...messages(10), message(99), ...messages(9, 11)]
-    const next = sharing.layOut(at, "messages", "2", elementsOf(sharing, edited), { fresh: false })
+    const next = sharing.layOut(at, "messages", "2", sharedOf(sharing, edited), { fresh: false })
     expect(next.blob.base).toEqual({ version: "1", keep: 10 })
     expect(next.pieces).toHaveLength(10)
     expect(next.list.keys).toHaveLength(20)
@@ -157,11 +161,11 @@ describe("layOut", () => {
 
   it("bases go at most two deep: the third step extends a base of the chain, not the list before", () => {
     const sharing = Sharing.make(dumpJson)
-    let laid = sharing.layOut(at, "messages", "1", elementsOf(sharing, messages(100)), { fresh: false })
+    let laid = sharing.layOut(at, "messages", "1", sharedOf(sharing, messages(100)), { fresh: false })
     const depths: Array<number> = []
     for (let step = 2; step < 12; step++) {
       sharing.stored(at, [laid])
-      laid = sharing.layOut(at, "messages", String(step), elementsOf(sharing, messages(100 + step)), { fresh: false })
+      laid = sharing.layOut(at, "messages", String(step), sharedOf(sharing, messages(100 + step)), { fresh: false })
       let depth = 0
       for (let base = laid.list.base; base !== undefined; base = base.base) depth++
       depths.push(depth)
@@ -172,8 +176,8 @@ describe("layOut", () => {
 
   it("fresh: laid out against nothing", () => {
     const sharing = Sharing.make(dumpJson)
-    sharing.stored(at, [sharing.layOut(at, "messages", "1", elementsOf(sharing, messages(20)), { fresh: false })])
-    const laid = sharing.layOut(at, "messages", "2", elementsOf(sharing, messages(21)), { fresh: true })
+    sharing.stored(at, [sharing.layOut(at, "messages", "1", sharedOf(sharing, messages(20)), { fresh: false })])
+    const laid = sharing.layOut(at, "messages", "2", sharedOf(sharing, messages(21)), { fresh: true })
     expect(laid.blob.base).toBeUndefined()
     expect(laid.pieces).toHaveLength(21)
   })
@@ -182,22 +186,22 @@ describe("layOut", () => {
 describe("decode", () => {
   it("a list and its base read back as the plain encoding's bytes", () => {
     const writer = Sharing.make(dumpJson)
-    const first = writer.layOut(at, "messages", "1", elementsOf(writer, messages(20)), { fresh: false })
+    const first = writer.layOut(at, "messages", "1", sharedOf(writer, messages(20)), { fresh: false })
     writer.stored(at, [first])
-    const next = writer.layOut(at, "messages", "2", elementsOf(writer, messages(21)), { fresh: false })
+    const next = writer.layOut(at, "messages", "2", sharedOf(writer, messages(21)), { fresh: false })
     const base: SharedBase = { version: "1", keep: next.blob.base!.keep, list: first.blob.bytes, base: undefined }
     const reader = Sharing.make(dumpJson)
-    const read = reader.decode({ bytes: next.blob.bytes, base }, piecesOf([first, next]))
+    const read = reader.decode({ type: StorageFormat.SHARED, bytes: next.blob.bytes, base }, piecesOf([first, next]))
     expect(text(read)).toBe(JSON.stringify(messages(21)))
   })
 
   it("records nothing: the next step extends a list read only once the caller remembers it", () => {
     const writer = Sharing.make(dumpJson)
-    const first = writer.layOut(at, "messages", "1", elementsOf(writer, messages(20)), { fresh: false })
+    const first = writer.layOut(at, "messages", "1", sharedOf(writer, messages(20)), { fresh: false })
     const reader = Sharing.make(dumpJson)
     const read = reader.decode(first.blob, piecesOf([first]))
     if (typeof read === "string") throw new Error(read)
-    const next = () => reader.layOut(at, "messages", "2", elementsOf(reader, messages(21)), { fresh: false })
+    const next = () => reader.layOut(at, "messages", "2", sharedOf(reader, messages(21)), { fresh: false })
     expect(next().blob.base).toBeUndefined()
     reader.remember({ ...at, channel: "messages", version: "1" }, read)
     expect(next().blob.base?.version).toBe("1")
@@ -205,11 +209,11 @@ describe("decode", () => {
 
   it("a missing piece, a damaged list, a missing or short base and too deep a chain say so", () => {
     const writer = Sharing.make(dumpJson)
-    const laid = writer.layOut(at, "messages", "1", elementsOf(writer, messages(4)), { fresh: false })
+    const laid = writer.layOut(at, "messages", "1", sharedOf(writer, messages(4)), { fresh: false })
     const reader = () => Sharing.make(dumpJson)
     const pieces = piecesOf([laid])
     expect(reader().decode(laid.blob, new Map())).toBe("a piece it refers to is missing")
-    expect(reader().decode({ bytes: laid.blob.bytes!.subarray(1) }, pieces)).toBe(
+    expect(reader().decode({ type: StorageFormat.SHARED, bytes: laid.blob.bytes!.subarray(1) }, pieces)).toBe(
       "its list is not a whole number of hashes"
     )
     const base = (keep: number, list: Uint8Array | undefined, deeper?: SharedBase): SharedBase => ({
@@ -218,15 +222,97 @@ describe("decode", () => {
       list,
       base: deeper
     })
-    expect(reader().decode({ bytes: laid.blob.bytes, base: base(1, undefined) }, pieces)).toBe(
-      "its base (version 0) is missing"
-    )
-    expect(reader().decode({ bytes: laid.blob.bytes, base: base(9, laid.blob.bytes) }, pieces)).toBe(
+    expect(reader().decode({ type: StorageFormat.SHARED, bytes: laid.blob.bytes, base: base(1, undefined) }, pieces))
+      .toBe(
+        "its base (version 0) is missing"
+      )
+    expect(
+      reader().decode({ type: StorageFormat.SHARED, bytes: laid.blob.bytes, base: base(9, laid.blob.bytes) }, pieces)
+    ).toBe(
       "its base (version 0) is shorter than it keeps"
     )
     const tooDeep = base(1, laid.blob.bytes, base(1, laid.blob.bytes, base(1, laid.blob.bytes)))
-    expect(reader().decode({ bytes: laid.blob.bytes, base: tooDeep }, pieces)).toBe(
+    expect(reader().decode({ type: StorageFormat.SHARED, bytes: laid.blob.bytes, base: tooDeep }, pieces)).toBe(
       "its bases are deeper than this library writes"
     )
+  })
+})
+
+describe("framed lists", () => {
+  const conversation = (count: number) =>
+    Array.from({ length: count }, (_, i) =>
+      i % 2 === 0
+        ? new HumanMessage({ id: `h${i}`, content: `question ${i} `.padEnd(120, "q") })
+        : new AIMessage({ id: `a${i}`, content: `answer ${i} `.padEnd(120, "a") }))
+  /** A value encoded and read back the way `Decode` reads a stored framed list. */
+  const roundTrip = (sharing: Sharing.Sharing, value: unknown) => {
+    const encoded = sharedOf(sharing, value)
+    expect(encoded.type).toBe(StorageFormat.FRAMED)
+    const laid = sharing.layOut(at, "c", "1", encoded, { fresh: true })
+    const read = Sharing.make(JsonPlus.dumpJson).decode(laid.blob, piecesOf([laid]))
+    if (typeof read === "string") throw new Error(read)
+    expect(read.type).toBe(StorageFormat.FRAMED)
+    return text(StorageFormat.unframe(read.texts))
+  }
+
+  it("a DeltaSnapshot and a graph's input read back as the very bytes the plain encoding stores", () => {
+    const sharing = Sharing.make(JsonPlus.dumpJson)
+    const snapshot = new DeltaSnapshot(conversation(6))
+    expect(roundTrip(sharing, snapshot)).toBe(text(JsonPlus.dumpJson(snapshot)))
+    const input = { note: "kept in the frame", messages: conversation(3) }
+    expect(roundTrip(sharing, input)).toBe(text(JsonPlus.dumpJson(input)))
+    // The frame is the list's first entry, a piece of its own; the elements are the messages' pieces.
+    const encoded = sharedOf(sharing, input)
+    expect(JSON.parse(text(encoded.elements[0]!.bytes))).toEqual(["{\"note\":\"kept in the frame\",\"messages\":", "}"])
+    expect(encoded.elements.slice(1).map((element) => element.bytes)).toEqual(
+      elementsOf(sharing, input.messages).map((element) => element.bytes)
+    )
+  })
+
+  it("only values written as their own keys with the array last are framed; small arrays keep the plain bytes", () => {
+    const sharing = Sharing.make(JsonPlus.dumpJson)
+    expect(sharing.encode({ messages: conversation(3), step: 1 })).toBeUndefined()
+    expect(sharing.encode({ lc: 1, messages: conversation(3) })).toBeUndefined()
+    expect(sharing.encode({ toJSON: () => "x", messages: conversation(3) })).toBeUndefined()
+    expect(sharing.encode(
+      new (class Holder {
+        messages = conversation(3)
+      })()
+    )).toBeUndefined()
+    expect(sharing.encode({ ids: [1, 2, 3] })).toBeUndefined()
+    const small = { messages: [{ a: 1 }] }
+    const encoded = sharing.encode(small)
+    expect(encoded?._tag).toBe("serialized")
+    if (encoded?._tag === "serialized") expect(text(encoded.bytes)).toBe(text(JsonPlus.dumpJson(small)))
+  })
+
+  it("a change around the array is a new frame; the array's pieces stay", () => {
+    const sharing = Sharing.make(JsonPlus.dumpJson)
+    const input = { note: "first", messages: conversation(3) }
+    const before = sharedOf(sharing, input).elements
+    input.note = "second"
+    const after = sharedOf(sharing, input).elements
+    expect(after[0]!.key).not.toBe(before[0]!.key)
+    expect(after.slice(1)).toEqual(before.slice(1))
+    expect(roundTrip(sharing, input)).toBe(text(JsonPlus.dumpJson(input)))
+  })
+
+  it("a framed list and a shared list of one channel never extend each other", () => {
+    const sharing = Sharing.make(JsonPlus.dumpJson)
+    const messages = conversation(20)
+    sharing.stored(at, [sharing.layOut(at, "c", "1", sharedOf(sharing, messages), { fresh: false })])
+    const framed = sharing.layOut(at, "c", "2", sharedOf(sharing, new DeltaSnapshot(messages)), { fresh: false })
+    expect(framed.blob.base).toBeUndefined()
+    sharing.stored(at, [framed])
+    const next = sharing.layOut(at, "c", "3", sharedOf(sharing, new DeltaSnapshot(conversation(21))), { fresh: false })
+    expect(next.blob.base).toEqual({ version: "2", keep: 21 })
+  })
+
+  it("a frame that is not two texts says so", () => {
+    const items = [utf8.encode("{}")]
+    expect(StorageFormat.unframe([utf8.encode("[1]"), ...items])).toBe("its frame is not two texts")
+    expect(StorageFormat.unframe([utf8.encode("not json"), ...items])).toBe("its frame is not two texts")
+    expect(StorageFormat.unframe([])).toBe("its frame is missing")
+    expect(text(StorageFormat.unframe([StorageFormat.frameOf("{\"a\":", "}"), ...items]))).toBe("{\"a\":[{}]}")
   })
 })

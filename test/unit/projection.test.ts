@@ -128,7 +128,9 @@ describe("the projections' SQL", () => {
   const t = Tables.make("my schema")
 
   it("the list types and hash rows follow the storage format", () => {
-    expect(Projection.listTypes).toBe(`'${StorageFormat.SHARED}', '${StorageFormat.SHARED}+sealed'`)
+    expect(Projection.listTypes).toBe(
+      `'${StorageFormat.SHARED}', '${StorageFormat.SHARED}+sealed', '${StorageFormat.FRAMED}', '${StorageFormat.FRAMED}+sealed'`
+    )
     expect(Projection.hashesOf("x")).toContain(`FOR ${StorageFormat.HASH_BYTES}`)
   })
 

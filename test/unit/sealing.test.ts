@@ -121,3 +121,34 @@ describe("a sealed list", () => {
     expect(sealing.openBlob(place, { ...sealed, bytes: hashes }, tally())).toBe("is truncated")
   })
 })
+
+describe("a sealed framed list", () => {
+  const hashes = StorageFormat.packHashes(["frame", "a"].map((text) => StorageFormat.hashOf(utf8.encode(text))))
+  const at = (version: string, base?: BlobRow["base"]): BlobRow => ({
+    channel: "messages",
+    version,
+    type: StorageFormat.FRAMED,
+    bytes: hashes,
+    base
+  })
+  const sealedBase = sealing.sealBlob(key, "t", "", at("1"))
+  const sealed = sealing.sealBlob(key, "t", "", at("2", { version: "1", keep: 2 }))
+
+  it("is a list: its hashes stay readable, and it opens with its base, sealed as a framed list too", () => {
+    expect(sealed.type).toBe(StorageFormat.FRAMED + StorageFormat.SEALED_SUFFIX)
+    expect(StorageFormat.references(sealed).slice(0, 2)).toEqual(StorageFormat.unpackHashes(hashes))
+    const read = { ...sealed, base: { version: "1", keep: 2, list: sealedBase.bytes, base: undefined } }
+    const opened = sealing.openBlob(place, read, tally())
+    if (typeof opened === "string") throw new Error(opened)
+    expect([...opened.bytes!]).toEqual([...hashes])
+    expect([...opened.base!.list!]).toEqual([...hashes])
+  })
+
+  it("does not open as a shared list of the same place, nor with a shared list's base", () => {
+    expect(sealing.openBlob(place, { ...sealed, type: StorageFormat.SHARED + StorageFormat.SEALED_SUFFIX }, tally()))
+      .toMatch(/does not decrypt/)
+    const sharedBase = sealing.sealBlob(key, "t", "", { ...at("1"), type: StorageFormat.SHARED })
+    const read = { ...sealed, base: { version: "1", keep: 2, list: sharedBase.bytes, base: undefined } }
+    expect(sealing.openBlob(place, read, tally())).toMatch(/its base \(version 1\) does not decrypt/)
+  })
+})

@@ -7,7 +7,7 @@
  */
 import type { CheckpointRow, Piece, ThreadRows } from "../../StorageDriver.ts"
 import { SEALED_METADATA } from "../Encryption.ts"
-import { hashOf, pieceKey, references, SEALED_SUFFIX, SHARED } from "../StorageFormat.ts"
+import { hashOf, isList, pieceKey, references, SEALED_SUFFIX } from "../StorageFormat.ts"
 import { isSealed, isUnder, listTrailer } from "./Frames.ts"
 import type { ThreadKey } from "./Keys.ts"
 import { openSecret, sealMetadata, sealSecret } from "./Metadata.ts"
@@ -53,7 +53,7 @@ const resealPieces = (resealer: Resealer, key: ThreadKey, rows: ThreadRows, targ
 
 /** An opened value for its new place: a list's hashes become its pieces' new addresses. */
 const move = <A extends Value>(moved: ReadonlyMap<string, string>, opened: A | string): A | string => {
-  if (typeof opened === "string" || opened.type !== SHARED || opened.bytes === undefined) return opened
+  if (typeof opened === "string" || !isList(opened.type) || opened.bytes === undefined) return opened
   const keys: Array<string> = []
   for (const from of references(opened)) {
     const to = moved.get(from)
@@ -127,7 +127,7 @@ export const allUnder = (key: ThreadKey, rows: ThreadRows): boolean => {
   const under = (frame: Uint8Array) => isUnder(frame, key.head)
   const valueUnder = (row: Value) =>
     row.bytes === undefined ||
-    (isSealed(row.type) && under(row.type === SHARED + SEALED_SUFFIX ? listTrailer(row.bytes) : row.bytes))
+    (isSealed(row.type) && under(isList(row.type.slice(0, -SEALED_SUFFIX.length)) ? listTrailer(row.bytes) : row.bytes))
   return rows.pieces.every((piece) => under(piece.bytes)) &&
     rows.blobs.every(valueUnder) &&
     rows.writes.every(valueUnder) &&

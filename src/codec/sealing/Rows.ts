@@ -8,7 +8,7 @@
  * @since 0.1.0
  */
 import type { BlobRow, Piece, SharedBase, WriteRow } from "../../StorageDriver.ts"
-import { pieceKey, SEALED_SUFFIX, SHARED } from "../StorageFormat.ts"
+import { isList, pieceKey, SEALED_SUFFIX } from "../StorageFormat.ts"
 import { isSealed, type Keyring, open, openList, seal, type Sealer, sealList, VERSION } from "./Frames.ts"
 import type { ThreadKey } from "./Keys.ts"
 import { blobPlace, type CheckpointPlace, piecePlace, writePlace } from "./Places.ts"
@@ -61,7 +61,7 @@ export interface Location {
 /** A value's stored form: `type+sealed`, a list keeping its hashes readable. */
 const sealValue = (sealer: Sealer, type: string, bytes: Uint8Array, at: Uint8Array) => ({
   type: type + SEALED_SUFFIX,
-  bytes: type === SHARED ? sealList(sealer, bytes, at) : seal(sealer, bytes, at)
+  bytes: isList(type) ? sealList(sealer, bytes, at) : seal(sealer, bytes, at)
 })
 
 /**
@@ -85,7 +85,7 @@ export const openValue = (
   }
   if (stored.bytes === undefined) return "has lost its ciphertext"
   const type = stored.type.slice(0, -SEALED_SUFFIX.length)
-  const opened = type === SHARED
+  const opened = isList(type)
     ? openList(opener.keyring, stored.bytes, at(type))
     : open(opener.keyring, stored.bytes, at(type))
   return typeof opened === "string" ? opened : { type, bytes: opened }
@@ -103,21 +103,22 @@ export const sealBlob = (key: ThreadKey, thread_id: string, checkpoint_ns: strin
     ...sealValue(key, blob.type, blob.bytes, blobPlace(thread_id, checkpoint_ns, blob, blob.type))
   }
 
-/** A sealed list's bases, opened (a sealed list only ever extends sealed ones). */
+/** A sealed list's bases, opened (a sealed list only ever extends sealed ones of its own `type`). */
 const openBase = (
   keyring: Keyring,
   location: Location,
   channel: string,
+  type: string,
   base: SharedBase | undefined
 ): SharedBase | string | undefined => {
   if (base?.list === undefined) return base
   const list = openList(
     keyring,
     base.list,
-    blobPlace(location.thread_id, location.checkpoint_ns, { channel, ...base, base: base.base }, SHARED)
+    blobPlace(location.thread_id, location.checkpoint_ns, { channel, ...base, base: base.base }, type)
   )
   if (typeof list === "string") return `its base (version ${base.version}) ${list}`
-  const deeper = openBase(keyring, location, channel, base.base)
+  const deeper = openBase(keyring, location, channel, type, base.base)
   return typeof deeper === "string" ? deeper : { ...base, list, base: deeper }
 }
 
@@ -136,7 +137,7 @@ export const openBlob = (opener: Opener, location: Location, blob: BlobRow, tall
   )
   if (typeof opened === "string") return opened
   if (!isSealed(blob.type)) return blob
-  const base = openBase(opener.keyring, location, blob.channel, blob.base)
+  const base = openBase(opener.keyring, location, blob.channel, opened.type, blob.base)
   return typeof base === "string" ? base : { ...blob, ...opened, base }
 }
 

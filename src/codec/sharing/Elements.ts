@@ -3,10 +3,14 @@
  * to, each one's JSON text and hash, the text reused from an earlier step
  * while its `Trace` is unchanged. Small arrays and arrays of small elements
  * keep the plain encoding, for which a piece would cost more than it saves.
+ * A value written as one array inside some text (a `DeltaSnapshot`, a
+ * graph's input `{ messages: [...] }`) is a framed list: its frame, then the
+ * array's elements.
  *
  * @since 0.1.0
  */
-import { hashOf, join } from "../StorageFormat.ts"
+import { DeltaSnapshot } from "@langchain/langgraph-checkpoint"
+import { FRAMED, framed, frameOf, hashOf, join, SHARED } from "../StorageFormat.ts"
 import { Trace } from "./Trace.ts"
 
 /**
@@ -30,13 +34,18 @@ export interface Element {
 
 /**
  * A value encoded: `serialized` holds what the plain encoding stores;
- * `shared` holds its elements, to be laid out as a list.
+ * `shared` holds its elements, to be laid out as a list of `type` (a framed
+ * list's first element is its frame).
  *
  * @since 0.1.0
  */
 export type Encoded =
   | { readonly _tag: "serialized"; readonly type: "json"; readonly bytes: Uint8Array }
-  | { readonly _tag: "shared"; readonly elements: ReadonlyArray<Element> }
+  | {
+    readonly _tag: "shared"
+    readonly type: typeof SHARED | typeof FRAMED
+    readonly elements: ReadonlyArray<Element>
+  }
 
 /**
  * Where a thread stores an element: its plain hash, or (encryption on) a
@@ -52,6 +61,25 @@ export type Address = (element: Element) => string
  * @since 0.1.0
  */
 export const plainAddress: Address = (element) => element.key
+
+const utf8 = new TextDecoder()
+
+/** The array `value` is written around, and the value with that array empty; `undefined`: not such a value. */
+const framing = (value: object): { readonly items: Array<unknown>; readonly empty: unknown } | undefined => {
+  if (value instanceof DeltaSnapshot) {
+    return Array.isArray(value.value) ? { items: value.value, empty: new DeltaSnapshot([]) } : undefined
+  }
+  const prototype: unknown = Object.getPrototypeOf(value)
+  // Only a plain object is written as its own keys in order; JSON writes one
+  // with an `lc` key escaped, a `Send` and one with `toJSON` as something else.
+  if (prototype !== Object.prototype && prototype !== null) return undefined
+  const fields = value as Record<string, unknown>
+  if (Object.hasOwn(fields, "lc") || fields.lg_name === "Send" || typeof fields.toJSON === "function") return undefined
+  const keys = Object.keys(fields)
+  const last = keys[keys.length - 1]
+  const items = last === undefined ? undefined : fields[last]
+  return Array.isArray(items) ? { items, empty: { ...fields, [last!]: [] } } : undefined
+}
 
 /** An element that may deserve a piece of its own: an object, or a long string. */
 const worthAPiece = (value: unknown): boolean =>
@@ -119,7 +147,7 @@ export const makeEncoder = (dumpJson: (value: unknown) => Uint8Array) => {
     return keep(value, trace, element)
   }
 
-  const encode = (value: ReadonlyArray<unknown>): Encoded | undefined => {
+  const encodeArray = (value: ReadonlyArray<unknown>): Encoded | undefined => {
     // Numbers, short strings and the like (an embedding, a list of ids) are
     // smaller than a piece's hash and row: not worth serializing one by one.
     if (!value.every(worthAPiece)) return undefined
@@ -149,8 +177,33 @@ export const makeEncoder = (dumpJson: (value: unknown) => Uint8Array) => {
     setRun(value, known)
     return size < MIN_SHARED_BYTES || size < MIN_ELEMENT_BYTES * elements.length
       ? { _tag: "serialized", type: "json", bytes: join(elements.map((element) => element.bytes)) }
-      : { _tag: "shared", elements }
+      : { _tag: "shared", type: SHARED, elements }
   }
+
+  /**
+   * A value written as its array inside the text of the value with that
+   * array empty (`…[]}`): the frame, then the array's elements; small arrays
+   * keep the plain encoding, written whole from the array's bytes.
+   */
+  const encodeFramed = (value: object): Encoded | undefined => {
+    const found = framing(value)
+    const inner = found && encodeArray(found.items)
+    if (inner === undefined) return undefined
+    const text = utf8.decode(dumpJson(found!.empty))
+    if (!text.endsWith("[]}")) return undefined
+    const [before, after] = [text.slice(0, -3), "}"]
+    if (inner._tag === "serialized") return { ...inner, bytes: framed(before, inner.bytes, after) }
+    const frame = frameOf(before, after)
+    return { _tag: "shared", type: FRAMED, elements: [{ key: hashOf(frame), bytes: frame }, ...inner.elements] }
+  }
+
+  /** `value` as shared elements when it is an array or a framed one and sharing holds it; else see {@link Encoded}. */
+  const encode = (value: unknown): Encoded | undefined =>
+    Array.isArray(value)
+      ? encodeArray(value)
+      : typeof value === "object" && value !== null
+      ? encodeFramed(value)
+      : undefined
 
   /**
    * Learns the texts of an array read back: `elements[i]` is the stored

@@ -13,7 +13,7 @@
  * @since 0.1.0
  */
 import type { BlobRow, Piece, SharedBase } from "../../StorageDriver.ts"
-import { BASE_DEPTH, packHashes, pieceOf, SHARED, unpackHashes } from "../StorageFormat.ts"
+import { BASE_DEPTH, packHashes, pieceOf, unpackHashes } from "../StorageFormat.ts"
 import type { Element } from "./Elements.ts"
 
 /**
@@ -33,6 +33,8 @@ export interface Base {
  * @since 0.1.0
  */
 export interface List {
+  /** Its stored type (`SHARED` or `FRAMED`): a list extends only lists of its own type. */
+  readonly type: string
   readonly version: string
   readonly base: Base | undefined
   /** Its entries' hashes (the elements' own strings when written here: compared by identity first). */
@@ -59,21 +61,22 @@ export interface Laid {
 const chainOf = (base: Base | undefined): Array<Base> => base === undefined ? [] : [base, ...chainOf(base.base)]
 
 /**
- * Lays a channel's elements (stored under `keys`, one per element) out
- * against `known`, the list its channel last stored or read (`undefined`:
- * against nothing, sending every piece; a list at the same version is no
- * base).
+ * Lays a channel's elements (stored under `keys`, one per element) out as a
+ * list of `type` against `known`, the list its channel last stored or read
+ * (`undefined`: against nothing, sending every piece; a list at the same
+ * version or of another type is no base).
  *
  * @since 0.1.0
  */
 export const layOut = (
+  type: string,
   channel: string,
   version: string,
   elements: ReadonlyArray<Element>,
   keys: ReadonlyArray<string>,
   known: List | undefined
 ): Laid => {
-  const previous = known?.version === version ? undefined : known
+  const previous = known?.version === version || known?.type !== type ? undefined : known
   const n = elements.length
   let common = 0
   if (previous !== undefined) {
@@ -105,7 +108,7 @@ export const layOut = (
     blob: {
       channel,
       version,
-      type: SHARED,
+      type,
       bytes: packHashes(keys.slice(keep)),
       base: base && { version: base.version, keep }
     },
@@ -113,6 +116,7 @@ export const layOut = (
     // The previous list and its bases hold every piece not sent.
     requires: candidates.map((candidate) => candidate.version),
     list: {
+      type,
       version,
       base: base && { version: base.version, keep, base: base.base },
       keys
@@ -121,13 +125,13 @@ export const layOut = (
 }
 
 /**
- * A pending write's elements (stored under `keys`) as a list of its own:
- * writes are short, so no base.
+ * A pending write's elements (stored under `keys`) as a list of `type` of
+ * its own: writes are short, so no base.
  *
  * @since 0.1.0
  */
-export const ownList = (elements: ReadonlyArray<Element>, keys: ReadonlyArray<string>) => ({
-  type: SHARED,
+export const ownList = (type: string, elements: ReadonlyArray<Element>, keys: ReadonlyArray<string>) => ({
+  type,
   bytes: packHashes(keys),
   pieces: elements.map((element, i) => pieceOf(keys[i]!, element.bytes))
 })
