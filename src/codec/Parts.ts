@@ -40,10 +40,10 @@ export const make = Effect.fnUntraced(function*() {
   const serializer = yield* Serializer.Serializer
   const encryption = yield* Effect.serviceOption(Encryption)
   const json = serializer.json ?? Serializer.Serializer.defaultValue().json!
-  // An element of a shared list is one level below its list.
+  // An element of a shared list is one level below its list, of a framed list two.
   const sharing = Sharing.make(
     serializer.json !== undefined && (yield* Sharing.Enabled)
-      ? (element) => json.dump(element, Revival.MAX_DEPTH - 1)
+      ? (value, below) => json.dump(value, Revival.MAX_DEPTH - below)
       : undefined
   )
   const parts: Parts = {

@@ -32,7 +32,14 @@
 import { Context } from "effect"
 import type { Piece } from "../StorageDriver.ts"
 import { type Location, makeListMemory, makePieceCache } from "./sharing/Caches.ts"
-import { type Address, type Element, type Encoded, makeEncoder, plainAddress } from "./sharing/Elements.ts"
+import {
+  type Address,
+  type DumpJson,
+  type Element,
+  type Encoded,
+  makeEncoder,
+  plainAddress
+} from "./sharing/Elements.ts"
 import * as Layout from "./sharing/Layout.ts"
 import { hashOf } from "./StorageFormat.ts"
 
@@ -51,7 +58,7 @@ export {
 } from "./StorageFormat.ts"
 
 /** Elements and lists, as they were exported here before they had rooms of their own. */
-export type { Address, Element, Encoded } from "./sharing/Elements.ts"
+export type { Address, DumpJson, Element, Encoded } from "./sharing/Elements.ts"
 export type { Laid } from "./sharing/Layout.ts"
 
 /**
@@ -150,13 +157,13 @@ export interface Sharing {
 
 /**
  * The encoder and decoder of one storage service. `dumpJson` is
- * `JsonPlusSerializer`'s text of a value (it may throw); without it (another
- * serializer) values keep the plain encoding, and shared lists stored
- * earlier still read back.
+ * `JsonPlusSerializer`'s text of a value some levels down (see `DumpJson`);
+ * without it (another serializer) values keep the plain encoding, and
+ * shared lists stored earlier still read back.
  *
  * @since 0.1.0
  */
-export const make = (dumpJson: ((value: unknown) => Uint8Array) | undefined): Sharing => {
+export const make = (dumpJson: DumpJson | undefined): Sharing => {
   const encoder = dumpJson === undefined ? undefined : makeEncoder(dumpJson)
   const cache = makePieceCache()
   const lists = makeListMemory()

@@ -975,6 +975,11 @@ export const revivalScenarios = (name: string, driver: () => RevivalDriver) =>
       // A list is stored element by element (structural sharing): the limit holds for the list as a whole.
       limit("a shared list", [nestArrays(Revival.MAX_DEPTH - 2, [1])], "list")
       limit("a shared list of a message", [nestArrays(Revival.MAX_DEPTH - 4, new HumanMessage("b"))], "list")
+      // A framed list (its array two levels down, in an object's last property) too.
+      atTheLimit["a framed list"] = {
+        value: { messages: [nestArrays(Revival.MAX_DEPTH - 3, [1])] },
+        deeper: { messages: [nestArrays(Revival.MAX_DEPTH - 2, [1])] }
+      }
       for (const [label, { deeper, value }] of Object.entries(atTheLimit)) {
         it(`at the limit, ${label}: stored and read back exactly, as a value and as a write; one level deeper rejected`, async () => {
           const config = await store(saver, threadId("limit"), { value }, { writes: [["value", value]] })

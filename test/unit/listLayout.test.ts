@@ -8,6 +8,7 @@ import { AIMessage, HumanMessage } from "@langchain/core/messages"
 import { DeltaSnapshot } from "@langchain/langgraph-checkpoint"
 import { describe, expect, it } from "vitest"
 import * as JsonPlus from "../../src/codec/JsonPlus.ts"
+import { MAX_DEPTH } from "../../src/codec/Revival.ts"
 import * as Sharing from "../../src/codec/Sharing.ts"
 import * as StorageFormat from "../../src/codec/StorageFormat.ts"
 import type { SharedBase } from "../../src/StorageDriver.ts"
@@ -239,6 +240,8 @@ describe("decode", () => {
 })
 
 describe("framed lists", () => {
+  /** The storage's own dumper: the depth limit counted from the stored value's top. */
+  const plusDump = (value: unknown, below: number) => JsonPlus.dumpJson(value, MAX_DEPTH - below)
   const conversation = (count: number) =>
     Array.from({ length: count }, (_, i) =>
       i % 2 === 0
@@ -249,14 +252,14 @@ describe("framed lists", () => {
     const encoded = sharedOf(sharing, value)
     expect(encoded.type).toBe(StorageFormat.FRAMED)
     const laid = sharing.layOut(at, "c", "1", encoded, { fresh: true })
-    const read = Sharing.make(JsonPlus.dumpJson).decode(laid.blob, piecesOf([laid]))
+    const read = Sharing.make(plusDump).decode(laid.blob, piecesOf([laid]))
     if (typeof read === "string") throw new Error(read)
     expect(read.type).toBe(StorageFormat.FRAMED)
     return text(StorageFormat.unframe(read.texts))
   }
 
   it("a DeltaSnapshot and a graph's input read back as the very bytes the plain encoding stores", () => {
-    const sharing = Sharing.make(JsonPlus.dumpJson)
+    const sharing = Sharing.make(plusDump)
     const snapshot = new DeltaSnapshot(conversation(6))
     expect(roundTrip(sharing, snapshot)).toBe(text(JsonPlus.dumpJson(snapshot)))
     const input = { note: "kept in the frame", messages: conversation(3) }
@@ -270,7 +273,7 @@ describe("framed lists", () => {
   })
 
   it("only values written as their own keys with the array last are framed; small arrays keep the plain bytes", () => {
-    const sharing = Sharing.make(JsonPlus.dumpJson)
+    const sharing = Sharing.make(plusDump)
     expect(sharing.encode({ messages: conversation(3), step: 1 })).toBeUndefined()
     expect(sharing.encode({ lc: 1, messages: conversation(3) })).toBeUndefined()
     expect(sharing.encode({ toJSON: () => "x", messages: conversation(3) })).toBeUndefined()
@@ -287,7 +290,7 @@ describe("framed lists", () => {
   })
 
   it("a change around the array is a new frame; the array's pieces stay", () => {
-    const sharing = Sharing.make(JsonPlus.dumpJson)
+    const sharing = Sharing.make(plusDump)
     const input = { note: "first", messages: conversation(3) }
     const before = sharedOf(sharing, input).elements
     input.note = "second"
@@ -298,7 +301,7 @@ describe("framed lists", () => {
   })
 
   it("a framed list and a shared list of one channel never extend each other", () => {
-    const sharing = Sharing.make(JsonPlus.dumpJson)
+    const sharing = Sharing.make(plusDump)
     const messages = conversation(20)
     sharing.stored(at, [sharing.layOut(at, "c", "1", sharedOf(sharing, messages), { fresh: false })])
     const framed = sharing.layOut(at, "c", "2", sharedOf(sharing, new DeltaSnapshot(messages)), { fresh: false })

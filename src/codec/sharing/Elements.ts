@@ -86,18 +86,29 @@ const worthAPiece = (value: unknown): boolean =>
   typeof value === "object" ? value !== null : typeof value === "string" && value.length >= MIN_ELEMENT_BYTES
 
 /**
- * The encoder of one storage service over `dumpJson`, `JsonPlusSerializer`'s
- * text of a value (it may throw). `encode` answers an array's elements when
- * they can be shared, else the plain bytes when known; `undefined`: let the
- * serializer write it. `learn` takes the texts of an array read back.
+ * `JsonPlusSerializer`'s text of a value that sits `below` levels under the
+ * stored value's top (an element of a list: 1; of a framed list's array: 2),
+ * so that the value as a whole nests no deeper than a read accepts. It may
+ * throw, saying why.
  *
  * @since 0.1.0
  */
-export const makeEncoder = (dumpJson: (value: unknown) => Uint8Array) => {
-  /** An element's text, kept while its trace holds. */
+export type DumpJson = (value: unknown, below: number) => Uint8Array
+
+/**
+ * The encoder of one storage service over `dumpJson`. `encode` answers an
+ * array's elements when they can be shared, else the plain bytes when known;
+ * `undefined`: let the serializer write it. `learn` takes the texts of an
+ * array read back.
+ *
+ * @since 0.1.0
+ */
+export const makeEncoder = (dumpJson: DumpJson) => {
+  /** An element's text, kept while its trace holds; written for `below` levels down or less deep. */
   interface Known {
     readonly trace: Trace
     readonly element: Element
+    readonly below: number
   }
   const texts = new WeakMap<object, Known>()
   /**
@@ -120,14 +131,14 @@ export const makeEncoder = (dumpJson: (value: unknown) => Uint8Array) => {
   }
 
   /** `element` as `value`'s text while `trace` holds. */
-  const keep = (value: object, trace: Trace, element: Element): Known => {
-    const kept = { trace, element }
+  const keep = (value: object, trace: Trace, element: Element, below: number): Known => {
+    const kept = { trace, element, below }
     texts.set(value, kept)
     return kept
   }
 
-  const fresh = (value: unknown): Element | undefined => {
-    const bytes = dumpJson(value)
+  const fresh = (value: unknown, below: number): Element | undefined => {
+    const bytes = dumpJson(value, below)
     // Functions and the like serialize to nothing alone, to `null` inside an
     // array. (Cycles and BigInts make `dumpJson` throw: `put` fails.)
     if (bytes.byteLength === 0) return undefined
@@ -135,19 +146,20 @@ export const makeEncoder = (dumpJson: (value: unknown) => Uint8Array) => {
   }
 
   /** An object's element, its text reused while `known`'s trace holds; what is known of it afterwards. */
-  const objectElement = (value: object, known: Known | undefined): Known | Element | undefined => {
-    if (known !== undefined && known.trace.matches(value)) return known
+  const objectElement = (value: object, known: Known | undefined, below: number): Known | Element | undefined => {
+    if (known !== undefined && known.below >= below && known.trace.matches(value)) return known
     const trace = new Trace()
     const traceable = trace.record(value)
-    const element = fresh(value)
+    const element = fresh(value, below)
     if (element === undefined || !traceable) {
       texts.delete(value)
       return element
     }
-    return keep(value, trace, element)
+    return keep(value, trace, element, below)
   }
 
-  const encodeArray = (value: ReadonlyArray<unknown>): Encoded | undefined => {
+  /** An array `below - 1` levels under the stored value's top, its elements `below`. */
+  const encodeArray = (value: ReadonlyArray<unknown>, below: number): Encoded | undefined => {
     // Numbers, short strings and the like (an embedding, a list of ids) are
     // smaller than a piece's hash and row: not worth serializing one by one.
     if (!value.every(worthAPiece)) return undefined
@@ -160,7 +172,7 @@ export const makeEncoder = (dumpJson: (value: unknown) => Uint8Array) => {
       const item = value[i]
       let element: Element | undefined
       if (typeof item === "object" && item !== null) {
-        const found = objectElement(item, last?.items[i] === item ? last.known[i] : texts.get(item))
+        const found = objectElement(item, last?.items[i] === item ? last.known[i] : texts.get(item), below)
         if (found !== undefined && "trace" in found) {
           known[i] = found
           element = found.element
@@ -168,7 +180,7 @@ export const makeEncoder = (dumpJson: (value: unknown) => Uint8Array) => {
           element = found
         }
       } else {
-        element = fresh(item)
+        element = fresh(item, below)
       }
       if (element === undefined) return undefined
       elements.push(element)
@@ -187,9 +199,9 @@ export const makeEncoder = (dumpJson: (value: unknown) => Uint8Array) => {
    */
   const encodeFramed = (value: object): Encoded | undefined => {
     const found = framing(value)
-    const inner = found && encodeArray(found.items)
+    const inner = found && encodeArray(found.items, 2)
     if (inner === undefined) return undefined
-    const text = utf8.decode(dumpJson(found!.empty))
+    const text = utf8.decode(dumpJson(found!.empty, 0))
     if (!text.endsWith("[]}")) return undefined
     const [before, after] = [text.slice(0, -3), "}"]
     if (inner._tag === "serialized") return { ...inner, bytes: framed(before, inner.bytes, after) }
@@ -200,7 +212,7 @@ export const makeEncoder = (dumpJson: (value: unknown) => Uint8Array) => {
   /** `value` as shared elements when it is an array or a framed one and sharing holds it; else see {@link Encoded}. */
   const encode = (value: unknown): Encoded | undefined =>
     Array.isArray(value)
-      ? encodeArray(value)
+      ? encodeArray(value, 1)
       : typeof value === "object" && value !== null
       ? encodeFramed(value)
       : undefined
@@ -217,7 +229,7 @@ export const makeEncoder = (dumpJson: (value: unknown) => Uint8Array) => {
     items.forEach((item, i) => {
       if (typeof item !== "object" || item === null) return
       const trace = new Trace()
-      if (trace.record(item)) known[i] = keep(item, trace, elements[i]!)
+      if (trace.record(item)) known[i] = keep(item, trace, elements[i]!, 1)
     })
     setRun(items, known)
   }
