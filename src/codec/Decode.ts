@@ -73,7 +73,7 @@ const loading = ({ json, sealing, serializer, sharing }: Parts) => {
     remembering?: { readonly channel: string; readonly version: string; readonly recognize: boolean }
   ): Effect.Effect<unknown, CorruptedCheckpoint> => {
     if (isList(stored.type)) {
-      const decoded = sharing.decode({ ...stored, type: stored.type }, pieces.readable, pieces.unreadable)
+      const decoded = sharing.decode(stored, pieces.readable, pieces.unreadable)
       if (typeof decoded === "string") return Effect.fail(corrupted(row, `${what}: ${decoded}`))
       // A framed list is read as its whole text; a list's pieces are parsed one by one.
       const text = stored.type === Sharing.FRAMED ? unframe(decoded.texts) : decoded.texts
