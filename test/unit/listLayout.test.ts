@@ -300,6 +300,24 @@ describe("framed lists", () => {
     expect(roundTrip(sharing, input)).toBe(text(JsonPlus.dumpJson(input)))
   })
 
+  it("an element's text is kept for as deep as it was written: a framed value, a level deeper, writes it again", () => {
+    const depths: Array<number> = []
+    const sharing = Sharing.make((value, below) => {
+      depths.push(below)
+      return plusDump(value, below)
+    })
+    const messages = conversation(4)
+    sharedOf(sharing, messages)
+    sharedOf(sharing, [...messages])
+    expect(depths).toEqual([1, 1, 1, 1])
+    sharedOf(sharing, { messages })
+    // The frame, written at the top, and each message again, two levels down; then kept for both.
+    expect(depths.slice(4)).toEqual([2, 2, 2, 2, 0])
+    sharedOf(sharing, { messages })
+    sharedOf(sharing, [...messages])
+    expect(depths.slice(9)).toEqual([0])
+  })
+
   it("a framed list and a shared list of one channel never extend each other", () => {
     const sharing = Sharing.make(plusDump)
     const messages = conversation(20)
