@@ -647,7 +647,26 @@ const log = (line: string) => console.log(`[bench] ${line}`)
     `each turn one human message in and one AI message out (${kib(messageBytes)} KiB of messages in all, ` +
     `${(messageBytes / turns).toFixed(0)} B a turn as JSON). The four runs take turns, one invoke each; each ` +
     "has a database of its own, and storage is every table in it after a VACUUM (indexes, TOAST, the thread " +
-    "and migration tables included)."
+    "and migration tables included).",
+    "",
+    "Table by table (issue 27's per-turn overhead), bytes per turn with the table's indexes, and its rows:",
+    "",
+    `| table | ${
+      runs.map((r) => `${r.saver === "EffectCheckpointSaver" ? "this library" : "official"}, \`${r.schema}\``).join(
+        " | "
+      )
+    } |`,
+    `|---|${runs.map(() => "---:").join("|")}|`,
+    ...[...new Set(runs.flatMap((r) => r.tables.map((table) => table.name)))].sort().map((name) =>
+      `| ${name} | ${
+        runs.map((r) => {
+          const table = r.tables.find((t) => t.name === name)
+          return table === undefined
+            ? ""
+            : `${((table.tableBytes + table.indexBytes) / turns).toFixed(0)} B (${table.rows} rows)`
+        }).join(" | ")
+      } |`
+    )
   ].join("\n"))
   const ours = (schema: SchemaName) => run("EffectCheckpointSaver", schema)
   const theirs = run("PostgresSaver (official)", "MessagesDeltaValue")

@@ -12,7 +12,7 @@ import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres"
 import { Pool } from "pg"
 import { EffectCheckpointSaver } from "../../src/index.ts"
-import { allTableBytes, type ScratchDatabases } from "../databases.ts"
+import { type ScratchDatabases, type TableSize, tableSizes } from "../databases.ts"
 import { rotated, serializedSize, text, time } from "../workload.mjs"
 
 export type SchemaName = "MessagesValue" | "MessagesDeltaValue"
@@ -24,8 +24,10 @@ export interface GraphRun {
   /** Milliseconds per `invoke`. */
   readonly samples: Array<number>
   readonly turnsPerSecond: number
-  /** Every table of the run's database, after a VACUUM. */
+  /** Every table of the run's database, after a VACUUM: the sum of `tables`. */
   readonly storageBytes: number
+  /** Each table of the run's database, with its indexes. */
+  readonly tables: ReadonlyArray<TableSize>
 }
 
 export interface DeltaChannelResult {
@@ -94,12 +96,14 @@ export const runDeltaChannelGraph = async (turns: number, databases: ScratchData
   const results: Array<GraphRun> = []
   for (const run of runs) {
     await run.close()
+    const tables = await tableSizes(run.url)
     results.push({
       saver: run.saver,
       schema: run.schema,
       samples: run.samples,
       turnsPerSecond: run.samples.length / (run.samples.reduce((a, b) => a + b, 0) / 1000),
-      storageBytes: await allTableBytes(run.url)
+      storageBytes: tables.reduce((sum, table) => sum + table.tableBytes + table.indexBytes, 0),
+      tables
     })
   }
   return { turns, messageBytes, runs: results }
