@@ -9,6 +9,7 @@ import { AIMessage, HumanMessage } from "@langchain/core/messages"
 import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph"
 import { Effect, Layer, ManagedRuntime, Stream } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import * as StorageFormat from "../../src/codec/StorageFormat.ts"
 import {
   CheckpointError,
   CheckpointStorage,
@@ -209,6 +210,10 @@ describe("export and import", () => {
       expect(values.length).toBeGreaterThan(0)
       expect(values.every((record) => String(record.type).endsWith("+sealed"))).toBe(true)
       expect(records.some((record) => record.kind === "piece")).toBe(true)
+      // Graph inputs are framed lists: they move, and stay sealed, as lists do.
+      expect(values.some((record) => record.type === `${StorageFormat.FRAMED}${StorageFormat.SEALED_SUFFIX}`)).toBe(
+        true
+      )
       // Without the keys, the imported rows do not open.
       await importLines(plain, lines)
       expect(await failure(plain.saver.getTuple({ configurable: { thread_id: id } }))).toBeInstanceOf(

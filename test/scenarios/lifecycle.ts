@@ -53,6 +53,13 @@ export const build = (saver: EffectCheckpointSaver) => {
     .compile({ checkpointer: saver })
 }
 
+/**
+ * A turn's question, long enough (~300 bytes) for structural sharing: the
+ * graph's input `{ messages: [...] }` is a framed list and its write a
+ * shared one, so the lifecycle operations move pieces too.
+ */
+const question = (turn: number) => `q${turn}: `.padEnd(300, "and some more words ")
+
 /** Runs turns, resuming any interrupt, and forks once from an earlier checkpoint. */
 export const populate = async (saver: EffectCheckpointSaver, thread_id: string) => {
   const graph = build(saver)
@@ -61,7 +68,7 @@ export const populate = async (saver: EffectCheckpointSaver, thread_id: string) 
     const state = await graph.getState(config)
     if (state.tasks.some((task) => task.interrupts.length > 0)) {
       await graph.invoke(new Command({ resume: `yes ${turn}` }), config)
-    } else await graph.invoke({ messages: [new HumanMessage(`q${turn}`)] }, config)
+    } else await graph.invoke({ messages: [new HumanMessage(question(turn))] }, config)
     if (turn === 3) {
       const history = []
       for await (const snapshot of graph.getStateHistory(config)) history.push(snapshot)
