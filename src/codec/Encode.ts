@@ -107,7 +107,7 @@ export const make = (parts: Parts) => {
 
   /** An array (or a value framing one) as shared elements when sharing can hold it, else the serializer's bytes. */
   const encode = Effect.fnUntraced(function*(operation: string, path: string, value: unknown) {
-    if (typeof value === "object" && value !== null && !(value instanceof Uint8Array)) {
+    if (typeof value === "object" && value !== null) {
       const encoded = yield* Effect.try({
         try: () => sharing.encode(value),
         catch: (cause) => new SerializationFailed({ operation, path, cause })

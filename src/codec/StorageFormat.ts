@@ -38,12 +38,15 @@ export const FRAMED = "shared-json-framed/1"
  */
 export const SEALED_SUFFIX = "+sealed"
 
+/** The unsealed stored types of lists. */
+const LISTS: ReadonlyArray<string> = [SHARED, FRAMED]
+
 /**
  * Whether an unsealed stored `type` is a list's (shared or framed).
  *
  * @since 0.1.0
  */
-export const isList = (type: string): boolean => type === SHARED || type === FRAMED
+export const isList = (type: string): boolean => LISTS.includes(type)
 
 /**
  * The stored types of lists: plain, and sealed (whose bytes are the hashes
@@ -51,7 +54,7 @@ export const isList = (type: string): boolean => type === SHARED || type === FRA
  *
  * @since 0.1.0
  */
-export const LIST_TYPES: ReadonlyArray<string> = [SHARED, FRAMED].flatMap((type) => [type, type + SEALED_SUFFIX])
+export const LIST_TYPES: ReadonlyArray<string> = LISTS.flatMap((type) => [type, type + SEALED_SUFFIX])
 
 /**
  * The bytes of a piece's hash: a list's bytes are its entries' hashes, back to back.

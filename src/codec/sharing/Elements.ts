@@ -62,7 +62,7 @@ export type Address = (element: Element) => string
  */
 export const plainAddress: Address = (element) => element.key
 
-const utf8 = new TextDecoder()
+const decoder = new TextDecoder()
 
 /** The array `value` is written around, and the value with that array empty; `undefined`: not such a value. */
 const framing = (value: object): { readonly items: Array<unknown>; readonly empty: unknown } | undefined => {
@@ -75,10 +75,10 @@ const framing = (value: object): { readonly items: Array<unknown>; readonly empt
   if (prototype !== Object.prototype && prototype !== null) return undefined
   const fields = value as Record<string, unknown>
   if (Object.hasOwn(fields, "lc") || fields.lg_name === "Send" || typeof fields.toJSON === "function") return undefined
-  const keys = Object.keys(fields)
-  const last = keys[keys.length - 1]
-  const items = last === undefined ? undefined : fields[last]
-  return Array.isArray(items) ? { items, empty: { ...fields, [last!]: [] } } : undefined
+  const last = Object.keys(fields).at(-1)
+  if (last === undefined) return undefined
+  const items = fields[last]
+  return Array.isArray(items) ? { items, empty: { ...fields, [last]: [] } } : undefined
 }
 
 /** An element that may deserve a piece of its own: an object, or a long string. */
@@ -199,9 +199,10 @@ export const makeEncoder = (dumpJson: DumpJson) => {
    */
   const encodeFramed = (value: object): Encoded | undefined => {
     const found = framing(value)
-    const inner = found && encodeArray(found.items, 2)
+    if (found === undefined) return undefined
+    const inner = encodeArray(found.items, 2)
     if (inner === undefined) return undefined
-    const text = utf8.decode(dumpJson(found!.empty, 0))
+    const text = decoder.decode(dumpJson(found.empty, 0))
     if (!text.endsWith("[]}")) return undefined
     const [before, after] = [text.slice(0, -3), "}"]
     if (inner._tag === "serialized") return { ...inner, bytes: framed(before, inner.bytes, after) }
