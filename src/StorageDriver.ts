@@ -251,7 +251,9 @@ export interface StorageDriver {
    * every channel has met a non-empty blob, and ends at a parent that is
    * not stored. It always ends: parent links that loop (stored data is
    * not sealed) stop it where it comes back to a checkpoint it passed.
-   * `known`: what the caller holds, whose bytes may be left out.
+   * `known`: what the caller holds, whose bytes may be left out. A row
+   * with no blob of `channels` may carry an empty header, and any row
+   * empty metadata: the walk reads neither.
    */
   readonly ancestors: (
     location: Location,

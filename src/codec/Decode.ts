@@ -240,7 +240,7 @@ export const make = (parts: Parts, { keepRead, open, openWrites }: Open) => {
     for (const stored of chain) {
       if (remaining.size === 0) break
       const tally = newTally()
-      const { blobs, pieces, row, writes } = yield* open(yield* withSeeds(stored), tally)
+      const { blobs, pieces, row, writes } = yield* open(yield* withSeeds(stored), tally, { metadata: false })
       if (!kept.has(pieces.readable)) {
         kept.add(pieces.readable)
         keepRead(pieces)

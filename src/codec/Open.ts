@@ -58,8 +58,16 @@ export interface OpenedCheckpoint extends Omit<StoredCheckpoint, "pieces"> {
  * @since 0.1.0
  */
 export interface Open {
-  /** A stored checkpoint with its rows opened (a checkpoint that does not open fails whole). */
-  readonly open: (stored: StoredCheckpoint, tally: Tally) => Effect.Effect<OpenedCheckpoint, CorruptedCheckpoint>
+  /**
+   * A stored checkpoint with its rows opened (a checkpoint that does not
+   * open fails whole); `metadata: false` leaves its metadata as read, for a
+   * delta-history walk, which reads none (the driver sends none).
+   */
+  readonly open: (
+    stored: StoredCheckpoint,
+    tally: Tally,
+    options?: { readonly metadata: boolean }
+  ) => Effect.Effect<OpenedCheckpoint, CorruptedCheckpoint>
   /** Writes read against the checkpoint at `place`, opened. */
   readonly openWrites: (
     place: Sealing.CheckpointPlace,
@@ -112,7 +120,7 @@ export const make = ({ sealing, sharing }: Parts): Open => {
    * A stored checkpoint with its rows opened: metadata, blobs, writes and the
    * pieces read with it (a checkpoint that does not open fails whole).
    */
-  const open = Effect.fnUntraced(function*(stored: StoredCheckpoint, tally: Tally) {
+  const open = Effect.fnUntraced(function*(stored: StoredCheckpoint, tally: Tally, options = { metadata: true }) {
     const pieces = openPieces(stored.pieces, tally)
     if (sealing === undefined) {
       // Rows sealed by a storage with encryption on: say so, rather than that their type is unknown.
@@ -125,7 +133,7 @@ export const make = ({ sealing, sharing }: Parts): Open => {
       return { ...stored, pieces } satisfies OpenedCheckpoint
     }
     const { row } = stored
-    const metadata = sealing.openMetadata(row, tally)
+    const metadata = options.metadata ? sealing.openMetadata(row, tally) : { json: row.metadata }
     if (typeof metadata === "string") return yield* Effect.fail(corrupted(row, metadata))
     const blobs: Array<BlobRow> = []
     for (const blob of stored.blobs) {

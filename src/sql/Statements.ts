@@ -233,6 +233,11 @@ WITH page AS (
       LIMIT 1
     ) stored ON true
   ) split`
+        // A walk reads the header of a row that seeds a channel only, and no metadata: the other
+        // rows send empty objects instead (most of a long walk's bytes), which nothing decodes.
+        const headerIfSeeding =
+          `CASE WHEN cardinality(split.seeded) > 0 THEN p.checkpoint ELSE '{}'::jsonb END AS checkpoint`
+        const noMetadata = `'{}'::jsonb AS metadata`
         return `
 WITH RECURSIVE target AS (
   SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id FROM ${t.checkpoints}
@@ -241,14 +246,14 @@ WITH RECURSIVE target AS (
   ORDER BY checkpoint_id DESC LIMIT 1
 ),
 page AS (
-  SELECT p.thread_id, p.checkpoint_ns, p.checkpoint_id, p.parent_checkpoint_id, p.checkpoint, p.metadata,
+  SELECT p.thread_id, p.checkpoint_ns, p.checkpoint_id, p.parent_checkpoint_id, ${headerIfSeeding}, ${noMetadata},
     ${param.channels}::text[] AS remaining, split.seeded, split.unseeded, 0 AS depth, p.checkpoint_id AS anchor,
     p.checkpoint_id = target.checkpoint_id AS looped
   FROM target
   JOIN ${t.checkpoints} p ON p.thread_id = target.thread_id AND p.checkpoint_ns = target.checkpoint_ns
     AND p.checkpoint_id = target.parent_checkpoint_id${split("p", `${param.channels}::text[]`)}
   UNION ALL
-  SELECT p.thread_id, p.checkpoint_ns, p.checkpoint_id, p.parent_checkpoint_id, p.checkpoint, p.metadata,
+  SELECT p.thread_id, p.checkpoint_ns, p.checkpoint_id, p.parent_checkpoint_id, ${headerIfSeeding}, ${noMetadata},
     c.unseeded, split.seeded, split.unseeded, c.depth + 1,
     CASE WHEN ((c.depth + 2) & (c.depth + 1)) = 0 THEN p.checkpoint_id ELSE c.anchor END,
     p.checkpoint_id = c.anchor
