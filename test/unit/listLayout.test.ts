@@ -10,6 +10,8 @@ import { describe, expect, it } from "vitest"
 import * as JsonPlus from "../../src/codec/JsonPlus.ts"
 import { MAX_DEPTH } from "../../src/codec/Revival.ts"
 import * as Sharing from "../../src/codec/Sharing.ts"
+import { makeListMemory } from "../../src/codec/sharing/Caches.ts"
+import type * as Layout from "../../src/codec/sharing/Layout.ts"
 import * as StorageFormat from "../../src/codec/StorageFormat.ts"
 import type { SharedBase } from "../../src/StorageDriver.ts"
 
@@ -335,5 +337,41 @@ describe("framed lists", () => {
     expect(StorageFormat.unframe([utf8.encode("not json"), ...items])).toBe("its frame is not two texts")
     expect(StorageFormat.unframe([])).toBe("its frame is missing")
     expect(text(StorageFormat.unframe([StorageFormat.frameOf("{\"a\":", "}"), ...items]))).toBe("{\"a\":[{}]}")
+  })
+})
+
+describe("list memory", () => {
+  const list = (...keys: Array<string>): Layout.List => ({ type: StorageFormat.SHARED, version: "1", base: undefined, keys })
+  const hash = (n: number) => StorageFormat.pieceKey(new Uint8Array(StorageFormat.HASH_BYTES).fill(n))
+  const knownOf = (memory: ReturnType<typeof makeListMemory>, location: { thread_id: string; checkpoint_ns: string }) =>
+    StorageFormat.unpackHashes(memory.known(location, () => true))
+
+  it("a namespace's known pieces are the entries of its own lists, every channel's, and no other namespace's", () => {
+    const memory = makeListMemory()
+    memory.set({ thread_id: "t", checkpoint_ns: "" }, "messages", list(hash(1), hash(2)))
+    memory.set({ thread_id: "t", checkpoint_ns: "" }, "notes", list(hash(3)))
+    memory.set({ thread_id: "t", checkpoint_ns: "sub" }, "messages", list(hash(4)))
+    memory.set({ thread_id: "tt", checkpoint_ns: "" }, "messages", list(hash(5)))
+    expect(knownOf(memory, { thread_id: "t", checkpoint_ns: "" })).toEqual([hash(1), hash(2), hash(3)])
+    expect(knownOf(memory, { thread_id: "t", checkpoint_ns: "sub" })).toEqual([hash(4)])
+    expect(knownOf(memory, { thread_id: "x", checkpoint_ns: "" })).toEqual([])
+    // Only the pieces still held are named.
+    expect(StorageFormat.unpackHashes(memory.known({ thread_id: "t", checkpoint_ns: "" }, (key) => key !== hash(2))))
+      .toEqual([hash(1), hash(3)])
+  })
+
+  it("keeps the most recently used namespaces, each with all its channels' lists", () => {
+    const memory = makeListMemory(2)
+    const [a, b, c] = ["a", "b", "c"].map((thread_id) => ({ thread_id, checkpoint_ns: "" }))
+    memory.set(a!, "messages", list(hash(1)))
+    memory.set(a!, "notes", list(hash(2)))
+    memory.set(b!, "messages", list(hash(3)))
+    // Used again: `a` is now the most recent, and `b` leaves when `c` comes.
+    memory.set(a!, "messages", list(hash(4)))
+    memory.set(c!, "messages", list(hash(5)))
+    expect(memory.get(b!, "messages")).toBeUndefined()
+    expect(memory.get(a!, "notes")?.keys).toEqual([hash(2)])
+    expect(knownOf(memory, a!)).toEqual([hash(4), hash(2)])
+    expect(memory.get(c!, "messages")?.keys).toEqual([hash(5)])
   })
 })

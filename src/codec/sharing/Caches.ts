@@ -9,8 +9,8 @@
 import { packHashes } from "../StorageFormat.ts"
 import type { List } from "./Layout.ts"
 
-/** Lists remembered per process, for the next step of their channel. */
-const REMEMBERED_LISTS = 1000
+/** Namespaces whose lists are remembered per process, for the next step of their channels. */
+const REMEMBERED_NAMESPACES = 1000
 /** The bytes of pieces kept in memory. */
 const CACHED_PIECE_BYTES = 64 * 1024 * 1024
 
@@ -51,31 +51,35 @@ export const makePieceCache = (budget = CACHED_PIECE_BYTES) => {
   }
 }
 
-const listKey = (location: Location, channel: string) =>
-  JSON.stringify([location.thread_id, location.checkpoint_ns, channel])
+/** A namespace as a key (keys hold no NUL: see `Checkpoint.ts`). */
+const namespaceKey = (location: Location) => `${location.thread_id}\u0000${location.checkpoint_ns}`
 
 /**
  * The list each channel last stored or read, by thread, namespace and
- * channel; the most recently remembered kept.
+ * channel; those of the most recently used namespaces kept. A namespace's
+ * lists are found together: a read names their pieces without looking at
+ * any other namespace's.
  *
  * @since 0.1.0
  */
-export const makeListMemory = (size = REMEMBERED_LISTS) => {
-  const lists = new Map<string, List>()
+export const makeListMemory = (size = REMEMBERED_NAMESPACES) => {
+  // Map order is recency: a namespace written to moves to the end, the first leaves first.
+  const namespaces = new Map<string, Map<string, List>>()
   return {
-    get: (location: Location, channel: string): List | undefined => lists.get(listKey(location, channel)),
+    get: (location: Location, channel: string): List | undefined =>
+      namespaces.get(namespaceKey(location))?.get(channel),
     set: (location: Location, channel: string, list: List): void => {
-      const key = listKey(location, channel)
-      lists.delete(key)
-      lists.set(key, list)
-      if (lists.size > size) lists.delete(lists.keys().next().value!)
+      const key = namespaceKey(location)
+      const lists = namespaces.get(key) ?? new Map<string, List>()
+      namespaces.delete(key)
+      namespaces.set(key, lists.set(channel, list))
+      if (namespaces.size > size) namespaces.delete(namespaces.keys().next().value!)
     },
     /** The hashes (back to back) of the entries of a namespace's remembered lists that `has` holds. */
     known: (location: Location, has: (key: string) => boolean): Uint8Array => {
-      const prefix = JSON.stringify([location.thread_id, location.checkpoint_ns]).slice(0, -1) + ","
       const known: Array<string> = []
-      for (const [key, list] of lists) {
-        if (key.startsWith(prefix)) { for (const entry of list.keys) if (has(entry)) known.push(entry) }
+      for (const list of namespaces.get(namespaceKey(location))?.values() ?? []) {
+        for (const entry of list.keys) if (has(entry)) known.push(entry)
       }
       return packHashes(known)
     }
