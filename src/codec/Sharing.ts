@@ -168,22 +168,26 @@ export const make = (dumpJson: DumpJson | undefined): Sharing => {
   const cache = makePieceCache()
   const lists = makeListMemory()
 
-  /** The elements' keys under `address`, their pieces kept. */
-  const keysOf = (elements: ReadonlyArray<Element>, address: Address) => {
-    const keys = elements.map(address)
-    elements.forEach((element, i) => cache.add(keys[i]!, element.bytes))
-    return keys
+  /** Keeps the pieces of `elements` from `from` on, under their `keys`. */
+  const keep = (elements: ReadonlyArray<Element>, keys: ReadonlyArray<string>, from = 0) => {
+    for (let i = from; i < elements.length; i++) cache.add(keys[i]!, elements[i]!.bytes)
   }
 
   return {
     encode: (value) => encoder?.encode(value),
     layOut: (location, channel, version, { elements, type }, options) => {
-      const keys = keysOf(elements, options.address ?? plainAddress)
+      const keys = elements.map(options.address ?? plainAddress)
       const known = options.fresh ? undefined : lists.get(location, channel)
-      return Layout.layOut(type, channel, version, elements, keys, known)
+      const laid = Layout.layOut(type, channel, version, elements, keys, known)
+      // The pieces it sends, the last elements: the list it extends kept the others when it was stored or read.
+      keep(elements, keys, elements.length - laid.pieces.length)
+      return laid
     },
-    writeList: ({ elements, type }, address = plainAddress) =>
-      Layout.ownList(type, elements, keysOf(elements, address)),
+    writeList: ({ elements, type }, address = plainAddress) => {
+      const keys = elements.map(address)
+      keep(elements, keys)
+      return Layout.ownList(type, elements, keys)
+    },
     decode: (row, pieces, unreadable) => {
       const keys = Layout.entriesOf(row)
       if (typeof keys === "string") return keys
