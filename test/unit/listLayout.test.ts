@@ -341,7 +341,12 @@ describe("framed lists", () => {
 })
 
 describe("list memory", () => {
-  const list = (...keys: Array<string>): Layout.List => ({ type: StorageFormat.SHARED, version: "1", base: undefined, keys })
+  const list = (...keys: Array<string>): Layout.List => ({
+    type: StorageFormat.SHARED,
+    version: "1",
+    base: undefined,
+    keys
+  })
   const hash = (n: number) => StorageFormat.pieceKey(new Uint8Array(StorageFormat.HASH_BYTES).fill(n))
   const knownOf = (memory: ReturnType<typeof makeListMemory>, location: { thread_id: string; checkpoint_ns: string }) =>
     StorageFormat.unpackHashes(memory.known(location, () => true))
