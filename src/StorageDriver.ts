@@ -253,7 +253,9 @@ export interface StorageDriver {
    * not sealed) stop it where it comes back to a checkpoint it passed.
    * `known`: what the caller holds, whose bytes may be left out. A row
    * with no blob of `channels` may carry an empty header, and any row
-   * empty metadata: the walk reads neither.
+   * empty metadata: the walk reads neither. An ancestor with neither a
+   * blob nor a write of `channels` may be left out, but for the nearest
+   * and one where the walk came back.
    */
   readonly ancestors: (
     location: Location,

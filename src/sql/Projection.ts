@@ -171,7 +171,7 @@ export type TupleRow =
  * full tuples, in `order`. With `channels`, only blobs of the channels in
  * its `blobs` array expression and writes of those in `writes` (a walk reads
  * every write of its channels, but only the blobs that seed them, so most of
- * its rows look no blob up); with `known`, a `bytea` expression of
+ * its rows look no blob up, and it returns only the rows that have either, the first and a looped one); with `known`, a `bytea` expression of
  * back-to-back hashes, not the pieces the caller already has. Shared lists
  * come with their bases' lists; the pieces any of them refers to come once
  * for the whole page, on its first row, so a page of a long thread sends
@@ -264,7 +264,14 @@ SELECT ${namesIn("tuples", checkpointColumns)},${looped === undefined ? "" : " t
   ${namesIn("tuples", blobColumns)}, ${namesIn("tuples", baseColumns)},
   ${namesIn("tuples", writeColumns)},
   ${selectList(pieceColumns)}
-FROM tuples CROSS JOIN pieces
+FROM tuples CROSS JOIN pieces${
+    channels === undefined ? "" : `
+-- A walk's rows with neither a blob nor a write of its channels tell the caller nothing: left out,
+-- but for the first (it carries the pieces) and one where the walk came back.
+WHERE tuples.position = 1 OR tuples.blob_channels IS NOT NULL OR tuples.write_task_ids IS NOT NULL${
+      looped === undefined ? "" : " OR tuples.looped"
+    }`
+  }
 ORDER BY tuples.position`
 
 /** Blob `i`'s base at `depth`, with the bases below it; one past the deepest, named without its list. */

@@ -40,34 +40,38 @@ const message = (i: number, tag: string) =>
 /**
  * A thread as a DeltaChannel stores it: a snapshot of `seeded` messages at
  * the root, then `steps` checkpoints, each after a write of one message on
- * its parent. Fixed ids, so that it can be written again with other bytes.
+ * its parent, and each followed by `quiet` checkpoints that write nothing.
+ * Fixed ids, so that it can be written again with other bytes.
  */
 const populate = async (
   saver: EffectCheckpointSaver,
   thread_id: string,
   seeded: number,
   steps: number,
-  tag: string
+  tag: string,
+  quiet = 0
 ) => {
   let config: RunnableConfig = { configurable: { thread_id, checkpoint_ns: "" } }
   for (let step = 0; step <= steps; step++) {
     const snapshot = step === 0
     if (!snapshot) await saver.putWrites(config, [["messages", [message(seeded + step, tag)]]], `task-${step}`)
-    config = await saver.put(
-      config,
-      {
-        v: 4,
-        id: `1f0${String(step).padStart(5, "0")}-0000-6000-8000-000000000000`,
-        ts: new Date(0).toISOString(),
-        channel_values: snapshot
-          ? { messages: new DeltaSnapshot(Array.from({ length: seeded }, (_, i) => message(i, tag))) }
-          : {},
-        channel_versions: { messages: step + 1 },
-        versions_seen: {}
-      },
-      { source: "loop", step, parents: {} },
-      snapshot ? { messages: 1 } : {}
-    )
+    for (let k = 0; k <= quiet; k++) {
+      config = await saver.put(
+        config,
+        {
+          v: 4,
+          id: `1f0${String(step).padStart(5, "0")}-${String(k).padStart(4, "0")}-6000-8000-000000000000`,
+          ts: new Date(0).toISOString(),
+          channel_values: snapshot && k === 0
+            ? { messages: new DeltaSnapshot(Array.from({ length: seeded }, (_, i) => message(i, tag))) }
+            : {},
+          channel_versions: { messages: step + 1 },
+          versions_seen: {}
+        },
+        { source: "loop", step, parents: {} },
+        snapshot && k === 0 ? { messages: 1 } : {}
+      )
+    }
   }
   return config
 }
@@ -121,6 +125,31 @@ describe("DeltaChannel history on PostgreSQL", () => {
       }
     }
   )
+
+  it("a walk sends no row for the checkpoints on its way that hold neither a value nor a write of its channels", async () => {
+    const writer = await EffectCheckpointSaver.fromConnString(database.url)
+    const { saver: reader, socket } = counted(database.url)
+    try {
+      // The same history, with two checkpoints that write nothing after each step in the second.
+      const dense = await populate(writer, "dense", 50, 20, "rows")
+      const sparse = await populate(writer, "sparse", 50, 20, "rows", 2)
+      const walk = async (config: RunnableConfig) => {
+        const before = socket.bytesRead()
+        const answer = plain(await reader.getDeltaChannelHistory({ config, channels: ["messages"] }))
+        return { answer, bytes: socket.bytesRead() - before }
+      }
+      // The first walks bring the seeds and the pieces; the second ones only their rows.
+      await walk(dense)
+      await walk(sparse)
+      const [a, b] = [await walk(dense), await walk(sparse)]
+      expect(b.answer).toEqual(a.answer)
+      expect((a.answer as { messages: { writes: Array<unknown> } }).messages.writes).toHaveLength(20)
+      // 40 more checkpoints on the way, none of them sent (each took ~200 B).
+      expect(b.bytes - a.bytes).toBeLessThan(40 * 50)
+    } finally {
+      await Promise.all([writer.close(), reader.close()])
+    }
+  })
 
   it("a snapshot is a framed list: its messages are pieces, stored once with the writes that hold them too", async () => {
     const saver = await EffectCheckpointSaver.fromConnString(database.url)
