@@ -20,6 +20,7 @@ import {
   type DeltaChannelHistory,
   ListQuery,
   type Location,
+  Name,
   PendingWrites,
   TaskRef
 } from "./Checkpoint.ts"
@@ -334,6 +335,9 @@ const namingHeld = <K, A, E, R>(
     Effect.catchIf((error): error is CorruptedCheckpoint => error instanceof CorruptedCheckpoint, () => read(nothing))
   )
 
+/** The channels a delta history is asked for: names stored as keys. */
+const Channels = Schema.Array(Name)
+
 /** The service's reads: `getTuple`, `list` and `getDeltaChannelHistory`, fetched and decoded. */
 const reading = (driver: StorageDriver, codec: Codec.Codec) => {
   /** Checkpoints older than format 4 kept pending sends as writes on their parent. */
@@ -386,7 +390,7 @@ const reading = (driver: StorageDriver, codec: Codec.Codec) => {
     channels: ReadonlyArray<string>
   ) {
     const location = yield* decodeRef("getDeltaChannelHistory", ref)
-    const wanted = yield* Schema.decodeEffect(Schema.Array(Schema.String))(channels).pipe(
+    const wanted = yield* Schema.decodeEffect(Channels)(channels).pipe(
       Effect.mapError(invalidInput("getDeltaChannelHistory", "channels"))
     )
     yield* annotate(location)
