@@ -171,8 +171,9 @@ export type TupleRow =
  * full tuples, in `order`. With `channels`, only blobs of the channels in
  * its `blobs` array expression and writes of those in `writes` (a walk reads
  * every write of its channels, but only the blobs that seed them, so most of
- * its rows look no blob up, and it returns only the rows that have either, the first and a looped one); with `known`, a `bytea` expression of
- * back-to-back hashes, not the pieces the caller already has. Shared lists
+ * its rows look no blob up), and only the rows that have either, the first
+ * and a looped one; with `known`, a `bytea` expression of back-to-back
+ * hashes, not the pieces the caller already has. Shared lists
  * come with their bases' lists; the pieces any of them refers to come once
  * for the whole page, on its first row, so a page of a long thread sends
  * each message once. With `looped`, a boolean expression over `page`, each
