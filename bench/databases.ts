@@ -7,15 +7,34 @@ import { admin, createDatabase } from "../test/support/databases.ts"
 
 /** Databases made on the server at `serverUrl`, remembered so that `dropAll` removes every one. */
 export const scratchDatabases = (serverUrl: string) => {
-  const drops: Array<() => Promise<unknown>> = []
+  const made: Array<{ readonly url: string; readonly drop: () => Promise<unknown> }> = []
   return {
     create: async (name: string) => {
-      const database = await createDatabase(`bench_${name}`, serverUrl)
-      drops.push(database.drop)
+      const { url, drop } = await createDatabase(`bench_${name}`, serverUrl)
+      const database = {
+        url,
+        drop: () => {
+          const at = made.indexOf(database)
+          if (at >= 0) made.splice(at, 1)
+          return drop()
+        }
+      }
+      made.push(database)
       return database
     },
+    /**
+     * Does now the server's background work that the writes so far left
+     * due (autovacuum and autoanalyze of every database, a checkpoint), so
+     * that it does not land in the middle of a read scenario: on two cores
+     * it slows whichever saver it overlaps, which is noise in a comparison.
+     */
+    settle: async () => {
+      for (const { url } of made) await admin((client) => client.query("VACUUM ANALYZE"), url)
+      // CHECKPOINT needs a superuser or pg_checkpoint: without either, the vacuums alone.
+      await admin((client) => client.query("CHECKPOINT").catch(() => undefined), serverUrl)
+    },
     dropAll: async () => {
-      for (const drop of drops.splice(0)) await drop()
+      while (made.length > 0) await made.at(-1)!.drop()
     }
   }
 }

@@ -350,8 +350,9 @@ const log = (line: string) => console.log(`[bench] ${line}`)
   )
   encryptedVs("storage of the chat thread", storage[encryptedIndex]! / storage[0]!, 1.3)
 
-  // Reads of the same thread.
-  const reads = n(30)
+  // Reads of the same thread, once the server has caught up with its writes.
+  await databases.settle()
+  const reads = n(60)
   const listRows = subjects.map((subject) => ({ name: subject.name, samples: [] as Array<number> }))
   const listAllRows = subjects.map((subject) => ({ name: subject.name, samples: [] as Array<number> }))
   const drain = async (saver: BaseCheckpointSaver, limit?: number) => {
@@ -368,7 +369,7 @@ const log = (line: string) => console.log(`[bench] ${line}`)
       listRows[i]!.samples.push(await time(() => drain(subject.saver, 10)))
     }
   }
-  for (let round = 0; round < Math.max(2, Math.round(reads / 10)); round++) {
+  for (let round = 0; round < Math.max(2, Math.round(reads / 20)); round++) {
     for (const [i, subject] of rotated(subjects, round)) {
       listAllRows[i]!.samples.push(await time(() => drain(subject.saver)))
     }
@@ -396,7 +397,9 @@ const log = (line: string) => console.log(`[bench] ${line}`)
       }
     }
     const rows = subjects.map((subject) => ({ name: subject.name, samples: [] as Array<number> }))
-    const reads = n(size >= 1000 ? 20 : 50)
+    // Enough reads that a p50 holds still from run to run: "no read slower than today" compares ratios of them.
+    const reads = n(size >= 1000 ? 40 : 150)
+    await databases.settle()
     for (let round = 0; round < reads; round++) {
       for (const [i, subject] of rotated(subjects, round)) {
         rows[i]!.samples.push(await time(() => subject.saver.getTuple({ configurable: { thread_id: `read-${size}` } })))
