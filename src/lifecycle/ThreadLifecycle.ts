@@ -177,6 +177,9 @@ const moving = (driver: StorageDriver, codec: Codec) => {
   return { copyThread, exportThread, importThread }
 }
 
+/** The run ids `deleteForRuns` is given: any strings (metadata values, not keys). */
+const RunIds = Schema.Array(Schema.String)
+
 /** Threads shrunk by plans (see `Prune`): `prune`, `deleteForRuns`, `applyRetention`. */
 const shrinking = (driver: StorageDriver, codec: Codec) => {
   /** Carries out a plan in a thread (held by `exclusive`); a loop in its parent links is `CorruptedCheckpoint`. */
@@ -227,7 +230,7 @@ const shrinking = (driver: StorageDriver, codec: Codec) => {
   })
 
   const deleteForRuns = Effect.fn("CheckpointStorage.deleteForRuns")(function*(runIds: ReadonlyArray<string>) {
-    const ids = yield* Schema.decodeUnknownEffect(Schema.Array(Schema.String))(runIds).pipe(
+    const ids = yield* Schema.decodeUnknownEffect(RunIds)(runIds).pipe(
       Effect.mapError(invalidInput("deleteForRuns", "runIds"))
     )
     if (ids.length === 0) {
