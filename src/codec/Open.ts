@@ -120,7 +120,11 @@ export const make = ({ sealing, sharing }: Parts): Open => {
    * A stored checkpoint with its rows opened: metadata, blobs, writes and the
    * pieces read with it (a checkpoint that does not open fails whole).
    */
-  const open = Effect.fnUntraced(function*(stored: StoredCheckpoint, tally: Tally, options = { metadata: true }) {
+  const open = Effect.fnUntraced(function*(
+    stored: StoredCheckpoint,
+    tally: Tally,
+    options?: { readonly metadata: boolean }
+  ) {
     const pieces = openPieces(stored.pieces, tally)
     if (sealing === undefined) {
       // Rows sealed by a storage with encryption on: say so, rather than that their type is unknown.
@@ -133,7 +137,7 @@ export const make = ({ sealing, sharing }: Parts): Open => {
       return { ...stored, pieces } satisfies OpenedCheckpoint
     }
     const { row } = stored
-    const metadata = options.metadata ? sealing.openMetadata(row, tally) : { json: row.metadata }
+    const metadata = options?.metadata === false ? { json: row.metadata } : sealing.openMetadata(row, tally)
     if (typeof metadata === "string") return yield* Effect.fail(corrupted(row, metadata))
     const blobs: Array<BlobRow> = []
     for (const blob of stored.blobs) {

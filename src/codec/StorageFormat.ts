@@ -128,6 +128,15 @@ export const references = (row: { readonly type: string; readonly bytes: Uint8Ar
 export const pieceKey = (hash: Uint8Array): string =>
   Buffer.from(hash.buffer, hash.byteOffset, hash.byteLength).toString("latin1")
 
+/**
+ * A thread's namespace as a map key: keys hold no NUL (see `Checkpoint.ts`),
+ * so the NUL between its parts keeps any two namespaces apart.
+ *
+ * @since 0.1.0
+ */
+export const namespaceKey = (place: { readonly thread_id: string; readonly checkpoint_ns: string }): string =>
+  `${place.thread_id}\u0000${place.checkpoint_ns}`
+
 /** A piece from its key and bytes. */
 export const pieceOf = (key: string, bytes: Uint8Array): Piece => ({ hash: Buffer.from(key, "latin1"), bytes })
 

@@ -17,7 +17,7 @@
  * @since 0.1.0
  */
 import type { BlobRow, KnownToWalk } from "../StorageDriver.ts"
-import { packHashes } from "./StorageFormat.ts"
+import { namespaceKey, packHashes } from "./StorageFormat.ts"
 
 /** A namespace: where a seed was read. */
 interface Place {
@@ -76,7 +76,6 @@ export const make = (budget = 32 * 1024 * 1024): Walks => {
   const byNamespace = new Map<string, Array<string>>()
   let size = 0
 
-  const namespaceOf = (place: Place) => `${place.thread_id}\u0000${place.checkpoint_ns}`
   const keyOf = (namespace: string, digest: string) => `${namespace}\u0000${digest}`
 
   const drop = (key: string) => {
@@ -106,11 +105,11 @@ export const make = (budget = 32 * 1024 * 1024): Walks => {
 
   return {
     known: (place) => {
-      const namespace = namespaceOf(place)
+      const namespace = namespaceKey(place)
       return { blobs: byNamespace.get(namespace) ?? [], pieces: walks.get(namespace) ?? nothing.pieces }
     },
     walked: (place, pieces) => {
-      const namespace = namespaceOf(place)
+      const namespace = namespaceKey(place)
       walks.delete(namespace)
       if (pieces.size === 0) return
       walks.set(namespace, packHashes([...pieces]))
@@ -121,7 +120,7 @@ export const make = (budget = 32 * 1024 * 1024): Walks => {
     },
     fill: (place, blob) => {
       if (blob.digest === undefined) return blob
-      const namespace = namespaceOf(place)
+      const namespace = namespaceKey(place)
       if (blob.bytes !== undefined) {
         keep(namespace, blob.digest, blob.bytes)
         return blob

@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import { packHashes } from "../StorageFormat.ts"
+import { namespaceKey, packHashes } from "../StorageFormat.ts"
 import type { List } from "./Layout.ts"
 
 /** Namespaces whose lists are remembered per process, for the next step of their channels. */
@@ -50,9 +50,6 @@ export const makePieceCache = (budget = CACHED_PIECE_BYTES) => {
     }
   }
 }
-
-/** A namespace as a key (keys hold no NUL: see `Checkpoint.ts`). */
-const namespaceKey = (location: Location) => `${location.thread_id}\u0000${location.checkpoint_ns}`
 
 /**
  * The list each channel last stored or read, by thread, namespace and
