@@ -1,8 +1,9 @@
 /**
  * The memory driver's writes: each changes the threads' state inside one
  * `Effect.sync` (so it is atomic), stores copies of the caller's bytes, and
- * keeps what the SQL driver keeps (blobs and pieces written once, blobs and
- * pieces removed with the last row referring to them).
+ * keeps what the SQL driver keeps (blobs and pieces written once, a
+ * checkpoint's first parent, blobs and pieces removed with the last row
+ * referring to them).
  *
  * @since 0.1.0
  */
@@ -57,7 +58,13 @@ export const writes = (threads: Threads, writing: Writing): Writes => ({
       addPieces(thread, shared.pieces)
       thread.lastActivity = new Date()
       const stored = holdNamespace(thread, row.checkpoint_ns)
-      stored.checkpoints.set(row.checkpoint_id, row)
+      // A put of an id already stored replaces its header and metadata but keeps its first parent, as the SQL
+      // driver's upsert does: re-pointing it could close a loop (a checkpoint put again under its own child).
+      const first = stored.checkpoints.get(row.checkpoint_id)
+      stored.checkpoints.set(
+        row.checkpoint_id,
+        first === undefined ? row : { ...row, parent_checkpoint_id: first.parent_checkpoint_id }
+      )
       for (const blob of blobs) {
         const versions = hold(stored.blobs, blob.channel, () => new Map<string, BlobRow>())
         if (!versions.has(blob.version)) versions.set(blob.version, copy(blob))

@@ -302,6 +302,40 @@ export const storageScenarios = (name: string, storage: Layer.Layer<CheckpointSt
           expect(error._tag).toBe("InvalidInput")
         }))
 
+      it.effect("a put of a stored id keeps its first parent (so it cannot close a loop) and takes the new values", () =>
+        Effect.gen(function*() {
+          const storage = yield* Storage
+          const thread_id = newThread()
+          /** A checkpoint whose one channel is at `version` (each put a new blob). */
+          const at = (step: string, version: number, id?: string) => ({
+            ...checkpoint({ step }, id),
+            channel_versions: { step: version }
+          })
+          const put = (parent: Checkpoint.CheckpointRef, cp: ReturnType<typeof at>, step: number) =>
+            storage.put(parent, cp, metadata({ step }), cp.channel_versions)
+          const a = yield* put({ thread_id }, at("a", 1), 0)
+          const b = yield* put(a, at("b", 2), 1)
+          const c = yield* put(b, at("c", 3), 2)
+          // b again, under its own child c: re-pointed, b → c → b would loop.
+          yield* put(c, at("b again", 4, b.checkpoint_id), 3)
+          const tuple = yield* storage.getTuple(b).pipe(Effect.map(Option.getOrThrow))
+          expect(tuple.parentConfig?.configurable?.checkpoint_id).toBe(a.checkpoint_id)
+          expect(tuple.checkpoint.channel_values).toEqual({ step: "b again" })
+          expect(tuple.metadata?.step).toBe(3)
+          const parents = yield* storage.list({ thread_id }).pipe(
+            Stream.map((listed) => [listed.checkpoint.id, listed.parentConfig?.configurable?.checkpoint_id]),
+            Stream.runCollect
+          )
+          expect(Array.from(parents)).toEqual([
+            [c.checkpoint_id, b.checkpoint_id],
+            [b.checkpoint_id, a.checkpoint_id],
+            [a.checkpoint_id, undefined]
+          ])
+          // The chain ends: prune plans over it rather than finding a loop.
+          yield* storage.prune([thread_id], { strategy: "keep_latest" })
+          expect((yield* latest(thread_id)).checkpoint.id).toBe(c.checkpoint_id)
+        }))
+
       it.effect("deleteThread removes one thread, every namespace, and nothing else", () =>
         Effect.gen(function*() {
           const storage = yield* Storage
