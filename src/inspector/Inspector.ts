@@ -14,9 +14,11 @@
  * @since 0.1.0
  */
 import type { CheckpointTuple } from "@langchain/langgraph-checkpoint"
-import { Context, Duration, Effect, Layer, Option, Result, Stream } from "effect"
+import { Context, Duration, Effect, Layer, Option, Result, Schema, Stream } from "effect"
+import { Name } from "../Checkpoint.ts"
 import { InvalidInput, type StorageFailure, ThreadNotFound } from "../CheckpointError.ts"
 import { CheckpointStorage, type ReadError } from "../CheckpointStorage.ts"
+import { invalidInput } from "../Input.ts"
 import * as ParentLinks from "../lifecycle/ParentLinks.ts"
 import * as Prune from "../lifecycle/Prune.ts"
 import type { Dialect } from "../sql/Dialect.ts"
@@ -123,14 +125,18 @@ export type InspectError = ReadError | ThreadNotFound
 export class Inspector extends Context.Service<Inspector, {
   /** This library's tables, or a database LangGraph's own savers wrote (read as it is). */
   readonly layout: Tables["layout"]
-  /** Threads, newest activity first, fetched a page at a time. */
+  /**
+   * Threads, newest activity first, fetched a page at a time. A `prefix` or
+   * cursor id the database cannot hold as text (a NUL, a lone surrogate) is
+   * `InvalidInput`.
+   */
   readonly threads: (
     query?: {
       readonly limit?: number | undefined
       readonly prefix?: string | undefined
       readonly after?: ThreadCursor | undefined
     }
-  ) => Stream.Stream<ThreadSummary, StorageFailure>
+  ) => Stream.Stream<ThreadSummary, StorageFailure | InvalidInput>
   /**
    * A page of a thread's history laid out as a tree: the layout reads ids
    * alone, and only the page's checkpoints are read whole.
@@ -220,6 +226,26 @@ const threadPages = ({ q, run }: Sql) => (query: ThreadsQuery = {}): Stream.Stre
       )
   )
 
+/**
+ * A thread id, namespace, checkpoint reference or prefix as the database
+ * holds text: well-formed, without NUL. Checked before a query, whose
+ * server would otherwise fail it as a storage failure.
+ */
+const decodeName = (operation: string, argument: string, value: string) =>
+  Schema.decodeEffect(Name)(value).pipe(Effect.mapError(invalidInput(operation, argument)))
+
+/** The threads query's own text arguments, checked (see `decodeName`). */
+const checkedThreads = (
+  pages: ReturnType<typeof threadPages>
+): Inspector["Service"]["threads"] =>
+(query = {}) =>
+  Stream.unwrap(
+    Effect.all([
+      query.prefix === undefined ? Effect.void : decodeName("threads", "prefix", query.prefix),
+      query.after === undefined ? Effect.void : decodeName("threads", "after", query.after.thread_id)
+    ]).pipe(Effect.as(pages(query)))
+  )
+
 /** A thread that has checkpoints, but none in the namespace asked for. */
 const noNamespace = (operation: string, thread_id: string, checkpoint_ns: string) =>
   new InvalidInput({
@@ -277,7 +303,7 @@ const planner = (
   { index, q, run }: Sql,
   existing: (operation: string, thread_ids: ReadonlyArray<string>) => Effect.Effect<void, InspectError>,
   sizes: Inspector["Service"]["sizes"],
-  threads: Inspector["Service"]["threads"]
+  threads: ReturnType<typeof threadPages>
 ): Inspector["Service"]["plan"] => {
   /**
    * What `prune` and retention's `keepLast` remove, from the thread's index.
@@ -378,11 +404,17 @@ export const make = Effect.fnUntraced(function*(tables: Tables, dialect: Dialect
     index: statements(tables).threadIndex
   }
   const { q, run } = sql
-  const threads = threadPages(sql)
+  const pages = threadPages(sql)
+  const threads = checkedThreads(pages)
 
   /** The thread's checkpoints whose id is, starts or ends with `ref` ("" : any). */
   const matching = (operation: string, thread_id: string, ref: string, checkpoint_ns: string | undefined) =>
-    run(operation, q.checkpointIds, { thread_id, ref, checkpoint_ns }).pipe(
+    Effect.all([
+      decodeName(operation, "thread_id", thread_id),
+      decodeName(operation, "checkpoint", ref),
+      checkpoint_ns === undefined ? Effect.void : decodeName(operation, "checkpoint_ns", checkpoint_ns)
+    ]).pipe(
+      Effect.andThen(run(operation, q.checkpointIds, { thread_id, ref, checkpoint_ns })),
       Effect.flatMap((rows) =>
         rows.length > 0 || ref !== "" ?
           Effect.succeed(rows) :
@@ -519,7 +551,7 @@ export const make = Effect.fnUntraced(function*(tables: Tables, dialect: Dialect
     checkpoint,
     diff,
     sizes,
-    plan: planner(sql, existing, sizes, threads),
+    plan: planner(sql, existing, sizes, pages),
     stats
   })
 })

@@ -13,6 +13,7 @@
  */
 import { Effect, Schema, Stream } from "effect"
 import { type HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
 import { InvalidInput } from "../CheckpointError.ts"
 import { CheckpointStorage } from "../CheckpointStorage.ts"
 import { type HistoryEntry, Inspector, type Shown, type ThreadCursor } from "../inspector/Inspector.ts"
@@ -52,19 +53,39 @@ const MAX_LIMIT = 500
 
 const invalid = (argument: string, detail: string) => new InvalidInput({ operation: "web", argument, detail })
 
-/** A page cursor, opaque to the page: the last thread's activity and id. */
-const encodeCursor = (cursor: ThreadCursor) =>
-  Buffer.from(JSON.stringify([cursor.activity, cursor.thread_id])).toString("base64url")
-
-const decodeCursor = (text: string): Effect.Effect<ThreadCursor, InvalidInput> =>
-  Effect.try({
-    try: () => {
-      const [activity, thread_id] = JSON.parse(Buffer.from(text, "base64url").toString("utf8")) as [unknown, unknown]
-      if (typeof thread_id !== "string" || typeof activity !== "string") throw new Error("bad cursor")
-      return { activity, thread_id }
-    },
-    catch: () => invalid("after", "not a cursor this server gave")
-  })
+/**
+ * Page cursors, opaque to the page: the last thread's activity and id,
+ * signed with a random key of this server's. The activity is the
+ * database's own text of a time, which the query casts back: only cursors
+ * this server gave reach it (another is 400; in the database it would fail
+ * as a 500), since no format check here could know the server's `DateStyle`.
+ */
+const cursors = (key: Uint8Array) => {
+  const sign = (payload: string) => createHmac("sha256", key).update(payload).digest("base64url")
+  const encode = (cursor: ThreadCursor) => {
+    const payload = Buffer.from(JSON.stringify([cursor.activity, cursor.thread_id])).toString("base64url")
+    return `${payload}.${sign(payload)}`
+  }
+  const decode = (text: string): Effect.Effect<ThreadCursor, InvalidInput> =>
+    Effect.try({
+      try: () => {
+        const [payload = "", signature = "", ...rest] = text.split(".")
+        const expected = Buffer.from(sign(payload))
+        const given = Buffer.from(signature)
+        if (rest.length > 0 || given.length !== expected.length || !timingSafeEqual(given, expected)) {
+          throw new Error("not signed")
+        }
+        const [activity, thread_id] = JSON.parse(Buffer.from(payload, "base64url").toString("utf8")) as [
+          unknown,
+          unknown
+        ]
+        if (typeof thread_id !== "string" || typeof activity !== "string") throw new Error("bad cursor")
+        return { activity, thread_id }
+      },
+      catch: () => invalid("after", "not a cursor this server gave")
+    })
+  return { encode, decode }
+}
 
 const limitOf = (text: string | null, page = PAGE, max = MAX_LIMIT): Effect.Effect<number, InvalidInput> => {
   if (text === null || text === "") return Effect.succeed(page)
@@ -167,95 +188,99 @@ const planOf = (thread_id: string, action: string) =>
 export const routes = (options: {
   readonly write: boolean
   readonly snapshot?: Label | undefined
-}): ReadonlyArray<Route> => [
-  route(
-    "GET",
-    "/api/info",
-    () =>
-      Inspector.use((inspector) =>
-        Effect.succeed(json({
-          write: options.write,
-          layout: inspector.layout,
-          // Only when what is served is a snapshot (of a PGlite directory another process holds).
-          ...(options.snapshot === undefined ? {} : {
-            snapshot: {
-              directory: options.snapshot.directory,
-              pid: options.snapshot.pid,
-              takenAt: options.snapshot.takenAt.toISOString()
-            }
-          })
-        }))
-      )
-  ),
+}): ReadonlyArray<Route> => {
+  const cursor = cursors(randomBytes(32))
+  return [
+    route(
+      "GET",
+      "/api/info",
+      () =>
+        Inspector.use((inspector) =>
+          Effect.succeed(json({
+            write: options.write,
+            layout: inspector.layout,
+            // Only when what is served is a snapshot (of a PGlite directory another process holds).
+            ...(options.snapshot === undefined ? {} : {
+              snapshot: {
+                directory: options.snapshot.directory,
+                pid: options.snapshot.pid,
+                takenAt: options.snapshot.takenAt.toISOString()
+              }
+            })
+          }))
+        )
+    ),
 
-  route("GET", "/api/threads", (_, query) =>
-    Effect.gen(function*() {
-      const limit = yield* limitOf(query.get("limit"))
-      const after = optional(query, "after")
-      const found = yield* (yield* Inspector).threads({
-        limit: limit + 1,
-        prefix: optional(query, "prefix"),
-        after: after === undefined ? undefined : yield* decodeCursor(after)
-      }).pipe(Stream.runCollect)
-      const page = found.slice(0, limit)
-      const last = page.at(-1)
-      return json({
-        threads: page,
-        next: found.length > limit && last !== undefined ? encodeCursor(last.cursor) : null
-      })
-    })),
+    route("GET", "/api/threads", (_, query) =>
+      Effect.gen(function*() {
+        const limit = yield* limitOf(query.get("limit"))
+        const after = optional(query, "after")
+        const found = yield* (yield* Inspector).threads({
+          limit: limit + 1,
+          prefix: optional(query, "prefix"),
+          after: after === undefined ? undefined : yield* cursor.decode(after)
+        }).pipe(Stream.runCollect)
+        const page = found.slice(0, limit)
+        const last = page.at(-1)
+        return json({
+          threads: page,
+          next: found.length > limit && last !== undefined ? cursor.encode(last.cursor) : null
+        })
+      })),
 
-  route("GET", "/api/threads/:thread/history", ({ thread }, query) => historyOf(thread!, query)),
+    route("GET", "/api/threads/:thread/history", ({ thread }, query) => historyOf(thread!, query)),
 
-  route(
-    "GET",
-    "/api/threads/:thread/checkpoints/:ref",
-    ({ ref, thread }, query) =>
-      Inspector.use((inspector) => inspector.checkpoint(thread!, ref!, { checkpoint_ns: optional(query, "ns") })).pipe(
-        Effect.map((shown) => json(shownJson(shown)))
-      )
-  ),
+    route(
+      "GET",
+      "/api/threads/:thread/checkpoints/:ref",
+      ({ ref, thread }, query) =>
+        Inspector.use((inspector) => inspector.checkpoint(thread!, ref!, { checkpoint_ns: optional(query, "ns") }))
+          .pipe(
+            Effect.map((shown) => json(shownJson(shown)))
+          )
+    ),
 
-  route("GET", "/api/threads/:thread/diff", ({ thread }, query) =>
-    Effect.gen(function*() {
-      const [a, b] = [yield* required(query, "a"), yield* required(query, "b")]
-      const found = yield* (yield* Inspector).diff(thread!, a, b)
-      return json({
-        a: { checkpoint_id: found.a.tuple.checkpoint.id, metadata: Values.toPlain(found.a.tuple.metadata) },
-        b: { checkpoint_id: found.b.tuple.checkpoint.id, metadata: Values.toPlain(found.b.tuple.metadata) },
-        channels: Values.toPlain(found.channels)
-      })
-    })),
+    route("GET", "/api/threads/:thread/diff", ({ thread }, query) =>
+      Effect.gen(function*() {
+        const [a, b] = [yield* required(query, "a"), yield* required(query, "b")]
+        const found = yield* (yield* Inspector).diff(thread!, a, b)
+        return json({
+          a: { checkpoint_id: found.a.tuple.checkpoint.id, metadata: Values.toPlain(found.a.tuple.metadata) },
+          b: { checkpoint_id: found.b.tuple.checkpoint.id, metadata: Values.toPlain(found.b.tuple.metadata) },
+          channels: Values.toPlain(found.channels)
+        })
+      })),
 
-  route("GET", "/api/threads/:thread/plan", ({ thread }, query) =>
-    required(query, "action").pipe(
-      Effect.flatMap((action) => planOf(thread!, action)),
-      Effect.map((removals) => json({ removals }))
-    )),
+    route("GET", "/api/threads/:thread/plan", ({ thread }, query) =>
+      required(query, "action").pipe(
+        Effect.flatMap((action) => planOf(thread!, action)),
+        Effect.map((removals) => json({ removals }))
+      )),
 
-  route("POST", "/api/threads/:thread/copy", ({ thread }) =>
-    Effect.gen(function*() {
-      const body = yield* HttpServerRequest.schemaBodyJson(CopyBody)
-      if (body.target === "") return yield* invalid("target", "empty")
-      yield* (yield* CheckpointStorage).copyThread(thread!, body.target, { replace: body.replace ?? false })
-      return json({ copied: thread, to: body.target })
-    }), true),
+    route("POST", "/api/threads/:thread/copy", ({ thread }) =>
+      Effect.gen(function*() {
+        const body = yield* HttpServerRequest.schemaBodyJson(CopyBody)
+        if (body.target === "") return yield* invalid("target", "empty")
+        yield* (yield* CheckpointStorage).copyThread(thread!, body.target, { replace: body.replace ?? false })
+        return json({ copied: thread, to: body.target })
+      }), true),
 
-  route("POST", "/api/threads/:thread/prune", ({ thread }) =>
-    Effect.gen(function*() {
-      const body = yield* HttpServerRequest.schemaBodyJson(PruneBody)
-      const removals = yield* planOf(thread!, body.strategy)
-      yield* (yield* CheckpointStorage).prune([thread!], {
-        strategy: body.strategy === "delete" ? "delete" : "keep_latest"
-      })
-      return json({ pruned: thread, removals })
-    }), true),
+    route("POST", "/api/threads/:thread/prune", ({ thread }) =>
+      Effect.gen(function*() {
+        const body = yield* HttpServerRequest.schemaBodyJson(PruneBody)
+        const removals = yield* planOf(thread!, body.strategy)
+        yield* (yield* CheckpointStorage).prune([thread!], {
+          strategy: body.strategy === "delete" ? "delete" : "keep_latest"
+        })
+        return json({ pruned: thread, removals })
+      }), true),
 
-  route("POST", "/api/threads/:thread/delete", ({ thread }) =>
-    Effect.gen(function*() {
-      yield* HttpServerRequest.schemaBodyJson(DeleteBody)
-      const removals = yield* planOf(thread!, "delete")
-      yield* (yield* CheckpointStorage).deleteThread(thread!)
-      return json({ deleted: thread, removals })
-    }), true)
-]
+    route("POST", "/api/threads/:thread/delete", ({ thread }) =>
+      Effect.gen(function*() {
+        yield* HttpServerRequest.schemaBodyJson(DeleteBody)
+        const removals = yield* planOf(thread!, "delete")
+        yield* (yield* CheckpointStorage).deleteThread(thread!)
+        return json({ deleted: thread, removals })
+      }), true)
+  ]
+}

@@ -12,7 +12,12 @@ import { type Route, routes } from "./Api.ts"
 import * as Assets from "./Assets.ts"
 import * as Guard from "./Guard.ts"
 
-/** What a handler failed with, as a status. */
+/**
+ * What a handler failed with, as a status: what the request got wrong is
+ * 4xx (an id with a NUL is `InvalidConfig` from the storage, `InvalidInput`
+ * from the inspector); stored data that does not read, or a backend that
+ * fails, 500.
+ */
 const statusOf = (cause: unknown): number => {
   const tag = typeof cause === "object" && cause !== null && "_tag" in cause ? cause._tag : undefined
   switch (tag) {
@@ -20,6 +25,7 @@ const statusOf = (cause: unknown): number => {
       return 404
     case "ThreadExists":
       return 409
+    case "InvalidConfig":
     case "InvalidInput":
     case "SchemaError":
     case "HttpServerError":
