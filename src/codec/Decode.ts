@@ -73,7 +73,7 @@ const loading = ({ json, sealing, serializer, sharing }: Parts) => {
     remembering?: { readonly channel: string; readonly version: string; readonly recognize: boolean }
   ): Effect.Effect<unknown, CorruptedCheckpoint> => {
     if (isList(stored.type)) {
-      const decoded = sharing.decode(stored, pieces.readable, pieces.unreadable)
+      const decoded = sharing.decode(row.thread_id, stored, pieces.readable, pieces.unreadable)
       if (typeof decoded === "string") return Effect.fail(corrupted(row, `${what}: ${decoded}`))
       // A framed list is read as its whole text; a list's pieces are parsed one by one.
       const text = stored.type === Sharing.FRAMED ? unframe(decoded.texts) : decoded.texts
@@ -167,7 +167,7 @@ export const make = (parts: Parts, { keepRead, open, openWrites }: Open) => {
   ) {
     const tally = newTally()
     const { blobs, pieces, row, writes } = yield* open(stored, tally)
-    if (options.remember) keepRead(pieces)
+    if (options.remember) keepRead(row.thread_id, pieces)
     const header = yield* decodeHeader(row)
     const checkpoint: Checkpoint = {
       ...header,
@@ -243,7 +243,7 @@ export const make = (parts: Parts, { keepRead, open, openWrites }: Open) => {
       const { blobs, pieces, row, writes } = yield* open(yield* withSeeds(stored), tally, { metadata: false })
       if (!kept.has(pieces.readable)) {
         kept.add(pieces.readable)
-        keepRead(pieces)
+        keepRead(row.thread_id, pieces)
       }
       const wantedWrites = writes.filter((write) => remaining.has(write.channel))
       for (const write of wantedWrites) for (const key of references(write)) read.add(key)

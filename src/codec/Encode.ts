@@ -184,7 +184,7 @@ export const make = (parts: Parts) => {
         encode("putWrites", `writes[${index}] (channel "${channel}")`, value).pipe(
           Effect.map((stored) => {
             const { bytes, pieces, type } = stored._tag === "shared"
-              ? sharing.writeList(stored, key?.address)
+              ? sharing.writeList(checkpoint.thread_id, stored, key?.address)
               : { ...stored, pieces: [] }
             const idx = Object.hasOwn(WRITES_IDX_MAP, channel) ? WRITES_IDX_MAP[channel]! : index
             const row: WriteRow = { ...task, idx, channel, type, bytes }

@@ -74,8 +74,8 @@ export interface Open {
     writes: ReadonlyArray<WriteRow>,
     tally: Tally
   ) => Effect.Effect<Array<WriteRow>, CorruptedCheckpoint>
-  /** Keeps what a read brought for the next: pieces that opened, or that match their plain hash. */
-  readonly keepRead: (pieces: Opened) => void
+  /** Keeps what a read of `thread_id` brought for its next: pieces that opened, or that match their plain hash. */
+  readonly keepRead: (thread_id: string, pieces: Opened) => void
 }
 
 /** What reading an encrypted checkpoint without encryption says. */
@@ -101,10 +101,10 @@ export const make = ({ sealing, sharing }: Parts): Open => {
     return found
   }
 
-  /** Keeps what a read brought for the next: pieces that opened, or that match their plain hash. */
-  const keepRead = (pieces: Opened) => {
-    sharing.keepRead(pieces.sealed, true)
-    sharing.keepRead(pieces.plain)
+  /** Keeps what a read of `thread_id` brought for its next: pieces that opened, or that match their plain hash. */
+  const keepRead = (thread_id: string, pieces: Opened) => {
+    sharing.keepRead(thread_id, pieces.sealed, true)
+    sharing.keepRead(thread_id, pieces.plain)
   }
 
   /** Writes read against the checkpoint at `place`, opened. */

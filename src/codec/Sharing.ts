@@ -124,13 +124,19 @@ export interface Sharing {
     list: SharedValue,
     options: { readonly fresh: boolean; readonly address?: Address | undefined }
   ) => Layout.Laid
-  /** A pending write's list as a list of its own, with its pieces. */
+  /** A pending write's list (of `thread_id`) as a list of its own, with its pieces. */
   readonly writeList: (
+    thread_id: string,
     list: SharedValue,
     address?: Address
   ) => { readonly type: string; readonly bytes: Uint8Array; readonly pieces: ReadonlyArray<Piece> }
-  /** A stored list's bytes from the pieces read with it or kept, or what is wrong; records nothing. */
+  /**
+   * A stored list's bytes from the pieces its thread's rows hold, or what is
+   * wrong; records nothing. A piece this process kept for the thread (its
+   * bytes proven to match its key) is taken before one read with the list.
+   */
   readonly decode: (
+    thread_id: string,
     row: Layout.StoredList & { readonly type: string },
     pieces: ReadonlyMap<string, Uint8Array>,
     unreadable?: ReadonlyMap<string, string>
@@ -139,9 +145,11 @@ export interface Sharing {
   readonly remember: (place: ListPlace, decoded: Decoded) => void
   /**
    * Takes each item of `value`, the list read back at `place`, as
-   * serializing to its piece (`plainKeys`: the list's keys are the pieces'
-   * plain hashes, as when encryption is off), so the next put need not
-   * serialize them again. Only the first read since the channel's last put
+   * serializing to its piece, so the next put need not serialize them
+   * again. Each is learned under the hash of its bytes, never under the key
+   * the row stored it by (a row can be forged): `plainKeys` (encryption off,
+   * keys are plain hashes) lets a key stand where the piece kept for the
+   * thread under it is those very bytes, already proven. Only the first read since the channel's last put
    * does: reading again without writing (polling a thread's state) costs
    * nothing more, and a put follows the read in a graph's step. Call after
    * `remember`.
@@ -151,8 +159,8 @@ export interface Sharing {
   readonly stored: (location: Location, laid: ReadonlyArray<Layout.Laid>) => void
   /** The hashes of the kept pieces of a namespace's remembered lists: a read need not fetch them. */
   readonly knownPieces: (location: Location) => Uint8Array
-  /** Keeps the pieces a read returned whose bytes match their hash (all when `authenticated`, see `Sealing`). */
-  readonly keepRead: (pieces: ReadonlyMap<string, Uint8Array>, authenticated?: boolean) => void
+  /** Keeps, for `thread_id`, the pieces its read returned whose bytes match their hash (all when `authenticated`, see `Sealing`). */
+  readonly keepRead: (thread_id: string, pieces: ReadonlyMap<string, Uint8Array>, authenticated?: boolean) => void
 }
 
 /**
@@ -168,9 +176,9 @@ export const make = (dumpJson: DumpJson | undefined): Sharing => {
   const cache = makePieceCache()
   const lists = makeListMemory()
 
-  /** Keeps the pieces of `elements` from `from` on, under their `keys`. */
-  const keep = (elements: ReadonlyArray<Element>, keys: ReadonlyArray<string>, from = 0) => {
-    for (let i = from; i < elements.length; i++) cache.add(keys[i]!, elements[i]!.bytes)
+  /** Keeps a thread's pieces of `elements` from `from` on, under their `keys` (computed from their bytes). */
+  const keep = (thread_id: string, elements: ReadonlyArray<Element>, keys: ReadonlyArray<string>, from = 0) => {
+    for (let i = from; i < elements.length; i++) cache.add(thread_id, keys[i]!, elements[i]!.bytes)
   }
 
   return {
@@ -180,20 +188,20 @@ export const make = (dumpJson: DumpJson | undefined): Sharing => {
       const known = options.fresh ? undefined : lists.get(location, channel)
       const laid = Layout.layOut(type, channel, version, elements, keys, known)
       // The pieces it sends, the last elements: the list it extends kept the others when it was stored or read.
-      keep(elements, keys, elements.length - laid.pieces.length)
+      keep(location.thread_id, elements, keys, elements.length - laid.pieces.length)
       return laid
     },
-    writeList: ({ elements, type }, address = plainAddress) => {
+    writeList: (thread_id, { elements, type }, address = plainAddress) => {
       const keys = elements.map(address)
-      keep(elements, keys)
+      keep(thread_id, elements, keys)
       return Layout.ownList(type, elements, keys)
     },
-    decode: (row, pieces, unreadable) => {
+    decode: (thread_id, row, pieces, unreadable) => {
       const keys = Layout.entriesOf(row)
       if (typeof keys === "string") return keys
       const texts: Array<Uint8Array> = []
       for (const key of keys) {
-        const bytes = pieces.get(key) ?? cache.get(key)
+        const bytes = cache.get(thread_id, key) ?? pieces.get(key)
         if (bytes === undefined) return `a piece it refers to ${unreadable?.get(key) ?? "is missing"}`
         texts.push(bytes)
       }
@@ -211,15 +219,19 @@ export const make = (dumpJson: DumpJson | undefined): Sharing => {
         return
       }
       if (list !== undefined) lists.set(place, place.channel, { ...list, recognized: true })
-      encoder.learn(value, texts.map((bytes, i) => ({ key: plainKeys ? keys[i]! : hashOf(bytes), bytes })))
+      const proven = (key: string, bytes: Uint8Array) => plainKeys && cache.get(place.thread_id, key) === bytes
+      encoder.learn(
+        value,
+        texts.map((bytes, i) => ({ key: proven(keys[i]!, bytes) ? keys[i]! : hashOf(bytes), bytes }))
+      )
     },
     stored: (location, laid) => {
       for (const { blob, list } of laid) lists.set(location, blob.channel, list)
     },
-    knownPieces: (location) => lists.known(location, cache.has),
-    keepRead: (pieces, authenticated = false) => {
+    knownPieces: (location) => lists.known(location, (key) => cache.has(location.thread_id, key)),
+    keepRead: (thread_id, pieces, authenticated = false) => {
       for (const [key, bytes] of pieces) {
-        if (!cache.has(key) && (authenticated || hashOf(bytes) === key)) cache.add(key, bytes)
+        if (!cache.has(thread_id, key) && (authenticated || hashOf(bytes) === key)) cache.add(thread_id, key, bytes)
       }
     }
   }

@@ -2,10 +2,11 @@
  * Whether rows given to be written back whole (`importThread`, from an
  * export or another storage) are a thread this library can read: every row
  * of it, each once, in a namespace that has checkpoints; parent links that
- * neither loop nor name a checkpoint the rows do not hold; and no value
- * nested deeper than `put` accepts. Stored rows are not trusted: a file can
- * be edited, and each of these, written, would make reads fail or walks of
- * the parent chain never end.
+ * neither loop nor name a checkpoint the rows do not hold; pieces stored
+ * under the hash of their bytes; and no value nested deeper than `put`
+ * accepts. Stored rows are not trusted: a file can be edited, and each of
+ * these, written, would make reads fail, walks of the parent chain never
+ * end, or (a piece under another's hash) give the thread text it never held.
  *
  * `importThread` runs it before writing anything; `ExportFormat.decode` runs
  * it on each thread of a file, to name the line at fault.
@@ -14,6 +15,7 @@
  */
 import { depthOf } from "../codec/JsonPlus.ts"
 import { MAX_DEPTH } from "../codec/Revival.ts"
+import { VERSION } from "../codec/sealing/Frames.ts"
 import * as StorageFormat from "../codec/StorageFormat.ts"
 import type { ThreadRows } from "../StorageDriver.ts"
 import * as ParentLinks from "./ParentLinks.ts"
@@ -42,7 +44,7 @@ export interface Problem {
  * @since 0.1.0
  */
 export const check = (rows: ThreadRows): Problem | undefined =>
-  misplaced(rows) ?? twice(rows) ?? links(rows) ?? tooDeep(rows)
+  misplaced(rows) ?? twice(rows) ?? links(rows) ?? forged(rows) ?? tooDeep(rows)
 
 const problem = (detail: string, kind?: RowKind, index?: number): Problem => ({
   detail,
@@ -125,6 +127,31 @@ const links = (rows: ThreadRows): Problem | undefined => {
   return undefined
 }
 
+/**
+ * Whether a piece is stored plain: JSON text, which never starts with the
+ * version byte every sealed frame does. A sealed piece's address is a keyed
+ * hash only the key's holder can check, and opening it checks its seal.
+ */
+const isPlain = (piece: { readonly bytes: Uint8Array }) => piece.bytes[0] !== VERSION
+
+/**
+ * A plain piece stored under a key that is not the hash of its bytes: every
+ * list naming that hash would read the piece's text instead of the one the
+ * hash stands for.
+ */
+const forged = (rows: ThreadRows): Problem | undefined => {
+  const piece = rows.pieces.findIndex((piece) =>
+    isPlain(piece) && StorageFormat.pieceKey(piece.hash) !== StorageFormat.hashOf(piece.bytes)
+  )
+  if (piece < 0) return undefined
+  const hash = Buffer.from(rows.pieces[piece]!.hash).toString("hex")
+  return problem(
+    `the piece stored as ${hash} is not what that hash stands for (its bytes hash otherwise)`,
+    "piece",
+    piece
+  )
+}
+
 const utf8 = new TextDecoder()
 
 /** Whether JSON text (or its bytes) nests deeper than `limit`. */
@@ -137,9 +164,9 @@ const deeperThan = (limit: number) => `nests deeper than ${limit} levels, more t
 
 /**
  * A value deeper than `put` accepts: metadata and `json` values over
- * `MAX_DEPTH`, an element of a shared list (a plain piece, stored under its
- * own hash) over `MAX_DEPTH - 1`. Values of other types, and sealed ones
- * (which only a holder of the key can have written), are not JSON text here.
+ * `MAX_DEPTH`, an element of a shared list (every plain piece) over
+ * `MAX_DEPTH - 1`. Values of other types, and sealed ones (which only a
+ * holder of the key can have written), are not JSON text here.
  */
 const tooDeep = (rows: ThreadRows): Problem | undefined => {
   const metadata = rows.checkpoints.findIndex((row) => deeper(row.metadata, MAX_DEPTH))
@@ -161,9 +188,7 @@ const tooDeep = (rows: ThreadRows): Problem | undefined => {
       write
     )
   }
-  const piece = rows.pieces.findIndex((piece) =>
-    deeper(piece.bytes, MAX_DEPTH - 1) && StorageFormat.pieceKey(piece.hash) === StorageFormat.hashOf(piece.bytes)
-  )
+  const piece = rows.pieces.findIndex((piece) => isPlain(piece) && deeper(piece.bytes, MAX_DEPTH - 1))
   if (piece >= 0) return problem(`an element of a shared list ${deeperThan(MAX_DEPTH - 1)}`, "piece", piece)
   return undefined
 }

@@ -146,10 +146,15 @@ const writeColumns = {
   write_values: column<ReadonlyArray<Uint8Array> | null>("array_agg(cw.blob)")
 }
 
-/** The pieces the whole page refers to, on its first row. */
+/**
+ * The pieces the whole page refers to, on its first row; with each one's
+ * thread when the page holds several threads (a `list` of every thread),
+ * whose pieces are kept apart: one thread's row never answers another's.
+ */
 const pieceColumns = {
   piece_hashes: column<ReadonlyArray<Uint8Array> | null>("CASE WHEN tuples.position = 1 THEN pieces.hashes END"),
-  piece_values: column<ReadonlyArray<Uint8Array> | null>("CASE WHEN tuples.position = 1 THEN pieces.blobs END")
+  piece_values: column<ReadonlyArray<Uint8Array> | null>("CASE WHEN tuples.position = 1 THEN pieces.blobs END"),
+  piece_threads: column<ReadonlyArray<string> | null>("CASE WHEN tuples.position = 1 THEN pieces.threads END")
 }
 
 /**
@@ -253,7 +258,8 @@ hashes AS (
   }
 ),
 pieces AS (
-  SELECT array_agg(p.hash) AS hashes, array_agg(p.blob) AS blobs
+  SELECT array_agg(p.hash) AS hashes, array_agg(p.blob) AS blobs,
+    CASE WHEN count(DISTINCT hashes.thread_id) > 1 THEN array_agg(hashes.thread_id) END AS threads
   FROM hashes
   CROSS JOIN LATERAL (
     SELECT p.hash, p.blob FROM ${t.pieces} p WHERE p.thread_id = hashes.thread_id AND p.hash = hashes.hash LIMIT 1
@@ -323,19 +329,25 @@ const toStored = (row: TupleRow, pieces: StoredCheckpoint["pieces"]): StoredChec
 }
 
 /**
- * The rows of one tuple query as stored checkpoints, sharing the page's pieces.
+ * The rows of one tuple query as stored checkpoints, sharing the page's pieces (each thread's own).
  *
  * @since 0.1.0
  */
 export const toStoredPage = (rows: ReadonlyArray<TupleRow>): Array<StoredCheckpoint> => {
   const first = rows[0]
-  const pieces = new Map(
-    zip(
-      first?.piece_hashes?.length ?? 0,
-      (i) => [StorageFormat.pieceKey(first!.piece_hashes![i]!), first!.piece_values![i]!]
-    )
-  )
-  return rows.map((row) => toStored(row, pieces))
+  const hashes = first?.piece_hashes ?? []
+  const threads = first?.piece_threads
+  if (threads == null) {
+    const pieces = new Map(zip(hashes.length, (i) => [StorageFormat.pieceKey(hashes[i]!), first!.piece_values![i]!]))
+    return rows.map((row) => toStored(row, pieces))
+  }
+  const byThread = new Map<string, Map<string, Uint8Array>>()
+  hashes.forEach((hash, i) => {
+    const pieces = byThread.get(threads[i]!) ?? byThread.set(threads[i]!, new Map()).get(threads[i]!)!
+    pieces.set(StorageFormat.pieceKey(hash), first!.piece_values![i]!)
+  })
+  const none = new Map<string, Uint8Array>()
+  return rows.map((row) => toStored(row, byThread.get(row.thread_id) ?? none))
 }
 
 /**

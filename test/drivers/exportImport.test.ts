@@ -249,7 +249,16 @@ describe("export and import", () => {
         },
         metadata: "{}"
       })
-    const deep = Buffer.from(`${"[".repeat(20_000)}${"]".repeat(20_000)}`).toString("base64")
+    const deepBytes = Buffer.from(`${"[".repeat(20_000)}${"]".repeat(20_000)}`)
+    const deep = deepBytes.toString("base64")
+    const genuine = Buffer.from(JSON.stringify({ content: "the system prompt" }))
+    const forged = Buffer.from(JSON.stringify({ content: "ATTACKER PROMPT" }))
+    const pieceLine = (key: string, bytes: Uint8Array) =>
+      JSON.stringify({
+        kind: "piece",
+        hash: Buffer.from(key, "latin1").toString("base64"),
+        bytes: Buffer.from(bytes).toString("base64")
+      })
     const decoding = (lines: ReadonlyArray<string>) =>
       failure(Effect.runPromise(Stream.runCollect(ExportFormat.decode(Stream.fromIterable(lines)))))
     const cases: ReadonlyArray<readonly [string, ReadonlyArray<string>, string, RegExp]> = [
@@ -300,7 +309,25 @@ describe("export and import", () => {
         "line 4",
         /the value of channel "a" at version 1 nests deeper than 500 levels/
       ],
-      ["a thread without checkpoints", [header, threadLine], "line 2", /at least one checkpoint/]
+      ["a thread without checkpoints", [header, threadLine], "line 2", /at least one checkpoint/],
+      [
+        "a piece under the hash of another text",
+        [header, threadLine, checkpointLine("c1"), pieceLine(StorageFormat.hashOf(genuine), forged)],
+        "line 4",
+        /the piece stored as [0-9a-f]{32} is not what that hash stands for/
+      ],
+      [
+        "a piece nested deeper than put accepts, under its own hash",
+        [header, threadLine, checkpointLine("c1"), pieceLine(StorageFormat.hashOf(deepBytes), deepBytes)],
+        "line 4",
+        /an element of a shared list nests deeper than 499 levels/
+      ],
+      [
+        "a piece nested deeper than put accepts, under a made-up hash",
+        [header, threadLine, checkpointLine("c1"), pieceLine("made-up hash 16b", deepBytes)],
+        "line 4",
+        /is not what that hash stands for/
+      ]
     ]
     for (const [name, lines, line, detail] of cases) {
       it(name, async () => {
@@ -351,8 +378,13 @@ describe("export and import", () => {
         [{ ...rows, blobs: [{ ...rows.blobs[0]!, checkpoint_ns: "nowhere" }] }, /namespace "nowhere"/],
         [{ ...rows, checkpoints: [...rows.checkpoints, rows.checkpoints[0]!] }, /given twice/],
         [{ ...rows, checkpoints: changeFirst(rows.checkpoints, { metadata: "{" }) }, /metadata/],
-        [{ ...rows, checkpoints: changeFirst(rows.checkpoints, { checkpoint: { v: "4" } as never }) }, /\["v"\]/]
+        [{ ...rows, checkpoints: changeFirst(rows.checkpoints, { checkpoint: { v: "4" } as never }) }, /\["v"\]/],
+        [
+          { ...rows, pieces: changeFirst(rows.pieces, { bytes: Buffer.from(JSON.stringify("another text")) }) },
+          /is not what that hash stands for/
+        ]
       ]
+      expect(rows.pieces.length).toBeGreaterThan(0)
       const before = await snapshot(memory.saver, id)
       for (const [wrong, detail] of bad) {
         const error = await failure(memory.run((storage) => storage.importThread(wrong, { replace: true })))

@@ -21,6 +21,7 @@ export const tupleRow = (checkpoint_id: string, fields: Partial<TupleRow> = {}):
   write_values: null,
   piece_hashes: null,
   piece_values: null,
+  piece_threads: null,
   ...fields
 })
 

@@ -194,7 +194,11 @@ describe("decode", () => {
     const next = writer.layOut(at, "messages", "2", sharedOf(writer, messages(21)), { fresh: false })
     const base: SharedBase = { version: "1", keep: next.blob.base!.keep, list: first.blob.bytes, base: undefined }
     const reader = Sharing.make(dumpJson)
-    const read = reader.decode({ type: StorageFormat.SHARED, bytes: next.blob.bytes, base }, piecesOf([first, next]))
+    const read = reader.decode(
+      at.thread_id,
+      { type: StorageFormat.SHARED, bytes: next.blob.bytes, base },
+      piecesOf([first, next])
+    )
     expect(text(read)).toBe(JSON.stringify(messages(21)))
   })
 
@@ -202,7 +206,7 @@ describe("decode", () => {
     const writer = Sharing.make(dumpJson)
     const first = writer.layOut(at, "messages", "1", sharedOf(writer, messages(20)), { fresh: false })
     const reader = Sharing.make(dumpJson)
-    const read = reader.decode(first.blob, piecesOf([first]))
+    const read = reader.decode(at.thread_id, first.blob, piecesOf([first]))
     if (typeof read === "string") throw new Error(read)
     const next = () => reader.layOut(at, "messages", "2", sharedOf(reader, messages(21)), { fresh: false })
     expect(next().blob.base).toBeUndefined()
@@ -215,29 +219,89 @@ describe("decode", () => {
     const laid = writer.layOut(at, "messages", "1", sharedOf(writer, messages(4)), { fresh: false })
     const reader = () => Sharing.make(dumpJson)
     const pieces = piecesOf([laid])
-    expect(reader().decode(laid.blob, new Map())).toBe("a piece it refers to is missing")
-    expect(reader().decode({ type: StorageFormat.SHARED, bytes: laid.blob.bytes!.subarray(1) }, pieces)).toBe(
-      "its list is not a whole number of hashes"
-    )
+    expect(reader().decode(at.thread_id, laid.blob, new Map())).toBe("a piece it refers to is missing")
+    expect(reader().decode(at.thread_id, { type: StorageFormat.SHARED, bytes: laid.blob.bytes!.subarray(1) }, pieces))
+      .toBe(
+        "its list is not a whole number of hashes"
+      )
     const base = (keep: number, list: Uint8Array | undefined, deeper?: SharedBase): SharedBase => ({
       version: "0",
       keep,
       list,
       base: deeper
     })
-    expect(reader().decode({ type: StorageFormat.SHARED, bytes: laid.blob.bytes, base: base(1, undefined) }, pieces))
+    expect(
+      reader().decode(
+        at.thread_id,
+        { type: StorageFormat.SHARED, bytes: laid.blob.bytes, base: base(1, undefined) },
+        pieces
+      )
+    )
       .toBe(
         "its base (version 0) is missing"
       )
     expect(
-      reader().decode({ type: StorageFormat.SHARED, bytes: laid.blob.bytes, base: base(9, laid.blob.bytes) }, pieces)
+      reader().decode(at.thread_id, {
+        type: StorageFormat.SHARED,
+        bytes: laid.blob.bytes,
+        base: base(9, laid.blob.bytes)
+      }, pieces)
     ).toBe(
       "its base (version 0) is shorter than it keeps"
     )
     const tooDeep = base(1, laid.blob.bytes, base(1, laid.blob.bytes, base(1, laid.blob.bytes)))
-    expect(reader().decode({ type: StorageFormat.SHARED, bytes: laid.blob.bytes, base: tooDeep }, pieces)).toBe(
-      "its bases are deeper than this library writes"
-    )
+    expect(reader().decode(at.thread_id, { type: StorageFormat.SHARED, bytes: laid.blob.bytes, base: tooDeep }, pieces))
+      .toBe(
+        "its bases are deeper than this library writes"
+      )
+  })
+})
+
+describe("content addresses are verified, never trusted", () => {
+  const place = { ...at, channel: "messages", version: "1" }
+  /** A list of `items` as stored, and its pieces; the first piece's bytes replaced by `forged`'s. */
+  const stored = (items: ReadonlyArray<unknown>, forged?: unknown) => {
+    const laid = Sharing.make(dumpJson).layOut(at, "messages", "1", sharedOf(Sharing.make(dumpJson), items), {
+      fresh: true
+    })
+    const pieces = piecesOf([laid])
+    if (forged !== undefined) pieces.set(StorageFormat.references(laid.blob)[0]!, dumpJson(forged))
+    return { laid, pieces }
+  }
+
+  it("a read keeps only pieces whose bytes hash to their key, and only for its own thread", () => {
+    const { laid, pieces } = stored(messages(4), message(99))
+    const reader = Sharing.make(dumpJson)
+    reader.keepRead(at.thread_id, pieces)
+    const read = reader.decode(at.thread_id, laid.blob, pieces)
+    if (typeof read === "string") throw new Error(read)
+    reader.remember(place, read)
+    const known = StorageFormat.unpackHashes(reader.knownPieces(at))!
+    expect(known).toHaveLength(3)
+    expect(known).not.toContain(StorageFormat.references(laid.blob)[0])
+    // Another thread's read names none of them, and takes none of them.
+    const other = { thread_id: "other", checkpoint_ns: "" }
+    reader.remember({ ...other, channel: "messages", version: "1" }, read)
+    expect(reader.knownPieces(other).byteLength).toBe(0)
+    expect(reader.decode(other.thread_id, laid.blob, new Map())).toBe("a piece it refers to is missing")
+  })
+
+  it("an item read from a forged piece is learned under its bytes' own hash: the next put sends it as new", () => {
+    const items = messages(4)
+    const { laid, pieces } = stored(items, message(99))
+    const reader = Sharing.make(dumpJson)
+    reader.keepRead(at.thread_id, pieces)
+    const read = reader.decode(at.thread_id, laid.blob, pieces)
+    if (typeof read === "string") throw new Error(read)
+    reader.remember(place, read)
+    const value = read.texts.map((bytes) => JSON.parse(new TextDecoder().decode(bytes)) as unknown)
+    reader.recognize(place, value, read, true)
+    const next = reader.layOut(at, "messages", "2", sharedOf(reader, [...value, message(4)]), { fresh: false })
+    const keys = StorageFormat.references(next.blob)
+    expect(keys[0]).toBe(StorageFormat.hashOf(dumpJson(message(99))))
+    expect(keys[0]).not.toBe(StorageFormat.references(laid.blob)[0])
+    expect(next.pieces.map((piece) => StorageFormat.pieceKey(piece.hash))).toContain(keys[0])
+    for (const piece of next.pieces) expect(StorageFormat.pieceKey(piece.hash)).toBe(StorageFormat.hashOf(piece.bytes))
   })
 })
 
@@ -254,7 +318,7 @@ describe("framed lists", () => {
     const encoded = sharedOf(sharing, value)
     expect(encoded.type).toBe(StorageFormat.FRAMED)
     const laid = sharing.layOut(at, "c", "1", encoded, { fresh: true })
-    const read = Sharing.make(plusDump).decode(laid.blob, piecesOf([laid]))
+    const read = Sharing.make(plusDump).decode(at.thread_id, laid.blob, piecesOf([laid]))
     if (typeof read === "string") throw new Error(read)
     expect(read.type).toBe(StorageFormat.FRAMED)
     return text(StorageFormat.unframe(read.texts))

@@ -56,6 +56,25 @@ describe("toStoredPage", () => {
     expect(page[0]!.pieces).toBe(page[1]!.pieces)
   })
 
+  it("a page of several threads keeps each thread's pieces apart, even under one hash", () => {
+    const hash = Buffer.from(key("m"), "latin1")
+    const page = Projection.toStoredPage([
+      {
+        ...tupleRow("3", { thread_id: "a" }),
+        piece_hashes: [hash, hash],
+        piece_values: [utf8.encode("\"a's\""), utf8.encode("\"b's\"")],
+        piece_threads: ["a", "b"]
+      },
+      tupleRow("2", { thread_id: "b" }),
+      tupleRow("1", { thread_id: "c" })
+    ])
+    expect(page.map((stored) => stored.pieces.get(key("m")))).toEqual([
+      utf8.encode("\"a's\""),
+      utf8.encode("\"b's\""),
+      undefined
+    ])
+  })
+
   it("a shared list's bases down to the deepest read; one deeper is named without its list", () => {
     const list = (text: string) => StorageFormat.packHashes([key(text)])
     const [stored] = Projection.toStoredPage([{

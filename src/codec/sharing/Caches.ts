@@ -25,22 +25,28 @@ export interface Location {
 }
 
 /**
- * Pieces by key. A key is its bytes' hash (plain or keyed), so an entry is
- * never stale; callers keep pieces read only when their bytes match their
- * hash or their seal, so a damaged row of one thread never feeds another.
+ * Pieces by thread and key, each thread's apart: a read of one thread is
+ * answered only with pieces that thread wrote or read, never with another
+ * thread's, even should two threads store different bytes under one key (a
+ * forged row, or a collision of the 128-bit hash). Callers keep only pieces
+ * whose key they computed from the bytes, or whose seal opened (see
+ * `Sharing.keepRead`), so an entry is never stale.
  *
  * @since 0.1.0
  */
 export const makePieceCache = (budget = CACHED_PIECE_BYTES) => {
+  // Map order is age: the first entry leaves first. Keys hold no NUL before the piece's key (see `namespaceKey`).
   const cache = new Map<string, Uint8Array>()
+  const keyOf = (thread_id: string, key: string) => `${thread_id}\u0000${key}`
   let cachedBytes = 0
   return {
-    get: (key: string): Uint8Array | undefined => cache.get(key),
-    has: (key: string): boolean => cache.has(key),
-    /** Keeps a piece (a key already kept keeps its bytes), evicting the oldest over the budget. */
-    add: (key: string, bytes: Uint8Array): void => {
-      if (cache.has(key)) return
-      cache.set(key, bytes)
+    get: (thread_id: string, key: string): Uint8Array | undefined => cache.get(keyOf(thread_id, key)),
+    has: (thread_id: string, key: string): boolean => cache.has(keyOf(thread_id, key)),
+    /** Keeps a thread's piece (a key already kept keeps its bytes), evicting the oldest over the budget. */
+    add: (thread_id: string, key: string, bytes: Uint8Array): void => {
+      const at = keyOf(thread_id, key)
+      if (cache.has(at)) return
+      cache.set(at, bytes)
       cachedBytes += bytes.byteLength
       for (const [oldest, evicted] of cache) {
         if (cachedBytes <= budget) break
