@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest"
 import * as JsonPlus from "../../src/codec/JsonPlus.ts"
 import { MAX_DEPTH } from "../../src/codec/Revival.ts"
 import * as Sharing from "../../src/codec/Sharing.ts"
-import { makeListMemory } from "../../src/codec/sharing/Caches.ts"
+import { makeListMemory, makePieceCache } from "../../src/codec/sharing/Caches.ts"
 import type * as Layout from "../../src/codec/sharing/Layout.ts"
 import * as StorageFormat from "../../src/codec/StorageFormat.ts"
 import type { SharedBase } from "../../src/StorageDriver.ts"
@@ -254,6 +254,26 @@ describe("decode", () => {
       .toBe(
         "its bases are deeper than this library writes"
       )
+  })
+})
+
+describe("the piece cache", () => {
+  it("keeps each thread's pieces apart, and evicts the least recently added thread's oldest pieces first", () => {
+    const cache = makePieceCache(10)
+    const bytes = (n: number) => new Uint8Array(n)
+    cache.add("a", "k", bytes(4))
+    cache.add("b", "k", bytes(3))
+    expect(cache.get("a", "k")).toHaveLength(4)
+    expect(cache.get("b", "k")).toHaveLength(3)
+    expect(cache.has("c", "k")).toBe(false)
+    cache.add("a", "k", bytes(1)) // a key kept keeps its bytes
+    expect(cache.get("a", "k")).toHaveLength(4)
+    cache.add("a", "l", bytes(2)) // "a" is now the most recent
+    cache.add("c", "k", bytes(3)) // 12 bytes: "b", the least recent, leaves
+    expect(cache.has("b", "k")).toBe(false)
+    expect([cache.has("a", "k"), cache.has("a", "l"), cache.has("c", "k")]).toEqual([true, true, true])
+    cache.add("c", "l", bytes(2)) // 11 bytes: "a"'s oldest leaves
+    expect([cache.has("a", "k"), cache.has("a", "l")]).toEqual([false, true])
   })
 })
 

@@ -35,24 +35,37 @@ export interface Location {
  * @since 0.1.0
  */
 export const makePieceCache = (budget = CACHED_PIECE_BYTES) => {
-  // Map order is age: the first entry leaves first. Keys hold no NUL before the piece's key (see `namespaceKey`).
-  const cache = new Map<string, Uint8Array>()
-  const keyOf = (thread_id: string, key: string) => `${thread_id}\u0000${key}`
+  // Map order is recency: a thread added to moves to the end; the first thread's first pieces leave first.
+  const threads = new Map<string, Map<string, Uint8Array>>()
   let cachedBytes = 0
+  let latest: string | undefined
+  const evict = () => {
+    for (const [thread_id, pieces] of threads) {
+      for (const [key, bytes] of pieces) {
+        if (cachedBytes <= budget) return
+        pieces.delete(key)
+        cachedBytes -= bytes.byteLength
+      }
+      threads.delete(thread_id)
+      if (latest === thread_id) latest = undefined
+    }
+  }
   return {
-    get: (thread_id: string, key: string): Uint8Array | undefined => cache.get(keyOf(thread_id, key)),
-    has: (thread_id: string, key: string): boolean => cache.has(keyOf(thread_id, key)),
+    get: (thread_id: string, key: string): Uint8Array | undefined => threads.get(thread_id)?.get(key),
+    has: (thread_id: string, key: string): boolean => threads.get(thread_id)?.has(key) === true,
     /** Keeps a thread's piece (a key already kept keeps its bytes), evicting the oldest over the budget. */
     add: (thread_id: string, key: string, bytes: Uint8Array): void => {
-      const at = keyOf(thread_id, key)
-      if (cache.has(at)) return
-      cache.set(at, bytes)
-      cachedBytes += bytes.byteLength
-      for (const [oldest, evicted] of cache) {
-        if (cachedBytes <= budget) break
-        cache.delete(oldest)
-        cachedBytes -= evicted.byteLength
+      let pieces = threads.get(thread_id)
+      if (pieces?.has(key) === true) return
+      if (pieces === undefined) pieces = new Map()
+      if (latest !== thread_id) {
+        threads.delete(thread_id)
+        threads.set(thread_id, pieces)
+        latest = thread_id
       }
+      pieces.set(key, bytes)
+      cachedBytes += bytes.byteLength
+      if (cachedBytes > budget) evict()
     }
   }
 }
