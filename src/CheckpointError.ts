@@ -4,9 +4,16 @@
  * offending field or checkpoint, so plain LangGraph users see the same clear
  * text Effect users match on by tag.
  *
+ * Messages quote stored data (ids, keys, a key id read from a ciphertext)
+ * and what servers said: every control and bidirectional control in a
+ * message is a visible escape (`Visible.escape`), so that a stored id cannot
+ * drive the terminal or forge a line of the application's log. The fields
+ * keep the data exactly.
+ *
  * @since 0.1.0
  */
 import { Schema, SchemaIssue } from "effect"
+import { escape } from "./Visible.ts"
 
 /**
  * A config or reference that does not name a place to read or write: a
@@ -20,7 +27,7 @@ export class InvalidConfig extends Schema.TaggedError<InvalidConfig>()("InvalidC
   detail: Schema.String
 }) {
   override get message(): string {
-    return `${this.operation}: invalid config: ${this.detail}`
+    return escape(`${this.operation}: invalid config: ${this.detail}`)
   }
 }
 
@@ -36,7 +43,7 @@ export class InvalidInput extends Schema.TaggedError<InvalidInput>()("InvalidInp
   detail: Schema.String
 }) {
   override get message(): string {
-    return `${this.operation}: invalid ${this.argument}: ${this.detail}`
+    return escape(`${this.operation}: invalid ${this.argument}: ${this.detail}`)
   }
 }
 
@@ -52,7 +59,7 @@ export class SerializationFailed extends Schema.TaggedError<SerializationFailed>
   cause: Schema.Defect()
 }) {
   override get message(): string {
-    return `${this.operation}: cannot serialize ${this.path}: ${describe(this.cause)}`
+    return escape(`${this.operation}: cannot serialize ${this.path}: ${describe(this.cause)}`)
   }
 }
 
@@ -69,7 +76,7 @@ export class CorruptedCheckpoint extends Schema.TaggedError<CorruptedCheckpoint>
   detail: Schema.String
 }) {
   override get message(): string {
-    return `${checkpointAt(this)} cannot be read: ${this.detail}`
+    return escape(`${checkpointAt(this)} cannot be read: ${this.detail}`)
   }
 }
 
@@ -96,7 +103,7 @@ export class StorageFailure extends Schema.TaggedError<StorageFailure>()("Storag
     const state = this.sqlState === undefined ? "" : ` (SQLSTATE ${this.sqlState})`
     const retryable = this.retryable && attempts === "" ? " (retryable)" : ""
     const hint = this.hint === undefined ? "" : `${this.hint}: `
-    return `${this.operation}: storage failed${attempts}${state}${retryable}: ${hint}${describe(this.cause)}`
+    return escape(`${this.operation}: storage failed${attempts}${state}${retryable}: ${hint}${describe(this.cause)}`)
   }
 }
 
@@ -130,7 +137,7 @@ export class ThreadNotFound extends Schema.TaggedError<ThreadNotFound>()("Thread
   thread_id: Schema.String
 }) {
   override get message(): string {
-    return `${this.operation}: thread "${this.thread_id}" has no checkpoints`
+    return escape(`${this.operation}: thread "${this.thread_id}" has no checkpoints`)
   }
 }
 
@@ -144,7 +151,7 @@ export class ThreadExists extends Schema.TaggedError<ThreadExists>()("ThreadExis
   thread_id: Schema.String
 }) {
   override get message(): string {
-    return `${this.operation}: thread "${this.thread_id}" already exists (pass replace: true to overwrite it)`
+    return escape(`${this.operation}: thread "${this.thread_id}" already exists (pass replace: true to overwrite it)`)
   }
 }
 
@@ -162,9 +169,11 @@ export class CheckpointNotFound extends Schema.TaggedError<CheckpointNotFound>()
   checkpoint_id: Schema.String
 }) {
   override get message(): string {
-    return `${this.operation}: ${
-      checkpointAt(this)
-    } no longer exists (the thread was deleted or pruned): nothing was written`
+    return escape(
+      `${this.operation}: ${
+        checkpointAt(this)
+      } no longer exists (the thread was deleted or pruned): nothing was written`
+    )
   }
 }
 
@@ -182,9 +191,11 @@ export class DatabaseLocked extends Schema.TaggedError<DatabaseLocked>()("Databa
 }) {
   override get message(): string {
     const self = typeof process !== "undefined" && process.pid === this.pid ? " (this process: another layer)" : ""
-    return `connect: the PGlite database at ${this.directory} is in use by process ${this.pid}${self}: ` +
-      "PGlite is one process's database (stop that process, or read a snapshot: Pglite.snapshot, or " +
-      "langgraph-checkpoints' reading commands)"
+    return escape(
+      `connect: the PGlite database at ${this.directory} is in use by process ${this.pid}${self}: ` +
+        "PGlite is one process's database (stop that process, or read a snapshot: Pglite.snapshot, or " +
+        "langgraph-checkpoints' reading commands)"
+    )
   }
 }
 

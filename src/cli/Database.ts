@@ -32,6 +32,7 @@ import type { Dialect } from "../sql/Dialect.ts"
 import * as Layout from "../sql/Layout.ts"
 import * as SqlStorage from "../sql/SqlStorage.ts"
 import * as Tables from "../sql/Tables.ts"
+import * as Visible from "../Visible.ts"
 import * as Unreachable from "./Unreachable.ts"
 
 /**
@@ -55,7 +56,7 @@ const live = Layer.succeed(Source, {})
 
 /** The line a command prints on stderr when it reads a snapshot. */
 const snapshotNote = (snapshot: Label) =>
-  `note: the PGlite database at ${snapshot.directory} is in use by process ${snapshot.pid}: ` +
+  `note: the PGlite database at ${Visible.escape(snapshot.directory)} is in use by process ${snapshot.pid}: ` +
   `reading a snapshot it took at ${snapshot.takenAt.toISOString()} (later changes are not in it)\n`
 
 /**

@@ -5,7 +5,8 @@
  *
  * Stored text comes from users and tools: before it reaches a terminal,
  * every control character (an escape sequence could rewrite the screen or
- * the clipboard) and bidirectional override is shown as a visible escape.
+ * the clipboard) and bidirectional control is shown as a visible escape,
+ * as `../Visible.ts` writes them.
  *
  * @since 0.1.0
  */
@@ -13,6 +14,7 @@ import { SingleBar } from "cli-progress"
 import Table from "cli-table3"
 import { Effect, Stream } from "effect"
 import pc from "picocolors"
+import * as Visible from "../Visible.ts"
 
 const isTerminal = process.stdout.isTTY === true
 
@@ -24,24 +26,13 @@ const isTerminal = process.stdout.isTTY === true
  */
 export const colors = pc.createColors(isTerminal && process.env.NO_COLOR === undefined)
 
-/** DEL, the C1 controls, line separators and bidirectional controls: what JSON leaves raw. */
-const beyondAscii = "\\u007f-\\u009f\\u2028\\u2029\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069"
-const controls = new RegExp(`[\\u0000-\\u001f${beyondAscii}]`, "g")
-const rawInJson = new RegExp(`[${beyondAscii}]`, "g")
-
 /**
  * Text from the database, safe to print: control characters, line breaks
- * and bidirectional controls become visible escapes.
+ * and bidirectional controls become visible escapes (`Visible.escape`).
  *
  * @since 0.1.0
  */
-export const clean = (text: string): string =>
-  text.replace(controls, (char) => {
-    if (char === "\n") return "\\n"
-    if (char === "\t") return "\\t"
-    if (char === "\r") return "\\r"
-    return `\\u{${char.codePointAt(0)!.toString(16)}}`
-  })
+export const clean: (text: string) => string = Visible.escape
 
 /**
  * At most `max` characters of `text` (cleaned), with how much was cut.
@@ -70,15 +61,13 @@ export const note = (text: string) => Effect.sync(() => void process.stderr.writ
 
 /**
  * JSON text made safe for a terminal and still the same JSON: DEL, the C1
- * controls (U+009B starts a CSI sequence on some terminals), line separators
- * and bidirectional controls, which `JSON.stringify` leaves raw, written as
- * `\uXXXX` escapes. (Only strings can hold them, and there the escape means
- * the same character.)
+ * controls, line separators and bidirectional controls, which
+ * `JSON.stringify` leaves raw, written as `\uXXXX` escapes
+ * (`Visible.escapeJson`).
  *
  * @since 0.1.0
  */
-export const safeJson = (text: string): string =>
-  text.replace(rawInJson, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`)
+export const safeJson: (text: string) => string = Visible.escapeJson
 
 /**
  * Writes a value as JSON (see {@link safeJson}).

@@ -3,7 +3,8 @@
  * as strings so that the package's `dist` (built by tsc, which copies
  * nothing else) carries them and nothing is fetched from elsewhere, and the
  * script, a TypeScript module of its own (`page/main.ts`) that tsc builds
- * beside this one.
+ * beside this one, served with the one module it imports (`../Visible.ts`)
+ * inlined.
  *
  * The script inserts every value with `textContent` / `createElement`,
  * never as markup; there is no inline script or style (the
@@ -44,20 +45,38 @@ const html = String.raw`<!doctype html>
 `
 
 /**
- * The page's script, `page/main.ts`, as the browser runs it: built as
- * `web/page/main.js` in the package, its types stripped by Node when this
- * runs from its source. Read when a server starts.
+ * A module of the package as the browser runs it, by its path under
+ * `src/` or `dist/`: built (`.js`) in the package, its types stripped by
+ * Node when this runs from its source. By way of `../`: the same files from
+ * this module in `web/` and from the CLI's bundle in `bin/`.
+ */
+const moduleText = (path: string): string => {
+  const built = new URL(`../${path}.js`, import.meta.url)
+  const code = existsSync(built)
+    ? readFileSync(built, "utf8")
+    : Module.stripTypeScriptTypes(readFileSync(new URL(`../${path}.ts`, import.meta.url), "utf8"))
+  // A source map would be fetched without the token.
+  return code.replace(/\n\/\/# sourceMappingURL=\S*\s*$/, "\n")
+}
+
+/** The page's one import, the shared escaping (`../Visible.ts`), as `tsc` or Node's type stripping leaves it. */
+const visibleImport = /^import \{([^}]*)\} from "\.\.\/\.\.\/Visible\.[jt]s";?[ \t]*$/m
+
+/**
+ * The page's script, `page/main.ts`, as the browser runs it, with its
+ * import of `../Visible.ts` replaced by that module's code in a scope of
+ * its own (the browser would fetch an import without the token). Read when
+ * a server starts.
  *
  * @since 0.1.0
  */
 export const script = (): string => {
-  // By way of `../web/`: the same files from this module in `web/` and from the CLI's bundle in `bin/`.
-  const built = new URL("../web/page/main.js", import.meta.url)
-  const code = existsSync(built)
-    ? readFileSync(built, "utf8")
-    : Module.stripTypeScriptTypes(readFileSync(new URL("../web/page/main.ts", import.meta.url), "utf8"))
-  // A source map would be fetched without the token.
-  return code.replace(/\n\/\/# sourceMappingURL=\S*\s*$/, "\n")
+  const page = moduleText("web/page/main")
+  const found = visibleImport.exec(page)
+  if (found === null) throw new Error("the web page's script does not import ../../Visible.ts as Assets.ts expects")
+  const names = found[1]!.split(",").map((name) => name.trim()).filter((name) => name !== "").join(", ")
+  const visible = moduleText("Visible").replace(/^export /gm, "")
+  return page.replace(found[0], () => `const { ${names} } = (() => {\n${visible}\nreturn { ${names} }\n})();`)
 }
 
 /**

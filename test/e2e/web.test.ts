@@ -4,8 +4,9 @@
  * every route, actions exist only with `write` and only with the token in a
  * header, every response carries the security headers, the page finds a
  * thread, draws its history with the fork, shows a diff, shows hostile
- * message text as text without running it, and lists the first page of
- * 100,000 threads in under a second.
+ * message text as text without running it, shows bidirectional and other
+ * control characters in every stored name as visible escapes, and lists the
+ * first page of 100,000 threads in under a second.
  */
 import { HumanMessage } from "@langchain/core/messages"
 import { Effect, Exit, Layer, Scope } from "effect"
@@ -20,6 +21,7 @@ import { EffectCheckpointSaver } from "../../src/index.ts"
 import * as Server from "../../src/web/Server.ts"
 import { launch } from "../support/browser.ts"
 import { createDatabase } from "../support/databases.ts"
+import { checkpoint, metadata } from "../support/fixtures.ts"
 import { putChain, putForks } from "../support/forks.ts"
 import {
   chatGraph,
@@ -45,6 +47,21 @@ const PAYLOADS = [
 ]
 /** A thread whose id is itself a payload: ids are shown in the list and the title. */
 const XSS_THREAD = `xss <img src=x onerror="window.__xss=2">`
+/**
+ * Stored names holding bidirectional controls (U+202E reverses what follows,
+ * U+061C is the Arabic letter mark, U+2066 an isolate) and a C1 CSI: the
+ * page shows each as a visible escape.
+ */
+const BIDI_THREAD = "bidi\u202eevil\u061c"
+const BIDI = {
+  namespace: "sub\u2066ns",
+  channel: "notes\u061c",
+  key: "tag\u202e",
+  value: "v\u061c\u009b2J",
+  text: "hello\u202ereversed"
+}
+/** Any of them raw, or any other control but tab and line feed. */
+const RAW = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/
 
 interface Served extends Server.Running {
   readonly close: () => Promise<void>
@@ -106,6 +123,19 @@ beforeAll(async () => {
     { configurable: { thread_id: "xss" } }
   )
   await chatGraph(saver).invoke({ messages: [new HumanMessage("hi")] }, { configurable: { thread_id: XSS_THREAD } })
+  const values = { [BIDI.channel]: { [BIDI.key]: BIDI.value }, messages: [new HumanMessage(BIDI.text)] }
+  await saver.put(
+    { configurable: { thread_id: BIDI_THREAD, checkpoint_ns: "" } },
+    checkpoint(values),
+    metadata({ [BIDI.key]: BIDI.value }),
+    { [BIDI.channel]: 1, messages: 1 }
+  )
+  await saver.put(
+    { configurable: { thread_id: BIDI_THREAD, checkpoint_ns: BIDI.namespace } },
+    checkpoint(),
+    metadata(),
+    {}
+  )
   readOnly = await serve(database.url)
   writable = await serve(database.url, { write: true })
   browser = await launch()
@@ -289,7 +319,7 @@ describe("the API", () => {
       .json() as any
     const ids = [...first.threads, ...rest.threads].map((thread: { thread_id: string }) => thread.thread_id)
     expect(new Set(ids).size).toBe(ids.length)
-    expect(ids.sort()).toEqual(["approval", "chat", "nested", "tools", "xss", XSS_THREAD].sort())
+    expect(ids.sort()).toEqual(["approval", "chat", "nested", "tools", "xss", XSS_THREAD, BIDI_THREAD].sort())
     expect(rest.next).toBeNull()
     expect((await call(readOnly, "/api/threads?after=nonsense", withToken(readOnly))).status).toBe(400)
     expect((await call(readOnly, "/api/threads?limit=0", withToken(readOnly))).status).toBe(400)
@@ -592,6 +622,31 @@ describe("in a browser", () => {
     expect(await page.evaluate("window.__xss")).toBeUndefined()
     expect(await page.locator("main img, main script, a[href^='javascript']").count()).toBe(0)
     expect(dialogs).toEqual([])
+    expect(errors).toEqual([])
+    await page.close()
+  })
+
+  it("shows bidirectional controls and C1 in ids, namespaces, channels, metadata and text as visible escapes", async () => {
+    const { errors, page } = await open(readOnly.url)
+    await page.locator(".thread-row").first().waitFor()
+    const shownId = "bidi\\u{202e}evil\\u{61c}"
+    await expect.poll(() => page.locator("a.thread-link").allTextContents()).toContain(shownId)
+    // The link still leads to the thread as stored.
+    await page.locator("a.thread-link", { hasText: shownId }).click()
+    await page.locator("#detail .message").first().waitFor()
+    expect(await page.locator("#thread-id").textContent()).toBe(shownId)
+    expect(await page.locator("#graph").textContent()).toContain("subgraph sub\\u{2066}ns")
+    const channel = page.locator("#detail .channel").filter({ hasText: "notes" })
+    expect(await channel.locator("h5").textContent()).toBe("notes\\u{61c}")
+    // Values and metadata as JSON, with JSON's own escapes: still the same JSON.
+    expect(JSON.parse((await channel.locator("pre").textContent())!)).toEqual({ [BIDI.key]: BIDI.value })
+    expect(await channel.locator("pre").textContent()).toContain(`"tag\\u202e": "v\\u061c\\u009b2J"`)
+    expect(await page.locator("#detail pre.json").last().textContent()).toContain(`"tag\\u202e": "v\\u061c\\u009b2J"`)
+    expect(await page.locator("#detail .message .text").allTextContents()).toEqual(["hello\\u{202e}reversed"])
+    // Nothing raw anywhere on the page: list, graph (its tooltips too), panels.
+    for (const text of [await page.locator("main").textContent(), await page.locator("#error").textContent()]) {
+      expect(text).not.toMatch(RAW)
+    }
     expect(errors).toEqual([])
     await page.close()
   })

@@ -2,12 +2,15 @@
  * The web inspector's page: a plain ES module, no framework (a few hundred
  * lines of DOM calls need none), served as `/app.js` (`../Assets.ts`).
  * Everything the server sends is data from users and tools: it is inserted
- * with `textContent` / `createElement` only, never as markup, and every link
- * points at this page's own routes. It imports nothing at run time (a module
- * the browser fetched would arrive without the token and be refused).
+ * with `textContent` / `createElement` only, never as markup, every control
+ * and bidirectional control in it shown as a visible escape (`\u{202e}`;
+ * `../../Visible.ts`), and every link points at this page's own routes. Its
+ * one import, `Visible`, the server inlines (`../Assets.ts`): a module the
+ * browser fetched would arrive without the token and be refused.
  *
  * @since 0.1.0
  */
+import { escapeJson, escapeKeepingLines } from "../../Visible.ts"
 import type {
   Change,
   Checkpoint,
@@ -46,17 +49,25 @@ let search = ""
 const set = (node: Element, props: Props | undefined) => {
   for (const [key, value] of Object.entries(props || {})) {
     if (value === undefined || value === null || value === false) continue
-    if (key === "text") node.textContent = String(value)
+    if (key === "text") node.textContent = escapeKeepingLines(String(value))
     else if (typeof value === "function") node.addEventListener(key.slice(2), value)
     else node.setAttribute(key, String(value))
   }
 }
 
 const appendAll = (node: Element, children: ReadonlyArray<Child> | undefined) => {
-  for (const child of children || []) if (child !== null && child !== undefined) node.append(child)
+  for (const child of children || []) {
+    if (child !== null && child !== undefined) {
+      node.append(typeof child === "string" ? escapeKeepingLines(child) : child)
+    }
+  }
 }
 
-/** An element: props set as attributes (class, text and on* handled apart), children appended as nodes or text. */
+/**
+ * An element: props set as attributes (class, text and on* handled apart),
+ * children appended as nodes or text. Text, `text` and string children, is
+ * escaped; attributes (`data-id`, an `href`) keep the data as it is.
+ */
 const el = <K extends keyof HTMLElementTagNameMap>(
   tag: K,
   props?: Props,
@@ -80,7 +91,7 @@ const svg = <K extends keyof SVGElementTagNameMap>(
 }
 
 const showError = (error: unknown) => {
-  banner.textContent = error instanceof Error ? error.message : String(error)
+  banner.textContent = escapeKeepingLines(error instanceof Error ? error.message : String(error))
   banner.hidden = false
 }
 
@@ -113,9 +124,10 @@ const enc = encodeURIComponent
 const short = (id: string) => String(id).slice(-12)
 const threadHref = (id: string) => `#/thread/${enc(id)}`
 
-const json = (value: unknown) => {
-  const text = JSON.stringify(value, null, 2) as string | undefined
-  return text === undefined ? "undefined" : text
+/** A value as JSON, what `JSON.stringify` leaves raw in strings as `\uXXXX` (still the same JSON). */
+const json = (value: unknown, indent = 2) => {
+  const text = JSON.stringify(value, null, indent) as string | undefined
+  return text === undefined ? "undefined" : escapeJson(text)
 }
 
 const cut = (text: string, max: number) => text.length > max ? `${text.slice(0, max - 1)}…` : text
@@ -137,7 +149,14 @@ const stopPolling = () => {
 const threadRow = (thread: Thread) => {
   const namespaces = thread.namespaces.map((name) => name === "" ? "(root)" : name).join(", ")
   return el("tr", { class: "thread-row" }, [
-    el("td", {}, [el("a", { class: "thread-link", href: threadHref(thread.thread_id), text: thread.thread_id })]),
+    el("td", {}, [
+      el("a", {
+        class: "thread-link",
+        href: threadHref(thread.thread_id),
+        "data-id": thread.thread_id,
+        text: thread.thread_id
+      })
+    ]),
     el("td", { class: "namespaces", text: cut(namespaces, 80) }),
     el("td", { class: "num", text: thread.checkpoints }),
     el("td", { class: "num", text: thread.latest_step === undefined ? "" : thread.latest_step }),
@@ -180,7 +199,7 @@ const showThreads = async () => {
     const page = await api<ThreadPage>(`/api/threads?${query.toString()}`)
     if (mine !== generation) return
     if (reset) body.replaceChildren()
-    const shown = new Set(Array.from(body.querySelectorAll("a.thread-link"), (a) => a.textContent))
+    const shown = new Set(Array.from(body.querySelectorAll<HTMLElement>("a.thread-link"), (a) => a.dataset.id))
     for (const thread of page.threads) if (!shown.has(thread.thread_id)) body.append(threadRow(thread))
     cursor = page.next
     more.hidden = cursor === null
@@ -361,7 +380,7 @@ const about = (message: Message) =>
 const toolCall = (call: ToolCall) =>
   el("div", { class: "tool-call" }, [
     el("span", { class: "tool-name", text: call.name }),
-    el("code", { class: "tool-args", text: JSON.stringify(call.args) ?? "" }),
+    el("code", { class: "tool-args", text: call.args === undefined ? "" : json(call.args, 0) }),
     call.id === undefined ? null : el("span", { class: "tool-call-id", text: `id ${call.id}` })
   ])
 
@@ -464,7 +483,7 @@ const showCheckpoint = (panel: HTMLElement, checkpoint: Checkpoint) => {
 
 /** A field that changed inside a message: its path, its value before and after (as JSON). */
 const fieldChange = (change: FieldChange) => {
-  const value = (v: unknown) => v === undefined ? "(none)" : JSON.stringify(v) ?? String(v)
+  const value = (v: unknown) => v === undefined ? "(none)" : json(v, 0)
   return el("li", { class: "field" }, [
     el("code", { class: "path", text: change.path }),
     ": ",
@@ -737,7 +756,9 @@ const ready = api<Info>("/api/info").then((found) => {
   if (found.snapshot) {
     const notice = byId("snapshot")
     notice.textContent =
-      `Snapshot: the PGlite database at ${found.snapshot.directory} is in use by process ${found.snapshot.pid}. ` +
+      `Snapshot: the PGlite database at ${
+        escapeKeepingLines(found.snapshot.directory)
+      } is in use by process ${found.snapshot.pid}. ` +
       `This page shows a copy it took at ${found.snapshot.takenAt}; later changes are not in it, and nothing can be ` +
       "written here. Restart the command for a newer one."
     notice.hidden = false
