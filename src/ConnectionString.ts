@@ -10,6 +10,7 @@
  */
 import { Data, Result } from "effect"
 import { InvalidConfig } from "./CheckpointError.ts"
+import { escape } from "./Visible.ts"
 
 /**
  * A parsed connection string.
@@ -31,22 +32,106 @@ export type ConnectionString =
 
 /**
  * A string whose scheme no backend serves. `redacted` is the string with
- * any credentials masked, safe to print.
+ * any credentials masked ({@link redact}), safe to print.
  *
  * @since 0.1.0
  */
 export class UnsupportedScheme extends Data.TaggedError("UnsupportedScheme")<{ readonly redacted: string }> {
   override get message(): string {
-    return `unsupported connection string "${this.redacted}"`
+    return escape(`unsupported connection string "${this.redacted}"`)
   }
 }
 
 /**
- * The string with the credentials of a `scheme://user:password@host` masked.
+ * The parameters whose value is a secret, as libpq names them: `password`,
+ * and `sslpassword` (the client key's passphrase). The paths beside them
+ * (`passfile`, `sslkey`, `sslcert`, `sslrootcert`) name where a secret is,
+ * not the secret, and stay.
+ */
+const SECRET_PARAMETERS: ReadonlySet<string> = new Set(["password", "sslpassword"])
+
+/**
+ * A parameter's name as a URL's query means it (`+` a space, `%XX` decoded),
+ * lower-cased; `undefined` when it does not decode.
+ */
+const parameterName = (raw: string): string | undefined => {
+  try {
+    return decodeURIComponent(raw.replaceAll("+", " ")).trim().toLowerCase()
+  } catch {
+    return undefined
+  }
+}
+
+type Span = readonly [start: number, end: number]
+
+/**
+ * The values of a URL's query parameters that are secret, or whose name
+ * does not decode. Any `?` after the first separates parameters too: a
+ * password holding a raw `?` moves the query's start.
+ */
+const queryValues = (text: string): Array<Span> => {
+  const spans: Array<Span> = []
+  const query = text.indexOf("?")
+  if (query < 0) return spans
+  const pair = /[^?&]+/g
+  pair.lastIndex = query + 1
+  for (let found = pair.exec(text); found !== null; found = pair.exec(text)) {
+    const equals = found[0].indexOf("=")
+    if (equals < 0) continue
+    const name = parameterName(found[0].slice(0, equals))
+    if (name === undefined || SECRET_PARAMETERS.has(name)) {
+      spans.push([found.index + equals + 1, found.index + found[0].length])
+    }
+  }
+  return spans
+}
+
+/**
+ * The secret values of libpq's `keyword=value` form (`host=h password=x`,
+ * a value maybe quoted), wherever they are; in a URL a value ends at `&`.
+ */
+const keywordValues = (text: string, inUrl: boolean): Array<Span> =>
+  Array.from(
+    text.matchAll(
+      inUrl
+        ? /\b(?:ssl)?password\s*=\s*('(?:[^'\\]|\\.)*'?|[^\s&]*)/gi
+        : /\b(?:ssl)?password\s*=\s*('(?:[^'\\]|\\.)*'?|\S*)/gi
+    ),
+    (found): Span => [found.index + found[0].length - found[1]!.length, found.index + found[0].length]
+  )
+
+/**
+ * The string with its credentials masked, safe to print in a message: the
+ * whole user information of a `scheme://user:password@host` (the user name
+ * too: some providers put a token or a tenant there, and in a malformed
+ * string which part is the password is a guess), and the values of the
+ * `password` and `sslpassword` parameters, in a URL's query or in libpq's
+ * `keyword=value` form. Each masked run is `***`.
+ *
+ * The user information ends at the LAST `@` of the string: a password may
+ * hold a raw `@`, `/`, `?` or `#`, so an `@` further on (in a query value)
+ * masks the host as well; in a string that is no `scheme://` URL, everything
+ * before the last `@` is masked. A parameter whose name does not decode is
+ * masked. Unsure means masked.
  *
  * @since 0.1.0
  */
-export const redact = (url: string): string => url.replace(/\/\/[^@/]*@/, "//***@")
+export const redact = (url: string): string => {
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(url)?.[0] ?? ""
+  const rest = url.slice(scheme.length)
+  const inUrl = scheme !== ""
+  const hidden = new Uint8Array(rest.length)
+  hidden.fill(1, 0, Math.max(0, rest.lastIndexOf("@")))
+  for (const [start, end] of [...(inUrl ? queryValues(rest) : []), ...keywordValues(rest, inUrl)]) {
+    hidden.fill(1, start, end)
+  }
+  let out = scheme
+  for (let i = 0; i < rest.length; i++) {
+    if (hidden[i] === 0) out += rest[i]
+    else if (i === 0 || hidden[i - 1] === 0) out += "***"
+  }
+  return out
+}
 
 /**
  * A `cockroachdb://` (or `cockroach://`) URL in the `postgres://` form the

@@ -79,6 +79,10 @@ export const database = (
     )
   })
 
+/** An argument as an error quotes it: a connection string in the wrong place with its credentials masked. */
+const shown = (argument: string) =>
+  ConnectionString.looksLikeOne(argument) ? ConnectionString.redact(argument) : argument
+
 /**
  * A command's positional arguments: the database first when it is a
  * connection string, then the command's own (`metavar` says which).
@@ -107,7 +111,7 @@ export const withArgs = (command: string, args: ReadonlyArray<string>, names: Re
           command,
           detail: values.length < required.length
             ? `missing ${required.slice(values.length).join(" ")}`
-            : `unexpected argument "${Output.clean(values[names.length]!)}"`
+            : `unexpected argument "${Output.clean(shown(values[names.length]!))}"`
         })
       )
     }
