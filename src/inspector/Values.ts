@@ -83,8 +83,11 @@ const roles: Record<string, string> = {
   RemoveMessage: "remove"
 }
 
-/** A message's content as text: strings as they are, parts by their text. */
-const textOf = (content: unknown): string => {
+/** How deep {@link toPlain} follows stored data, messages inside values included; deeper is `"[too deep]"`. */
+const MAX_DEPTH = 64
+
+/** A message's content as text: strings as they are, parts by their text, anything else as its plain JSON. */
+const textOf = (content: unknown, depth: number): string => {
   if (typeof content === "string") return content
   if (Array.isArray(content)) {
     return content.map((part) =>
@@ -95,7 +98,7 @@ const textOf = (content: unknown): string => {
         `[${isRecord(part) && typeof part.type === "string" ? part.type : "part"}]`
     ).join("")
   }
-  return content === undefined ? "" : JSON.stringify(content)
+  return content === undefined ? "" : JSON.stringify(plain(content, depth + 1, false)) ?? ""
 }
 
 const isEmpty = (value: unknown) =>
@@ -103,11 +106,11 @@ const isEmpty = (value: unknown) =>
   (isRecord(value) && Object.keys(value).length === 0)
 
 /** The tool calls of an AI message, each as its name, arguments and id. */
-const toolCallsOf = (value: unknown): ReadonlyArray<ToolCall> =>
+const toolCallsOf = (value: unknown, depth: number): ReadonlyArray<ToolCall> =>
   Array.isArray(value)
     ? value.filter(isRecord).map((call) => ({
       name: String(call.name),
-      args: toPlain(call.args),
+      args: plain(call.args, depth + 1, false),
       ...(typeof call.id === "string" && call.id !== "" ? { id: call.id } : {})
     }))
     : []
@@ -118,20 +121,20 @@ const METADATA = ["usage_metadata", "response_metadata", "additional_kwargs"] as
 /**
  * A message from its role and its fields (an inert message's `kwargs`, or a
  * revived message itself): what users of LangChain read in it, empty
- * fields left out.
+ * fields left out; what it holds made plain below `depth`, the message's own.
  */
-const messageOf = (role: string, fields: Record<string, unknown>): Message => {
+const messageOf = (role: string, fields: Record<string, unknown>, depth: number): Message => {
   const message: { -readonly [K in keyof Message]: Message[K] } = {
     id: typeof fields.id === "string" ? fields.id : undefined,
     role,
-    text: textOf(fields.content)
+    text: textOf(fields.content, depth)
   }
-  const toolCalls = toolCallsOf(fields.tool_calls)
+  const toolCalls = toolCallsOf(fields.tool_calls, depth)
   if (toolCalls.length > 0) message.tool_calls = toolCalls
   if (typeof fields.tool_call_id === "string" && fields.tool_call_id !== "") message.tool_call_id = fields.tool_call_id
   if (typeof fields.name === "string" && fields.name !== "") message.name = fields.name
   if (typeof fields.status === "string" && fields.status !== "success") message.status = fields.status
-  for (const key of METADATA) if (!isEmpty(fields[key])) message[key] = toPlain(fields[key])
+  for (const key of METADATA) if (!isEmpty(fields[key])) message[key] = plain(fields[key], depth + 1, false)
   return message
 }
 
@@ -150,15 +153,18 @@ const isRevived = (value: Record<string, unknown>) =>
  *
  * @since 0.1.0
  */
-export const asMessage = (value: unknown): Message | undefined => {
+export const asMessage = (value: unknown): Message | undefined => messageAt(value, 0)
+
+/** {@link asMessage} of a value `depth` levels into stored data: a message's fields count on from there. */
+const messageAt = (value: unknown, depth: number): Message | undefined => {
   if (!isRecord(value)) return undefined
   if (isSerialized(value)) {
     const role = roles[String(value.id[value.id.length - 1])]
-    return role === undefined ? undefined : messageOf(role, value.kwargs)
+    return role === undefined ? undefined : messageOf(role, value.kwargs, depth)
   }
   if (isRevived(value)) {
     const role = (value.getType as () => unknown).call(value)
-    return messageOf(typeof role === "string" ? role : "message", value)
+    return messageOf(typeof role === "string" ? role : "message", value, depth)
   }
   return undefined
 }
@@ -186,11 +192,11 @@ const plain = (value: unknown, depth: number, whole: boolean): unknown => {
   if (value === null || typeof value !== "object") {
     return typeof value === "bigint" ? value.toString() : typeof value === "function" ? "[function]" : value
   }
-  if (depth > 64) return "[too deep]"
+  if (depth > MAX_DEPTH) return "[too deep]"
   if (value instanceof Unreadable) return value.toJSON()
   if (value instanceof Uint8Array) return { $bytes: value.length }
   if (value instanceof Date) return value.toISOString()
-  const message = asMessage(value)
+  const message = messageAt(value, depth)
   if (message !== undefined && !whole) return message
   if (Array.isArray(value)) return value.map((item) => plain(item, depth + 1, whole))
   if (value instanceof Map) {

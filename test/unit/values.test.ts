@@ -129,6 +129,36 @@ describe("toPlain", () => {
     expect(at).toBe("[too deep]")
     expect(depth).toBe(65)
   })
+
+  it("bounds a 20,000-deep stored value: in a message's content, a tool call's arguments, messages in messages", () => {
+    const nest = (depth: number, wrap: (inner: unknown) => unknown): unknown => {
+      let value: unknown = "bottom"
+      for (let i = 0; i < depth; i++) value = wrap(value)
+      return value
+    }
+    // As stored: JSON.stringify itself overflows the stack on these.
+    const content = nest(20_000, (inner) => ({ a: inner }))
+    expect(() => JSON.stringify(content)).toThrow(RangeError)
+    const text = Values.asMessage(inert("HumanMessage", { content }))!.text
+    expect(text.length).toBeLessThan(1000)
+    expect(text).toContain("[too deep]")
+
+    const args = nest(20_000, (inner) => [inner])
+    const call = Values.asMessage(inert("AIMessage", { content: "", tool_calls: [{ name: "t", args }] }))!
+    expect(JSON.stringify(call.tool_calls).length).toBeLessThan(1000)
+
+    // A message whose tool call holds a message whose tool call holds a message…: the depth counts on through them.
+    const chain = nest(
+      20_000,
+      (inner) => inert("AIMessage", { content: "", tool_calls: [{ name: "t", args: { inner } }] })
+    )
+    for (const plain of [Values.toPlain(chain), Values.toJson(chain), Values.toPlain({ messages: [chain] })]) {
+      const json = JSON.stringify(plain)
+      expect(json).toContain("[too deep]")
+      expect(json.length).toBeLessThan(20_000)
+    }
+    expect(Values.asMessages([chain])).toHaveLength(1)
+  })
 })
 
 describe("lenient", () => {
