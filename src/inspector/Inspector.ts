@@ -106,6 +106,18 @@ export interface Removal {
 }
 
 /**
+ * What retention would do: the removals, and the threads it would leave as
+ * they are because their parent links loop (`detail` names the thread and
+ * the loop, as `applyRetention`'s report does).
+ *
+ * @since 0.1.0
+ */
+export interface RetentionPlan {
+  readonly removals: ReadonlyArray<Removal>
+  readonly skipped: ReadonlyArray<{ readonly thread_id: string; readonly detail: string }>
+}
+
+/**
  * What reading a thread can fail with: a storage or decoding failure, or no
  * such thread.
  *
@@ -186,7 +198,7 @@ export class Inspector extends Context.Service<Inspector, {
     readonly deleteRuns: (run_ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Removal>, StorageFailure>
     readonly retention: (
       policy: { readonly inactiveFor?: Duration.Input | undefined; readonly keepLast?: number | undefined }
-    ) => Effect.Effect<ReadonlyArray<Removal>, StorageFailure>
+    ) => Effect.Effect<RetentionPlan, StorageFailure>
   }
   readonly stats: Effect.Effect<Stats, StorageFailure>
 }>()("langgraph-checkpoint-effect/Inspector") {}
@@ -308,7 +320,7 @@ const planner = (
   /**
    * What `prune` and retention's `keepLast` remove, from the thread's index.
    * For a thread whose parent links loop, `loop` answers: `prune` fails,
-   * retention leaves the thread.
+   * retention leaves the thread, naming it among the skipped.
    */
   const keepNewest = <E = never>(
     thread_ids: ReadonlyArray<string>,
@@ -356,12 +368,17 @@ const planner = (
           : Date.now() - Duration.toMillis(Duration.fromInputUnsafe(policy.inactiveFor))
         const inactive = all.filter((thread) => cutoff !== undefined && thread.last_activity.getTime() < cutoff)
         const gone = new Set(inactive.map((thread) => thread.thread_id))
+        const skipped: Array<RetentionPlan["skipped"][number]> = []
         const trimmed = policy.keepLast === undefined ? [] : yield* keepNewest(
           all.filter((thread) => !gone.has(thread.thread_id)).map((thread) => thread.thread_id),
           policy.keepLast,
-          () => Effect.succeed(0)
+          (thread_id, loop) =>
+            Effect.sync(() => {
+              skipped.push({ thread_id, detail: ParentLinks.loopError("retention", thread_id, loop).message })
+              return 0
+            })
         )
-        return [...yield* wholeThreads([...gone]), ...trimmed]
+        return { removals: [...yield* wholeThreads([...gone]), ...trimmed], skipped }
       })
   }
 }

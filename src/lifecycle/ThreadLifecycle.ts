@@ -140,6 +140,10 @@ const moving = (driver: StorageDriver, codec: Codec) => {
       Effect.gen(function*() {
         yield* ensureThread(driver, "copyThread", from)
         const rows = yield* driver.threadRows(from)
+        // A copy is what import would write, so it is refused where import refuses: links that loop would make
+        // the copy's walks fail as the source's do, and one more thread that prune and retention cannot shrink.
+        const loop = ParentLinks.findLoop(ParentLinks.byNamespace(rows.checkpoints))
+        if (loop !== undefined) return yield* ParentLinks.loopError("copyThread", from, loop)
         const now = new Date(yield* Clock.currentTimeMillis)
         // Encrypted rows are bound to their thread: the copy is sealed anew for its own.
         const copy = yield* codec.reseal("copyThread", { ...rows, last_activity: now }, to)

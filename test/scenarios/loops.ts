@@ -6,10 +6,11 @@
  * walk the parent chain (`getDeltaChannelHistory`, `prune`, `deleteForRuns`,
  * retention, the inspector's prune plan) with a `CorruptedCheckpoint` naming
  * the thread, namespace and a checkpoint on the loop, leaving the thread as
- * it was; the others (`getTuple`, `list`, `copyThread`, the inspector's
- * history) with their rows. `importThread` refuses the thread's rows, and
- * rows with a missing parent or a value nested deeper than `put` accepts,
- * writing nothing.
+ * it was (retention, and the inspector's retention plan, leave the thread
+ * and name it with the loop); the others (`getTuple`, `list`, the
+ * inspector's history) with their rows. `copyThread` refuses the thread
+ * with the same error and `importThread` its rows (and rows with a missing
+ * parent or a value nested deeper than `put` accepts), writing nothing.
  */
 import type { RunnableConfig } from "@langchain/core/runnables"
 import { uuid6 } from "@langchain/langgraph-checkpoint"
@@ -158,9 +159,9 @@ export const loopScenarios = (name: string, subject: () => Promise<Subject>) =>
       expect(skipped?.detail).toMatch(/parent chain loops/)
       // Nothing was changed.
       expect(await count(thread_id)).toBe(ids.length)
-      // Copies are rows as they are: a copy ends, and loops as its source does.
-      await succeeds("copyThread", saver.copyThread(thread_id, `${thread_id}-copy`))
-      expect(await count(`${thread_id}-copy`)).toBe(ids.length)
+      // A copy is refused as an import of the rows would be, naming the loop; nothing is written.
+      await loopsIn("copyThread", saver.copyThread(thread_id, `${thread_id}-copy`), thread_id, loop)
+      expect(await count(`${thread_id}-copy`)).toBe(0)
       // Its rows are refused by import (here, over itself), and nothing is written.
       const rows = await succeeds("exportThread", storage((s) => s.exportThread(thread_id)))
       const refused = await timed("importThread", storage((s) => s.importThread(rows, { replace: true })))
@@ -192,6 +193,15 @@ export const loopScenarios = (name: string, subject: () => Promise<Subject>) =>
           thread_id,
           loop
         )
+        // Retention's plan leaves the thread out of its removals, and names it with the loop.
+        const planned = await succeeds(
+          "the inspector's retention plan",
+          inspect((inspector) => inspector.plan.retention({ keepLast: 1 }))
+        )
+        expect(planned.removals.map((removal) => removal.thread_id)).not.toContain(thread_id)
+        const named = planned.skipped.find((entry) => entry.thread_id === thread_id)
+        expect(named?.detail).toMatch(/parent chain loops/)
+        expect(loop.some((id) => named?.detail.includes(id))).toBe(true)
       }
     }
 

@@ -1,16 +1,21 @@
 /**
  * `langgraph-checkpoints retention [url]`: deletes threads inactive for
  * `--inactive-for` and trims the rest to `--keep-last` checkpoints per
- * namespace.
+ * namespace; a thread whose parent links loop is left as it is, and named
+ * (`skipped: …`).
  *
  * @since 0.1.0
  */
 import { Duration, Effect, Option } from "effect"
 import { Flag } from "effect/cli"
 import type { CheckpointError } from "../../CheckpointError.ts"
+import type { RetentionPlan } from "../../inspector/Inspector.ts"
 import { UsageError } from "../Arguments.ts"
 import { databaseCommand, lifecycleAccess, lifecycleFlags } from "../DatabaseCommand.ts"
+import * as Output from "../Output.ts"
 import { destructive } from "./Destructive.ts"
+
+type Skipped = RetentionPlan["skipped"][number]
 
 /** `90d`, `12h`, `30m`, `2w`, `45s`. */
 const parseDuration = (text: string): Duration.Duration | undefined => {
@@ -62,9 +67,19 @@ export const retention = databaseCommand("retention", {
   Effect.gen(function*() {
     const { inactiveFor, keepLast } = yield* policyOf(input)
     const plan = yield* inspector.plan.retention({ inactiveFor, keepLast })
-    const whole = new Set(plan.filter((removal) => removal.whole).map((removal) => removal.thread_id))
-    yield* destructive<CheckpointError, never>("retention", input, plan, {
+    const whole = new Set(plan.removals.filter((removal) => removal.whole).map((removal) => removal.thread_id))
+    // Threads whose parent links loop are left as they are: named, planned or found by the run itself.
+    let ran: ReadonlyArray<Skipped> = []
+    yield* destructive<CheckpointError, never>("retention", input, plan.removals, {
       each: (thread_id) => whole.has(thread_id) ? storage.deleteThread(thread_id) : Effect.void,
-      all: keepLast === undefined ? undefined : Effect.asVoid(storage.applyRetention({ keepLast }))
+      all: keepLast === undefined ? undefined : storage.applyRetention({ keepLast }).pipe(
+        Effect.map((report) => void (ran = report.skipped))
+      )
     })
+    const planned = new Set(plan.skipped.map((skipped) => skipped.thread_id))
+    yield* Effect.forEach(
+      [...plan.skipped, ...ran.filter((skipped) => !planned.has(skipped.thread_id))],
+      (skipped) => Output.line(`skipped: ${Output.clean(skipped.detail)}`),
+      { discard: true }
+    )
   }))
