@@ -61,6 +61,7 @@ const BIDI = {
   text: "hello\u202ereversed"
 }
 /** Any of them raw, or any other control but tab and line feed. */
+// eslint-disable-next-line no-control-regex
 const RAW = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/
 
 interface Served extends Server.Running {
