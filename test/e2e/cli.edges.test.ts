@@ -2,8 +2,8 @@
  * The command line's edges, each as a user meets it (issue 26): limits,
  * namespaces and subcommands named in errors, a PGlite directory without its
  * prefix, an empty database, an unreachable server, trailers off stdout,
- * `export --all`, a pipe closed early (`| head`), hostile text in ids, `ts`, types, key ids and error lines
- * printed escaped — and what adopting a database LangGraph's own
+ * `export --all`, a pipe closed early (`| head`), a password in a connection string printed nowhere, hostile
+ * text in ids, `ts`, types, key ids, metadata and error lines printed escaped — and what adopting a database LangGraph's own
  * `PostgresSaver` wrote promises: after this library writes a thread with
  * structural sharing on, the official saver can no longer read that thread;
  * threads this library never wrote, or wrote with sharing off, stay readable.
@@ -18,6 +18,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { usingCli } from "../support/cli.ts"
 import { admin, createDatabase, withSaverOn } from "../support/databases.ts"
+import { checkpoint, metadata } from "../support/fixtures.ts"
 import { putChain } from "../support/forks.ts"
 import {
   chatGraph,
@@ -158,6 +159,25 @@ describe("the edges", { concurrent: false }, () => {
     expect(noDatabase.stderr).toContain("the server has no such database")
   })
 
+  it("a password in the connection string is printed nowhere, the server down", inOrder(120_000), async () => {
+    const cases = [
+      { url: "postgresql://u:pA@ssW0rd@127.0.0.1:1/db", secrets: ["pA@ssW0rd", "ssW0rd"], shown: "postgresql://***@" },
+      { url: "postgresql://127.0.0.1:1/db?user=u&password=S3cret", secrets: ["S3cret"], shown: "password=***" }
+    ]
+    const runs = await Promise.all(cases.flatMap(({ url }) => [
+      fails(1, ["threads", url]),
+      fails(1, ["history", "some-thread"], { env: { DATABASE_URL: url } })
+    ]))
+    cases.forEach(({ secrets, shown }, i) => {
+      for (const result of runs.slice(2 * i, 2 * i + 2)) {
+        expect(result.stderr).toContain("cannot open the database")
+        expect(result.stderr).toContain(shown)
+        for (const secret of secrets) expect(result.stdout + result.stderr).not.toContain(secret)
+      }
+    })
+    expect(runs[0]!.stderr).toContain("cannot open the database postgresql://***@127.0.0.1:1/db: nothing accepts")
+  })
+
   it("a reader that stops early (| head) ends the command quietly", inOrder(120_000), async () => {
     await withSaverOn(database.url, (saver) => putChain(saver, "long", 1000))
     // `history --json` writes a long stream; the reader closes the pipe after the first chunk.
@@ -205,9 +225,11 @@ const OSC0 = "\u001b]0;pwned\u0007"
 const CSI = "\u001b[2J"
 const C1 = "\u009b2J"
 const BIDI = "\u202e"
-/** Anything a terminal would act on: C0 controls but tab and line break, DEL, C1, bidi overrides. */
+/** The Arabic letter mark: a bidirectional control that lists of "bidi overrides" tend to forget. */
+const ALM = "\u061c"
+/** Anything a terminal would act on: C0 controls but tab and line break, DEL, C1, every bidi control. */
 // eslint-disable-next-line no-control-regex
-const RAW = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/
+const RAW = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/
 
 describe("hostile stored text never reaches the terminal raw", { concurrent: false }, () => {
   let database: Awaited<ReturnType<typeof createDatabase>>
@@ -335,6 +357,39 @@ describe("hostile stored text never reaches the terminal raw", { concurrent: fal
       } finally {
         await other.drop()
       }
+    }
+  )
+
+  it(
+    "U+061C in a thread id, a channel and metadata: threads, history, show and --json print it escaped",
+    inOrder(),
+    async () => {
+      const marked = `arabic${ALM}mark`
+      await withSaverOn(database.url, (saver) =>
+        saver.put(
+          { configurable: { thread_id: marked, checkpoint_ns: "" } },
+          checkpoint({ [`notes${ALM}`]: `seen${ALM}` }),
+          metadata({ source: `loop${ALM}`, [`tag${ALM}`]: `value${ALM}` }),
+          { [`notes${ALM}`]: 1 }
+        ))
+      const threads = await ok(["threads", database.url])
+      clean(threads, "threads")
+      expect(threads.stdout).toContain("arabic\\u{61c}mark\t")
+      const history = await ok(["history", database.url, marked])
+      clean(history, "history")
+      expect(history.stdout).toContain("loop\\u{61c}")
+      const shown = await ok(["show", database.url, marked])
+      clean(shown, "show")
+      expect(shown.stdout).toContain("thread arabic\\u{61c}mark")
+      expect(shown.stdout).toContain(`notes\\u{61c}: seen\\u{61c}`)
+      expect(shown.stdout).toContain(`"tag\\u{61c}":"value\\u{61c}"`)
+      const json = await ok(["show", database.url, marked, "--json"])
+      clean(json, "show --json")
+      expect(json.stdout).toContain(`"tag\\u061c": "value\\u061c"`)
+      // Still the same JSON, the same strings.
+      expect(JSON.parse(json.stdout).metadata[`tag${ALM}`]).toBe(`value${ALM}`)
+      const missing = await fails(1, ["show", database.url, `${marked}-none`])
+      clean(missing, "a thread that does not exist")
     }
   )
 })
