@@ -27,7 +27,8 @@ import {
 import {
   CheckpointNotFound,
   CorruptedCheckpoint,
-  type InvalidConfig,
+  formatIssue,
+  InvalidConfig,
   type InvalidInput,
   type SerializationFailed,
   type StorageFailure,
@@ -40,6 +41,7 @@ import { decodeIdRef, decodeRef, decodeThreadId, invalidInput } from "./Input.ts
 import * as ThreadLifecycle from "./lifecycle/ThreadLifecycle.ts"
 import type { ReencryptProgress, RetentionPolicy, RetentionReport } from "./lifecycle/ThreadLifecycle.ts"
 import * as MemoryDriver from "./memory/MemoryDriver.ts"
+import * as Settings from "./Settings.ts"
 import type { CheckpointRow, StorageDriver, StoredCheckpoint, ThreadRows } from "./StorageDriver.ts"
 
 /** @since 0.1.0 */
@@ -502,26 +504,31 @@ export const layerMemory: Layer.Layer<CheckpointStorage> = layerDriver(Effect.sy
  * Every process including the layer runs its own rounds: safe (each thread
  * is held while it is trimmed) but repeated, so include it in one process
  * where that matters. On CockroachDB, thread expiry is better left to
- * `enableTtl`; combine it with `keepLast` here.
+ * `enableTtl`; combine it with `keepLast` here. A policy every round would
+ * refuse (an `inactiveFor` that is not a finite duration more than 0, a
+ * `keepLast` under 1) is an `InvalidConfig` when the layer is built.
  *
  * @since 0.1.0
  */
 export const layerRetention = (
   policy: RetentionPolicy,
   schedule: Schedule.Schedule<unknown> = Schedule.spaced("1 hour")
-): Layer.Layer<never, never, CheckpointStorage> =>
+): Layer.Layer<never, InvalidConfig, CheckpointStorage> =>
   Layer.effectDiscard(
-    CheckpointStorage.use((storage) =>
-      storage.applyRetention(policy).pipe(
-        Effect.tap((report) =>
-          report.skipped.length === 0
-            ? Effect.logDebug("checkpoint retention", report)
-            : Effect.logWarning("checkpoint retention left threads whose parent links loop", report)
-        ),
-        Effect.catchCause((cause) => Effect.logWarning("checkpoint retention failed", cause)),
-        Effect.repeat(schedule),
-        Effect.forkScoped,
-        Effect.asVoid
-      )
+    Schema.decodeUnknownEffect(Settings.RetentionSettings)(policy, { reportInput: true }).pipe(
+      Effect.mapError((error) => new InvalidConfig({ operation: "layerRetention", detail: formatIssue(error.issue) })),
+      Effect.andThen(CheckpointStorage.use((storage) =>
+        storage.applyRetention(policy).pipe(
+          Effect.tap((report) =>
+            report.skipped.length === 0
+              ? Effect.logDebug("checkpoint retention", report)
+              : Effect.logWarning("checkpoint retention left threads whose parent links loop", report)
+          ),
+          Effect.catchCause((cause) => Effect.logWarning("checkpoint retention failed", cause)),
+          Effect.repeat(schedule),
+          Effect.forkScoped,
+          Effect.asVoid
+        )
+      ))
     )
   )

@@ -41,6 +41,7 @@ import type * as Revival from "./codec/Revival.ts"
 import * as Serializer from "./codec/Serializer.ts"
 import * as Sharing from "./codec/Sharing.ts"
 import * as ConnectionString from "./ConnectionString.ts"
+import * as Settings from "./Settings.ts"
 import type { ConnectionSettings } from "./sql/Pool.ts"
 import * as Retry from "./sql/Retry.ts"
 
@@ -70,7 +71,8 @@ export interface SaverOptions {
   /**
    * How long an operation keeps retrying (default `Retry.defaultWindow`, 10
    * seconds), e.g. `"45 seconds"` to ride out a managed database's failover;
-   * `retry` wins over it.
+   * `retry` wins over it. Finite: 0 turns retries off, and a malformed or
+   * infinite window is an `InvalidConfig` when the saver starts.
    */
   readonly retryWindow?: Duration.Input
   /**
@@ -165,9 +167,15 @@ export class EffectCheckpointSaver extends BaseCheckpointSaver {
    */
   static fromLayer<E>(layer: Layer.Layer<CheckpointStorage, E>, options: SaverOptions = {}): EffectCheckpointSaver {
     const serializer = Serializer.fromProtocol(options.serde ?? new SafeJsonPlusSerializer({ allow: options.allow }))
-    const retry = Retry.policyOf(options)
+    // Checked when the layer is built: a bad `retryWindow` fails `ready()` (and `fromConnString`) before connecting.
+    const retry = Layer.unwrap(
+      Effect.map(Settings.check("fromLayer", { retryWindow: options.retryWindow }), (valid) => {
+        const policy = Retry.policyOf({ retry: options.retry, retryWindow: valid.retryWindow })
+        return policy === undefined ? Layer.empty : Layer.succeed(Retry.RetryPolicy, policy)
+      })
+    )
     const services = Layer.succeed(Serializer.Serializer, serializer).pipe(
-      Layer.merge(retry === undefined ? Layer.empty : Layer.succeed(Retry.RetryPolicy, retry)),
+      Layer.merge(retry),
       Layer.merge(options.sharing === undefined ? Layer.empty : Layer.succeed(Sharing.Enabled, options.sharing)),
       Layer.merge(options.encryption === undefined ? Layer.empty : Encryption.layer(options.encryption))
     )
@@ -224,13 +232,19 @@ export class EffectCheckpointSaver extends BaseCheckpointSaver {
    *
    * **Gotchas**
    *
-   * Rejects with `InvalidConfig` for a scheme no driver serves or a driver
-   * whose package is not installed, and with the driver's error when it
-   * cannot start. A `pglite:<directory>` is owned by one process at a time:
-   * another opener gets `DatabaseLocked`. Call `close()` when done: it
-   * releases the pool, or the directory.
+   * Rejects with `InvalidConfig` for a scheme no driver serves, a driver
+   * whose package is not installed, or a malformed number or duration among
+   * the options (an infinite `retryWindow` included: see `Settings`), and
+   * with the driver's error when it cannot start. A `pglite:<directory>` is
+   * owned by one process at a time: another opener gets `DatabaseLocked`.
+   * Call `close()` when done: it releases the pool, or the directory.
    */
   static async fromConnString(url: string, options: SaverOptions = {}): Promise<EffectCheckpointSaver> {
+    // Before a driver loads: a retry window without end would keep an unreachable server from ever failing.
+    const checked = Effect.runSync(
+      Effect.result(Settings.check("fromConnString", { retryWindow: options.retryWindow }))
+    )
+    if (Result.isFailure(checked)) throw checked.failure
     const layer = await layerFromConnString(url, options.connection ?? {})
     if (layer instanceof InvalidConfig) throw layer
     const saver = EffectCheckpointSaver.fromLayer(layer, options)

@@ -26,6 +26,7 @@ import { type DatabaseLocked, type IncompatibleSchema, InvalidConfig, StorageFai
 import type { CheckpointStorage } from "./CheckpointStorage.ts"
 import * as Owner from "./pglite/Owner.ts"
 import * as Snapshot from "./pglite/Snapshot.ts"
+import * as Settings from "./Settings.ts"
 import * as SqlStorage from "./sql/SqlStorage.ts"
 
 export type { Snapshot } from "./pglite/Snapshot.ts"
@@ -229,15 +230,18 @@ export const layerSqlClient = (
  * The storage on an embedded PGlite database, opened with the layer and
  * closed (and flushed to `dataDir`) when the layer is released. While it
  * lasts, this process owns `dataDir`: any other opener gets
- * `DatabaseLocked`, and can read a `snapshot` this process serves.
+ * `DatabaseLocked`, and can read a `snapshot` this process serves. A
+ * malformed number or duration among `options` is an `InvalidConfig`
+ * before anything is opened (see `Settings`).
  *
  * @since 0.1.0
  */
 export const layer = (
   options: PgliteOptions = {}
 ): Layer.Layer<CheckpointStorage, StorageFailure | IncompatibleSchema | InvalidConfig | DatabaseLocked> =>
-  // One session, in this process: one batch at a time, the others gathering behind it, as large
-  // as they come (there is no server to keep busy meanwhile, only statements to save).
-  SqlStorage.layer({ groupCommit: { concurrency: 1, maxBatch: 256 }, ...options, dialect: "postgres" }).pipe(
-    Layer.provide(layerSqlClient(options))
-  )
+  Layer.unwrap(Effect.map(Settings.check("connect", options), (valid) =>
+    // One session, in this process: one batch at a time, the others gathering behind it, as large
+    // as they come (there is no server to keep busy meanwhile, only statements to save).
+    SqlStorage.layer({ groupCommit: { concurrency: 1, maxBatch: 256 }, ...valid, dialect: "postgres" }).pipe(
+      Layer.provide(layerSqlClient(valid))
+    )))

@@ -15,9 +15,9 @@
  *
  * @since 0.1.0
  */
-import { Config, Context, Effect, Layer, Redacted } from "effect"
+import { Config, Context, Effect, Layer, Redacted, Schema, SchemaIssue } from "effect"
 import { createCipheriv, createDecipheriv, createHmac, createSecretKey, hkdfSync, randomBytes } from "node:crypto"
-import { InvalidConfig } from "../CheckpointError.ts"
+import { formatIssue, InvalidConfig } from "../CheckpointError.ts"
 
 /**
  * One data key: authenticated encryption and a keyed hash. `seal`'s output
@@ -288,12 +288,39 @@ export const layerCipher = <E, R>(
 export const layer = (options: EncryptionOptions): Layer.Layer<Encryption, InvalidConfig> =>
   layerCipher(keyring(options), options)
 
+/** A key ring read from the environment, before its ids are checked. */
+interface ConfiguredKeys {
+  readonly entries: ReadonlyArray<readonly [string, Redacted.Redacted<string>]>
+  readonly primary: string
+}
+
+/** The options of configured keys, refusing an id given twice (which would silently keep the last key). */
+const uniqueIds = ({ entries, primary }: ConfiguredKeys): Effect.Effect<EncryptionOptions, Config.ConfigError> => {
+  const seen = new Set<string>()
+  // "" (a pair without ":") is left to the keyring, which refuses it as an id.
+  const repeated = entries.find(([id]) => id !== "" && seen.size === seen.add(id).size)
+  return repeated === undefined
+    ? Effect.succeed({ keys: Object.fromEntries(entries), primary })
+    : Effect.fail(
+      new Config.ConfigError(
+        new Schema.SchemaError(
+          new SchemaIssue.Pointer(
+            ["CHECKPOINT_ENCRYPTION_KEYS"],
+            new SchemaIssue.InvalidValue({
+              message: `the key id ${JSON.stringify(repeated[0])} is given more than once (each id names one key)`
+            })
+          )
+        )
+      )
+    )
+}
+
 /**
  * The keys from the environment: `CHECKPOINT_ENCRYPTION_KEYS` as
  * `id:base64` pairs separated by commas, `CHECKPOINT_ENCRYPTION_PRIMARY`
  * (default: the first id); or, as LangGraph's `EncryptedSerializer` reads
  * it, `LANGGRAPH_AES_KEY` alone (key id `default`), base64 of 32 bytes or 32
- * characters taken as bytes.
+ * characters taken as bytes. An id given twice is refused, by its id.
  *
  * @since 0.1.0
  */
@@ -301,28 +328,30 @@ export const defaultConfig: Config.Config<EncryptionOptions> = Config.all({
   keys: Config.Redacted("CHECKPOINT_ENCRYPTION_KEYS"),
   primary: Config.option(Config.String("CHECKPOINT_ENCRYPTION_PRIMARY"))
 }).pipe(
-  Config.map(({ keys, primary }): EncryptionOptions => {
+  Config.map(({ keys, primary }): ConfiguredKeys => {
     // A pair without ":" gets the id "", which the keyring rejects by name.
     const entries = Redacted.value(keys).split(",").filter((pair) => pair.trim() !== "").map((pair) => {
       const at = Math.max(0, pair.indexOf(":"))
       return [pair.slice(0, at).trim(), Redacted.make(pair.slice(at + 1))] as const
     })
-    return {
-      keys: Object.fromEntries(entries),
-      primary: primary._tag === "Some" ? primary.value : entries[0]?.[0] ?? ""
-    }
+    return { entries, primary: primary._tag === "Some" ? primary.value : entries[0]?.[0] ?? "" }
   }),
   Config.orElse(() =>
     Config.Redacted("LANGGRAPH_AES_KEY").pipe(
-      Config.map((key): EncryptionOptions => {
+      Config.map((key): ConfiguredKeys => {
         const text = Redacted.value(key)
         return {
-          keys: { default: Redacted.make(text.length === KEY_BYTES ? Buffer.from(text).toString("base64") : text) },
+          entries: [[
+            "default",
+            Redacted.make(text.length === KEY_BYTES ? Buffer.from(text).toString("base64") : text)
+          ]],
           primary: "default"
         }
       })
     )
-  )
+  ),
+  // After the fallback, which would otherwise take this failure for absent keys.
+  Config.mapEffect(uniqueIds)
 )
 
 /**
@@ -343,9 +372,9 @@ export const defaultConfig: Config.Config<EncryptionOptions> = Config.all({
  *
  * **Gotchas**
  *
- * A missing or malformed key is `InvalidConfig` naming the setting (never
- * showing a key) when the layer is built, not a storage without
- * encryption. Options besides keys (`plaintextMetadata`, `allowPlaintext`,
+ * A missing or malformed key, or a key id given twice, is `InvalidConfig`
+ * naming the setting (never showing a key) when the layer is built, not a
+ * storage without encryption (nor one keeping the last of two keys). Options besides keys (`plaintextMetadata`, `allowPlaintext`,
  * `keyFor`) are not read from `Config`: use {@link layer} or
  * {@link layerCipher} for them.
  *
@@ -356,7 +385,13 @@ export const layerConfig = (
 ): Layer.Layer<Encryption, InvalidConfig> =>
   Layer.unwrap(
     config.pipe(
-      Effect.mapError((error) => invalid(`the encryption keys are not configured: ${error.message}`)),
+      Effect.mapError((error) =>
+        invalid(
+          `the encryption keys are missing or malformed: ${
+            Schema.isSchemaError(error.cause) ? formatIssue(error.cause.issue) : error.message
+          }`
+        )
+      ),
       Effect.map(layer)
     )
   )

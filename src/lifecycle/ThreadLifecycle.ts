@@ -14,6 +14,7 @@ import { CheckpointHeader, CheckpointRef } from "../Checkpoint.ts"
 import { InvalidConfig, InvalidInput, ThreadExists, ThreadNotFound } from "../CheckpointError.ts"
 import type { Codec } from "../codec/Codec.ts"
 import { decodeThreadId, invalidInput } from "../Input.ts"
+import * as Settings from "../Settings.ts"
 import type { StorageDriver, ThreadRows } from "../StorageDriver.ts"
 import * as ParentLinks from "./ParentLinks.ts"
 import * as Prune from "./Prune.ts"
@@ -23,9 +24,9 @@ import * as ThreadCheck from "./ThreadCheck.ts"
  * @since 0.1.0
  */
 export interface RetentionPolicy {
-  /** Delete threads whose latest put is older than this. */
+  /** Delete threads whose latest put is older than this (a finite duration, more than 0). */
   readonly inactiveFor?: Duration.Input | undefined
-  /** Keep this many newest checkpoints per namespace (and what they need). */
+  /** Keep this many newest checkpoints per namespace (and what they need): an integer, 1 or more. */
   readonly keepLast?: number | undefined
 }
 
@@ -260,19 +261,14 @@ const shrinking = (driver: StorageDriver, codec: Codec) => {
       ), { discard: true })
   })
 
-  const applyRetention = Effect.fn("CheckpointStorage.applyRetention")(function*(policy: RetentionPolicy) {
+  const applyRetention = Effect.fn("CheckpointStorage.applyRetention")(function*(given: RetentionPolicy) {
+    // `NaN` or `{}` read as a zero `inactiveFor` would delete every thread.
+    const policy = yield* Schema.decodeUnknownEffect(Settings.RetentionSettings)(given, { reportInput: true }).pipe(
+      Effect.mapError(invalidInput("applyRetention", "policy"))
+    )
     const keepLast = policy.keepLast
-    if (keepLast !== undefined && (!Number.isInteger(keepLast) || keepLast < 1)) {
-      return yield* new InvalidInput({
-        operation: "applyRetention",
-        argument: "keepLast",
-        detail: "must be a positive integer"
-      })
-    }
     const now = yield* Clock.currentTimeMillis
-    const cutoff = policy.inactiveFor === undefined
-      ? undefined
-      : now - Duration.toMillis(Duration.fromInputUnsafe(policy.inactiveFor))
+    const cutoff = policy.inactiveFor === undefined ? undefined : now - Duration.toMillis(policy.inactiveFor)
     let threadsDeleted = 0
     let checkpointsRemoved = 0
     const skipped: Array<{ readonly thread_id: string; readonly detail: string }> = []

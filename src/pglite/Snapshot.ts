@@ -21,6 +21,7 @@ import { closeSync, lstatSync, openSync, readdirSync, readSync, writeFileSync } 
 import { readFile, realpath, stat, unlink } from "node:fs/promises"
 import { join } from "node:path"
 import { InvalidConfig, StorageFailure } from "../CheckpointError.ts"
+import * as Settings from "../Settings.ts"
 import * as Owner from "./Owner.ts"
 import * as Protocol from "./Protocol.ts"
 import * as Tar from "./Tar.ts"
@@ -207,7 +208,8 @@ const fromOwner = (place: Protocol.Place, name: string, maxBytes: number) =>
 
 /**
  * A snapshot of the database in `dataDir`, from the process that holds it
- * (see `DatabaseLocked`): at most `maxBytes` (default 512 MiB).
+ * (see `DatabaseLocked`): at most `maxBytes` (default 512 MiB; an integer
+ * of 1 or more, or it is an `InvalidConfig`).
  *
  * @since 0.1.0
  */
@@ -216,7 +218,8 @@ export const fetch = (
   options: { readonly maxBytes?: number | undefined } = {}
 ): Effect.Effect<Snapshot, StorageFailure | InvalidConfig> =>
   Effect.gen(function*() {
-    const maxBytes = Math.min(options.maxBytes ?? DEFAULT_MAX_BYTES, CEILING)
+    const valid = yield* Settings.check("snapshot", options)
+    const maxBytes = Math.min(valid.maxBytes ?? DEFAULT_MAX_BYTES, CEILING)
     const directory = yield* Effect.tryPromise({
       try: () => realpath(dataDir),
       catch: () => new InvalidConfig({ operation: "snapshot", detail: `there is no directory ${dataDir}` })

@@ -18,6 +18,7 @@ import { SqlClient, SqlError } from "effect/sql"
 import type { ConnectionOptions } from "node:tls"
 import { formatIssue, type IncompatibleSchema, InvalidConfig, StorageFailure } from "../CheckpointError.ts"
 import type { CheckpointStorage } from "../CheckpointStorage.ts"
+import * as Settings from "../Settings.ts"
 import type { Dialect } from "./Dialect.ts"
 import * as Pooler from "./Pooler.ts"
 import * as Retry from "./Retry.ts"
@@ -32,20 +33,21 @@ import * as Transactions from "./Transactions.ts"
  * @since 0.1.0
  */
 export interface ConnectionSettings {
-  /** The most connections the pool opens (default 10). */
+  /** The most connections the pool opens (default 10): an integer, 1 or more. */
   readonly poolSize?: number | undefined
   /**
    * How long a connection may sit unused before the pool closes it (default
    * 60 seconds). Keep it below whatever reaps idle connections in front of
    * the server (a pooler's `client_idle_timeout`, a load balancer's idle
    * timeout, the server's `idle_session_timeout`); a connection closed by
-   * them anyway is replaced silently on next use.
+   * them anyway is replaced silently on next use. Finite, more than 0.
    */
   readonly idleTimeout?: Duration.Input | undefined
   /**
    * The longest a connection lives, however busy (default: no limit). Set
    * it to spread connections over servers that DNS or a load balancer adds
-   * later, or to follow a pooler's `server_lifetime`.
+   * later, or to follow a pooler's `server_lifetime`. Finite, more than 0
+   * (leave it out for no limit).
    */
   readonly connectionTTL?: Duration.Input | undefined
   /**
@@ -53,7 +55,8 @@ export interface ConnectionSettings {
    * still running then is cancelled on the server (a cancel request, which
    * poolers forward) and the call fails with a `StorageFailure` that is not
    * retried. It is enforced by this process, not sent as the
-   * `statement_timeout` setting, which poolers refuse at connect.
+   * `statement_timeout` setting, which poolers refuse at connect. Finite,
+   * more than 0 (leave it out for no bound).
    */
   readonly statementTimeout?: Duration.Input | undefined
   /**
@@ -152,7 +155,8 @@ export const connectFailure = (cause: unknown) => new StorageFailure({ operation
 
 /**
  * The storage over a pool of its own, closed when the layer is released.
- * (CockroachDB speaks the PostgreSQL wire protocol.)
+ * (CockroachDB speaks the PostgreSQL wire protocol.) Every number and
+ * duration of `options` is checked before the pool connects (see `Settings`).
  *
  * @since 0.1.0
  */
@@ -160,7 +164,10 @@ export const layer = (
   options: PoolOptions,
   dialect: Dialect
 ): Layer.Layer<CheckpointStorage, StorageFailure | IncompatibleSchema | InvalidConfig> =>
-  SqlStorage.layer({ ...options, dialect }).pipe(Layer.provide(client(options)))
+  Layer.unwrap(Effect.map(
+    Settings.check("connect", options),
+    (valid) => SqlStorage.layer({ ...valid, dialect }).pipe(Layer.provide(client(valid)))
+  ))
 
 /** A connection the server or a pooler refused for its settings: an `InvalidConfig` naming what to change. */
 const refused = (failure: StorageFailure): StorageFailure | InvalidConfig => {
@@ -182,9 +189,10 @@ const refused = (failure: StorageFailure): StorageFailure | InvalidConfig => {
  * @since 0.1.0
  */
 export const client = (
-  options: PoolOptions
+  given: PoolOptions
 ): Layer.Layer<SqlClient.SqlClient, StorageFailure | InvalidConfig> =>
   Layer.effectContext(Effect.gen(function*() {
+    const options = yield* Settings.check("connect", given)
     const url = plain(options.url)
     const ssl = options.ssl !== undefined || url === undefined ? options.ssl : yield* Tls.fromUrl(url)
     const prepareInUrl = Pooler.preparedFromUrl(url)
@@ -213,7 +221,9 @@ const optional = <A>(config: Config.Config<A>) => config.pipe(Config.withDefault
  * `DATABASE_URL`, and optionally `CHECKPOINT_SCHEMA`,
  * `CHECKPOINT_POOL_SIZE`, `CHECKPOINT_IDLE_TIMEOUT`,
  * `CHECKPOINT_CONNECTION_TTL`, `CHECKPOINT_STATEMENT_TIMEOUT` and
- * `CHECKPOINT_RETRY_WINDOW` (durations such as `"30 seconds"`). Spread it
+ * `CHECKPOINT_RETRY_WINDOW` (finite durations such as `"30 seconds"`,
+ * more than 0; a retry window of `"0 seconds"` turns retries off; a pool
+ * size of 1 or more). Spread it
  * and replace a field to rename one variable, e.g.
  * `{ ...defaultConfig, url: Config.Redacted("PG_URL") }`.
  *
@@ -222,11 +232,11 @@ const optional = <A>(config: Config.Config<A>) => config.pipe(Config.withDefault
 export const defaultConfig = {
   url: Config.Redacted("DATABASE_URL"),
   schema: optional(Config.String("CHECKPOINT_SCHEMA")),
-  poolSize: optional(Config.Int("CHECKPOINT_POOL_SIZE")),
-  idleTimeout: optional(Config.Duration("CHECKPOINT_IDLE_TIMEOUT")),
-  connectionTTL: optional(Config.Duration("CHECKPOINT_CONNECTION_TTL")),
-  statementTimeout: optional(Config.Duration("CHECKPOINT_STATEMENT_TIMEOUT")),
-  retryWindow: optional(Config.Duration("CHECKPOINT_RETRY_WINDOW"))
+  poolSize: optional(Config.schema(Settings.Count, "CHECKPOINT_POOL_SIZE")),
+  idleTimeout: optional(Config.schema(Settings.DurationString("positive"), "CHECKPOINT_IDLE_TIMEOUT")),
+  connectionTTL: optional(Config.schema(Settings.DurationString("positive"), "CHECKPOINT_CONNECTION_TTL")),
+  statementTimeout: optional(Config.schema(Settings.DurationString("positive"), "CHECKPOINT_STATEMENT_TIMEOUT")),
+  retryWindow: optional(Config.schema(Settings.DurationString("zero"), "CHECKPOINT_RETRY_WINDOW"))
 } satisfies Config.Wrap<PoolOptions>
 
 /**

@@ -149,16 +149,20 @@ const longestDelay = Duration.seconds(1)
 
 /**
  * Exponential backoff from 10 ms with jitter, each wait at most a second,
- * for as long as `window` lasts since the first failure.
+ * for as long as `window` lasts since the first failure; a window of 0
+ * retries nothing. The layers check their `retryWindow` first (finite, 0 or
+ * more: see `Settings`); called directly, a malformed window throws.
  *
  * @since 0.1.0
  */
 export const windowed = (window: Duration.Input): Policy =>
-  Schedule.exponential("10 millis").pipe(
-    Schedule.modifyDelay(({ duration }) => Effect.succeed(Duration.min(duration, longestDelay))),
-    Schedule.jittered,
-    Schedule.upTo({ duration: window })
-  )
+  Duration.isZero(Duration.fromInputUnsafe(window))
+    ? Schedule.recurs(0)
+    : Schedule.exponential("10 millis").pipe(
+      Schedule.modifyDelay(({ duration }) => Effect.succeed(Duration.min(duration, longestDelay))),
+      Schedule.jittered,
+      Schedule.upTo({ duration: window })
+    )
 
 /**
  * How long an operation keeps trying by default. The failover of a primary

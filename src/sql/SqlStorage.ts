@@ -6,8 +6,9 @@
  */
 import { type Duration, Effect, Layer } from "effect"
 import type { SqlClient } from "effect/sql"
-import { type IncompatibleSchema, StorageFailure } from "../CheckpointError.ts"
+import { type IncompatibleSchema, type InvalidConfig, StorageFailure } from "../CheckpointError.ts"
 import { type CheckpointStorage, layerDriver } from "../CheckpointStorage.ts"
+import * as Settings from "../Settings.ts"
 import type { StorageDriver } from "../StorageDriver.ts"
 import type { Dialect } from "./Dialect.ts"
 import * as Layout from "./Layout.ts"
@@ -30,7 +31,9 @@ export interface SqlStorageOptions extends SqlDriver.SqlDriverOptions {
    * How long an operation keeps retrying (default `Retry.defaultWindow`,
    * 10 seconds): long enough for the failover of a primary to its standby,
    * as in `Retry.windowed`. Raise it to ride out a managed failover (often
-   * 30 seconds or more).
+   * 30 seconds or more); 0 turns retries off. Finite: a window without end
+   * is an `InvalidConfig` (it would keep a start on an unreachable server
+   * from ever failing).
    */
   readonly retryWindow?: Duration.Input | undefined
   /**
@@ -72,8 +75,13 @@ export interface SqlStorageOptions extends SqlDriver.SqlDriverOptions {
  *
  * @since 0.1.0
  */
-export const migrate = (options: Pick<SqlStorageOptions, "schema" | "dialect" | "retry" | "retryWindow"> = {}) =>
-  withPolicy(Migrations.run(Tables.make(options.schema), options.dialect), options)
+export const migrate = (
+  options: Pick<SqlStorageOptions, "schema" | "dialect" | "retry" | "retryWindow"> = {}
+): Effect.Effect<void, StorageFailure | IncompatibleSchema | InvalidConfig, SqlClient.SqlClient> =>
+  Effect.flatMap(
+    Settings.check("migrate", options),
+    (valid) => withPolicy(Migrations.run(Tables.make(valid.schema), valid.dialect), valid)
+  )
 
 /**
  * Runs the migrations when built, and provides nothing: a deploy step.
@@ -82,18 +90,21 @@ export const migrate = (options: Pick<SqlStorageOptions, "schema" | "dialect" | 
  */
 export const layerMigrations = (
   options: Pick<SqlStorageOptions, "schema" | "dialect" | "retry" | "retryWindow"> = {}
-): Layer.Layer<never, StorageFailure | IncompatibleSchema, SqlClient.SqlClient> => Layer.effectDiscard(migrate(options))
+): Layer.Layer<never, StorageFailure | IncompatibleSchema | InvalidConfig, SqlClient.SqlClient> =>
+  Layer.effectDiscard(migrate(options))
 
 /**
  * The storage over the `SqlClient` the application provides (so it shares
- * the application's pool and transactions).
+ * the application's pool and transactions). A malformed number or duration
+ * among `options` is an `InvalidConfig` naming it (see `Settings`), before
+ * a statement is sent.
  *
  * @since 0.1.0
  */
 export const layer = (
   options: SqlStorageOptions = {}
-): Layer.Layer<CheckpointStorage, StorageFailure | IncompatibleSchema, SqlClient.SqlClient> =>
-  layerDriver(driverOver(Layout.resolve(options), options))
+): Layer.Layer<CheckpointStorage, StorageFailure | IncompatibleSchema | InvalidConfig, SqlClient.SqlClient> =>
+  layerDriver(driverOver((valid) => Layout.resolve(valid), options))
 
 /**
  * The storage over tables whose layout the caller already resolved
@@ -105,18 +116,23 @@ export const layer = (
 export const layerTables = (
   tables: Tables.Tables,
   options: Omit<SqlStorageOptions, "schema" | "migrate"> = {}
-): Layer.Layer<CheckpointStorage, StorageFailure, SqlClient.SqlClient> =>
-  layerDriver(driverOver(Effect.succeed(tables), options))
+): Layer.Layer<CheckpointStorage, StorageFailure | InvalidConfig, SqlClient.SqlClient> =>
+  layerDriver(driverOver(() => Effect.succeed(tables), options))
 
-const driverOver = <E, R>(tables: Effect.Effect<Tables.Tables, E, R>, options: SqlStorageOptions) =>
-  withPolicy(
-    tables.pipe(
-      Effect.tap(() => Retry.registerRetries),
-      Effect.flatMap((tables) => SqlDriver.make(tables, options)),
-      Effect.map((driver) => options.readOnly === true ? refusingWrites(driver) : driver)
-    ),
-    options
-  )
+/** The driver over the tables `resolve` gives, once the options are checked. */
+const driverOver = <E, R>(
+  resolve: (options: SqlStorageOptions) => Effect.Effect<Tables.Tables, E, R>,
+  options: SqlStorageOptions
+) =>
+  Effect.flatMap(Settings.check("layer", options), (valid) =>
+    withPolicy(
+      resolve(valid).pipe(
+        Effect.tap(() => Retry.registerRetries),
+        Effect.flatMap((tables) => SqlDriver.make(tables, valid)),
+        Effect.map((driver) => valid.readOnly === true ? refusingWrites(driver) : driver)
+      ),
+      valid
+    ))
 
 /**
  * The driver with every write refused before it reaches a connection: the

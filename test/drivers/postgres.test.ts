@@ -8,7 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { AIMessage, HumanMessage } from "@langchain/core/messages"
 import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph"
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres"
-import { Config, ConfigProvider, Effect, Layer, Option, Redacted, Stream } from "effect"
+import { Config, ConfigProvider, type Duration, Effect, Layer, Option, Redacted, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import { Pool } from "pg"
 import { CheckpointStorage, EffectCheckpointSaver } from "../../src/index.ts"
@@ -320,6 +320,73 @@ describe("layers", () => {
       expect(error._tag).toBe("StorageFailure")
       expect(Date.now() - started).toBeLessThan(3_000)
     }))
+})
+
+describe("bad configuration, refused when the layer is built (issue 36)", () => {
+  const tableCount = (url: string) =>
+    Effect.promise(() =>
+      admin((client) => client.query("SELECT 1 FROM pg_tables WHERE tablename LIKE 'checkpoint%'"), url)
+    ).pipe(Effect.map((result) => result.rowCount))
+
+  it.live("layerClient and migrate over an application's pool: an InvalidConfig, and no statement sent", () =>
+    withDatabase("bad_options", (url) =>
+      Effect.gen(function*() {
+        const client = Postgres.layerSqlClient({ url })
+        for (
+          const [option, value] of [["statementTimeout", 0], ["retryWindow", Infinity], ["pageSize", Number.NaN], [
+            "groupCommit",
+            { concurrency: Number.NaN }
+          ]] as const
+        ) {
+          const error = yield* Effect.flip(
+            Effect.scoped(Layer.build(Postgres.layerClient({ [option]: value }).pipe(Layer.provide(client))))
+          )
+          expect(error._tag).toBe("InvalidConfig")
+          expect(error.message).toContain(`["${option}"]`)
+        }
+        const migrated = yield* Effect.flip(
+          Postgres.migrate({ retryWindow: "5 parsecs" as Duration.Input }).pipe(Effect.provide(client))
+        )
+        expect(migrated._tag).toBe("InvalidConfig")
+        expect(migrated.message).toContain(`got "5 parsecs" at ["retryWindow"]`)
+        expect(yield* tableCount(url)).toBe(0)
+      })))
+
+  it.live("the accepted edges work: windows of 0 (no retry, no group-commit wait), durations in every form", () =>
+    withDatabase("edge_options", (url) =>
+      Effect.gen(function*() {
+        const layer = Postgres.layer({
+          url,
+          retryWindow: 0,
+          groupCommit: { window: 0, concurrency: 1, maxBatch: 1 },
+          statementTimeout: { seconds: 30 },
+          idleTimeout: [60, 0],
+          connectionTTL: "1 hour",
+          pageSize: 1
+        })
+        yield* Effect.gen(function*() {
+          const s = yield* Storage
+          let ref = yield* s.put({ thread_id: "edges" }, checkpoint({ a: 1 }), metadata(), { a: 1 })
+          ref = yield* s.put(ref, checkpoint({ a: 2 }), metadata(), { a: 2 })
+          // A page of one: both checkpoints still come back.
+          expect(Array.from(yield* Stream.runCollect(s.list({ thread_id: "edges" })))).toHaveLength(2)
+        }).pipe(Effect.provide(layer))
+      })))
+
+  it.live("fromConnString: a bad connection setting rejects before a connection is opened", () =>
+    withDatabase("bad_saver", (url) =>
+      Effect.gen(function*() {
+        for (const connection of [{ statementTimeout: Number.NaN }, { poolSize: 0 }, { idleTimeout: "ten seconds" }]) {
+          const error = yield* Effect.promise(() =>
+            EffectCheckpointSaver.fromConnString(url, { connection: connection as Postgres.PostgresOptions }).then(
+              () => undefined,
+              (e: unknown) => e
+            )
+          )
+          expect(error).toMatchObject({ _tag: "InvalidConfig", operation: "connect" })
+        }
+        expect(yield* tableCount(url)).toBe(0)
+      })))
 })
 
 describe("connection hygiene", () => {

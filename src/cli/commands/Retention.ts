@@ -17,10 +17,10 @@ import { destructive } from "./Destructive.ts"
 
 type Skipped = RetentionPlan["skipped"][number]
 
-/** `90d`, `12h`, `30m`, `2w`, `45s`. */
+/** `90d`, `12h`, `30m`, `2w`, `45s`; not 0, which would take every thread for inactive. */
 const parseDuration = (text: string): Duration.Duration | undefined => {
   const match = /^(\d+)\s*(s|m|h|d|w)$/.exec(text.trim())
-  if (match === null) return undefined
+  if (match === null || Number(match[1]) === 0) return undefined
   const unit =
     { s: "seconds", m: "minutes", h: "hours", d: "days", w: "weeks" }[match[2] as "s" | "m" | "h" | "d" | "w"]
   return Duration.fromInputUnsafe(`${match[1]} ${unit}` as Duration.Input)
