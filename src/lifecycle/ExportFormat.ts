@@ -39,11 +39,21 @@
  * checkpoint the file does not hold, a value nested deeper than `put`
  * accepts, a row twice, …), naming the line of the row at fault.
  *
+ * Bounds come before parsing: a line longer than `MAX_LINE_LENGTH`
+ * characters (`decodeText` stops reading it there, before it is one string)
+ * or nested deeper than `MAX_LINE_DEPTH` (a linear scan, `depthOf`) is
+ * `InvalidInput` naming the line, never a runaway string or a stack overflow
+ * of whatever walks the parsed value. No line this library writes comes near
+ * either: values travel as base64 text, and a line's own nesting is a few
+ * levels.
+ *
  * @since 0.1.0
  */
 import { Clock, Effect, Schema, Stream } from "effect"
 import { Name } from "../Checkpoint.ts"
 import { formatIssue, InvalidInput } from "../CheckpointError.ts"
+import { depthOf } from "../codec/JsonPlus.ts"
+import { MAX_DEPTH } from "../codec/Revival.ts"
 import type { CheckpointRow, ThreadRows } from "../StorageDriver.ts"
 import * as ThreadCheck from "./ThreadCheck.ts"
 
@@ -60,6 +70,33 @@ export const FORMAT = "langgraph-checkpoints"
  * @since 0.1.0
  */
 export const VERSION = 1
+
+/**
+ * The longest line `decode` and `decodeText` read unless told otherwise, in
+ * characters: 256 Mi, a row holding a value of about 190 MiB (as base64),
+ * well under the longest string JavaScript holds.
+ *
+ * @since 0.1.0
+ */
+export const MAX_LINE_LENGTH = 256 * 1024 * 1024
+
+/**
+ * The deepest nesting of a line (its arrays and objects), as deep as `put`
+ * lets a value nest: a row's own fields are a few levels, values are bytes.
+ *
+ * @since 0.1.0
+ */
+export const MAX_LINE_DEPTH = MAX_DEPTH
+
+/**
+ * What decoding takes: `maxLineLength`, the longest line (default
+ * `MAX_LINE_LENGTH`).
+ *
+ * @since 0.1.0
+ */
+export interface DecodeOptions {
+  readonly maxLineLength?: number | undefined
+}
 
 /**
  * The first line of a file.
@@ -226,6 +263,19 @@ const next = Effect.fnUntraced(function*(state: State, done?: Gathering) {
   return [state, done === undefined ? [] : [yield* complete(done)]] as readonly [State, ReadonlyArray<ThreadRows>]
 })
 
+const tooLong = (line: number, maxLength: number) =>
+  invalidLine(line, `longer than ${maxLength} characters, more than an export's line holds`)
+
+/** Why a line is refused before it is parsed: too long, or nested too deep. */
+const unbounded = (text: string, line: number, maxLength: number): InvalidInput | undefined => {
+  if (text.length > maxLength) return tooLong(line, maxLength)
+  // Depth never exceeds the length: only long lines need the scan.
+  if (text.length > MAX_LINE_DEPTH && depthOf(text) > MAX_LINE_DEPTH) {
+    return invalidLine(line, `nests deeper than ${MAX_LINE_DEPTH} levels, more than an export's line holds`)
+  }
+  return undefined
+}
+
 /** Reads one line (`undefined`: the end of the file). */
 const step = Effect.fnUntraced(function*(state: State, numbered: readonly [text: string, index: number] | undefined) {
   if (numbered === undefined) {
@@ -267,11 +317,73 @@ const step = Effect.fnUntraced(function*(state: State, numbered: readonly [text:
  *
  * @since 0.1.0
  */
-export const decode = <E, R>(lines: Stream.Stream<string, E, R>): Stream.Stream<ThreadRows, InvalidInput | E, R> =>
+export const decode = <E, R>(
+  lines: Stream.Stream<string, E, R>,
+  options: DecodeOptions = {}
+): Stream.Stream<ThreadRows, InvalidInput | E, R> =>
   lines.pipe(
     Stream.zipWithIndex,
     Stream.filter(([text]) => text.trim() !== ""),
+    Stream.mapEffect((numbered) => {
+      const refused = unbounded(numbered[0], numbered[1] + 1, options.maxLineLength ?? MAX_LINE_LENGTH)
+      return refused === undefined ? Effect.succeed(numbered) : Effect.fail(refused)
+    }),
     // The end, so the last thread is sent and an empty file is refused.
     Stream.concat(Stream.succeed(undefined)),
     Stream.mapAccumEffect((): State => ({ header: false, thread: undefined }), step)
   )
+
+/** A line being read: its pieces so far and their length, and its number. */
+interface Splitting {
+  pieces: Array<string>
+  length: number
+  line: number
+}
+
+/**
+ * Text split at line breaks (`\n`, `\r\n`), as `Stream.splitLines` splits
+ * it, except that a line growing past `maxLength` (and its `\r`) fails at
+ * once, naming it: it is never joined into one string. (`decode` checks the
+ * exact length of each line.)
+ *
+ * @since 0.1.0
+ */
+export const splitLines =
+  (maxLength: number = MAX_LINE_LENGTH) =>
+  <E, R>(text: Stream.Stream<string, E, R>): Stream.Stream<string, InvalidInput | E, R> =>
+    text.pipe(
+      Stream.mapAccumEffect(
+        (): Splitting => ({ pieces: [], length: 0, line: 1 }),
+        (state, chunk) => {
+          const lines: Array<string> = []
+          for (let from = 0; from <= chunk.length;) {
+            const end = chunk.indexOf("\n", from)
+            const piece = chunk.slice(from, end === -1 ? chunk.length : end)
+            state.length += piece.length
+            if (state.length > maxLength + 1) return Effect.fail(tooLong(state.line, maxLength))
+            if (piece !== "") state.pieces.push(piece)
+            if (end === -1) break
+            const line = state.pieces.join("")
+            lines.push(line.endsWith("\r") ? line.slice(0, -1) : line)
+            state.pieces = []
+            state.length = 0
+            state.line++
+            from = end + 1
+          }
+          return Effect.succeed([state, lines] as const)
+        },
+        { onHalt: (state) => state.pieces.length === 0 ? [] : [state.pieces.join("")] }
+      )
+    )
+
+/**
+ * The threads of a file from its text, in chunks as read (`splitLines`,
+ * then `decode`).
+ *
+ * @since 0.1.0
+ */
+export const decodeText = <E, R>(
+  text: Stream.Stream<string, E, R>,
+  options: DecodeOptions = {}
+): Stream.Stream<ThreadRows, InvalidInput | E, R> =>
+  decode(splitLines(options.maxLineLength ?? MAX_LINE_LENGTH)(text), options)

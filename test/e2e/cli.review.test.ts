@@ -1,9 +1,11 @@
 /**
  * The command line's findings of the security review (issue 36), each as a
  * user meets it: a thread whose parent links loop is named by `retention`
- * (dry run and real run), which leaves it as it is, and refused by `copy`.
+ * (dry run and real run), which leaves it as it is, and refused by `copy`;
+ * an import of a line nested thousands deep is a one-line error naming the
+ * line (it was a stack overflow on PostgreSQL) and writes nothing.
  */
-import { mkdtemp, rm } from "node:fs/promises"
+import { mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -89,5 +91,30 @@ describe("a thread whose parent links loop", { concurrent: false }, () => {
       database.url
     )
     expect(copies).toBe(0)
+  })
+})
+
+describe("import", { concurrent: false }, () => {
+  it("a line nested 6,000 deep is an error naming the line, and nothing is written", inOrder(), async () => {
+    const file = join(dir, "deep.jsonl")
+    const deep = `${`{"a":`.repeat(6000)}1${"}".repeat(6000)}`
+    await writeFile(
+      file,
+      [
+        JSON.stringify({ format: "langgraph-checkpoints", version: 1, exported_at: "2025-01-01T00:00:00.000Z" }),
+        JSON.stringify({ kind: "thread", thread_id: "deep", last_activity: "2025-01-01T00:00:00.000Z" }),
+        `{"kind":"checkpoint","checkpoint_ns":"","checkpoint_id":"a","checkpoint":{"v":4,"id":"a",` +
+        `"ts":"2025-01-01T00:00:00.000Z","channel_versions":{},"versions_seen":{},"x":${deep}},"metadata":"{}"}`
+      ].join("\n") + "\n"
+    )
+    const refused = await fails(1, ["import", database.url, file])
+    expect(refused.stderr).toBe(
+      "error: import: invalid line 3: nests deeper than 500 levels, more than an export's line holds\n"
+    )
+    const written = await admin(
+      async (client) => (await client.query("SELECT 1 FROM checkpoints WHERE thread_id = 'deep'")).rowCount,
+      database.url
+    )
+    expect(written).toBe(0)
   })
 })

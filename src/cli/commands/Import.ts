@@ -32,7 +32,7 @@ export const importCommand = databaseCommand("import", {
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     let threads = 0
-    yield* ExportFormat.decode(fs.stream(file!).pipe(Stream.decodeText, Stream.splitLines)).pipe(
+    yield* ExportFormat.decodeText(fs.stream(file!).pipe(Stream.decodeText)).pipe(
       Stream.runForEach((rows) =>
         storage.importThread(rows, { replace: input.replace }).pipe(
           Effect.catchTag("ThreadExists", ({ thread_id }) => Effect.fail(threadExists("import", thread_id))),
