@@ -695,6 +695,12 @@ const usageSuite = () =>
       expect(tooMany.stderr).toContain("extra")
     })
 
+    it("retention --inactive-for 0d, which takes every thread for inactive, is a usage error", inOrder(), async () => {
+      const zero = await fails(2, ["retention", database.url, "--inactive-for", "0d", "--yes"])
+      expect(zero.stderr).toContain(`--inactive-for "0d"`)
+      expect((await ok(["threads", database.url])).stdout).toContain("approval\t")
+    })
+
     it("--version and --help", inOrder(), async () => {
       const { version } = JSON.parse(await readFile(join(import.meta.dirname, "..", "..", "package.json"), "utf8"))
       expect((await ok(["--version"])).stdout).toContain(version)
