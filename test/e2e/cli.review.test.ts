@@ -3,17 +3,20 @@
  * user meets it: a thread whose parent links loop is named by `retention`
  * (dry run and real run), which leaves it as it is, and refused by `copy`;
  * an import of a line nested thousands deep is a one-line error naming the
- * line (it was a stack overflow on PostgreSQL) and writes nothing.
+ * line (it was a stack overflow on PostgreSQL) and writes nothing; `export
+ * -o` writes a file only its user can read, even under umask 000, and never
+ * through a symbolic link.
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises"
+import { execFile, execFileSync } from "node:child_process"
+import { chmod, link, lstat, mkdir, mkdtemp, readFile, readlink, rm, stat, symlink, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { usingCli } from "../support/cli.ts"
+import { type CliResult, describeResult, usingCli } from "../support/cli.ts"
 import { admin, createDatabase, withSaverOn } from "../support/databases.ts"
 import { putChain } from "../support/forks.ts"
 
-const { fails, ok } = usingCli()
+const { built, fails, ok } = usingCli()
 
 const inOrder = (timeout = 60_000) => ({ concurrent: false, timeout })
 
@@ -117,4 +120,102 @@ describe("import", { concurrent: false }, () => {
     )
     expect(written).toBe(0)
   })
+})
+
+describe("export -o", { concurrent: false }, () => {
+  /** Runs the CLI under umask 000, where a file created with the default mode would be 0666. */
+  const underUmask0 = (args: ReadonlyArray<string>) =>
+    new Promise<CliResult>((resolve) => {
+      const started = performance.now()
+      execFile(
+        "/bin/sh",
+        ["-c", `umask 000; exec "$0" "$@"`, process.execPath, built().main, ...args],
+        { cwd: dir, encoding: "utf8", env: { ...process.env, NO_COLOR: "1" }, timeout: 120_000 },
+        (error, stdout, stderr) => {
+          const code = error === null ? 0 : typeof error.code === "number" ? error.code : -1
+          resolve({ code, stdout, stderr, ms: performance.now() - started })
+        }
+      )
+    })
+  const exported = async (file: string) => {
+    const args = ["export", database.url, "plain", "-o", file]
+    const result = await underUmask0(args)
+    expect(result.code, describeResult(args, result)).toBe(0)
+    expect(result.stderr).toContain(`exported 1 thread(s) to ${file}`)
+  }
+  const refused = async (file: string, detail: string) => {
+    const args = ["export", database.url, "plain", "-o", file]
+    const result = await underUmask0(args)
+    expect(result.code, describeResult(args, result)).toBe(1)
+    expect(result.stderr).toBe(`error: export: ${file} ${detail}\n`)
+  }
+  const modeOf = async (file: string) => (await stat(file)).mode & 0o777
+  const linesOf = async (file: string) => (await readFile(file, "utf8")).trimEnd().split("\n")
+
+  let exportDir: string
+  beforeAll(async () => {
+    exportDir = join(dir, "exports")
+    await mkdir(exportDir)
+  })
+
+  it("a new file is 0600 under umask 000", inOrder(), async () => {
+    const file = join(exportDir, "new.jsonl")
+    await exported(file)
+    expect((await modeOf(file)).toString(8)).toBe("600")
+    expect(JSON.parse((await linesOf(file))[0]!)).toMatchObject({ format: "langgraph-checkpoints" })
+  })
+
+  it("an existing regular file of this user's is overwritten whole, and made 0600", inOrder(), async () => {
+    const file = join(exportDir, "existing.jsonl")
+    await writeFile(file, `${"stale line\n".repeat(10_000)}`)
+    await chmod(file, 0o644)
+    await exported(file)
+    expect((await modeOf(file)).toString(8)).toBe("600")
+    const lines = await linesOf(file)
+    expect(lines.some((line) => line.includes("stale"))).toBe(false)
+    expect(lines.every((line) => JSON.parse(line) !== undefined)).toBe(true)
+  })
+
+  it("a symbolic link is refused, live or dangling, and what it points to is untouched", inOrder(), async () => {
+    const target = join(exportDir, "target")
+    await writeFile(target, "secret\n")
+    const live = join(exportDir, "live.jsonl")
+    await symlink(target, live)
+    await refused(live, "is a symbolic link: refusing to write through it (give the path it points to)")
+    expect(await readFile(target, "utf8")).toBe("secret\n")
+    expect(await readlink(live)).toBe(target)
+
+    const dangling = join(exportDir, "dangling.jsonl")
+    const nowhere = join(exportDir, "nowhere")
+    await symlink(nowhere, dangling)
+    await refused(dangling, "is a symbolic link: refusing to write through it (give the path it points to)")
+    expect((await lstat(dangling)).isSymbolicLink()).toBe(true)
+    await expect(stat(nowhere)).rejects.toMatchObject({ code: "ENOENT" })
+  })
+
+  it(
+    "a file with another name (a hard link), a FIFO and a directory are refused, without waiting",
+    inOrder(),
+    async () => {
+      const original = join(exportDir, "original")
+      await writeFile(original, "kept\n")
+      const other = join(exportDir, "other-name.jsonl")
+      await link(original, other)
+      await refused(other, "has other names (hard links)")
+      expect(await readFile(original, "utf8")).toBe("kept\n")
+
+      const fifo = join(exportDir, "fifo")
+      execFileSync("mkfifo", [fifo])
+      const args = ["export", database.url, "plain", "-o", fifo]
+      const result = await underUmask0(args)
+      expect(result.code, describeResult(args, result)).toBe(1)
+      expect(result.stderr).toMatch(new RegExp(`^error: export: (cannot write )?${fifo}`))
+
+      const directory = join(exportDir, "directory")
+      await mkdir(directory)
+      const asDirectory = await underUmask0(["export", database.url, "plain", "-o", directory])
+      expect(asDirectory.code).toBe(1)
+      expect(asDirectory.stderr).toMatch(new RegExp(`^error: export: cannot write ${directory}: EISDIR`))
+    }
+  )
 })
