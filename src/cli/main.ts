@@ -6,17 +6,21 @@
  * It starts small: `--version` and `--help` alone are answered here (see
  * `Help.ts`); anything else loads the CLI (`Run.ts`), and a command loads
  * the driver its connection string names (`Database.ts`). Node's compile
- * cache keeps the compiled JavaScript between runs.
+ * cache keeps the compiled JavaScript between runs, in a directory of the
+ * user's own (`CompileCache.ts`).
  *
  * @since 0.1.0
  */
 import module from "node:module"
+import * as CompileCache from "./CompileCache.ts"
 import { rootHelp, versionLine } from "./Help.ts"
 
-// Most of a command's start is compiling Effect's and LangChain's modules: cached on disk, once
-// (in the system's temporary directory; NODE_DISABLE_COMPILE_CACHE=1 turns it off).
+// Most of a command's start is compiling Effect's and LangChain's modules: cached on disk, once, in a
+// directory of this user's own (see CompileCache; NODE_DISABLE_COMPILE_CACHE=1 turns it off).
 // A namespace lookup, not a named import: Node 22.0 has no such export.
-module.enableCompileCache?.()
+const cache = CompileCache.prepare()
+if (cache._tag === "Directory") module.enableCompileCache?.(cache.path)
+else if (cache._tag === "NodeDefault") module.enableCompileCache?.()
 
 const { version } = module.createRequire(import.meta.url)("../../package.json") as { readonly version: string }
 

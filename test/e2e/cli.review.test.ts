@@ -5,10 +5,24 @@
  * an import of a line nested thousands deep is a one-line error naming the
  * line (it was a stack overflow on PostgreSQL) and writes nothing; `export
  * -o` writes a file only its user can read, even under umask 000, and never
- * through a symbolic link.
+ * through a symbolic link; Node's compile cache goes to a 0700 directory of
+ * the user's cache directory, and a link planted there leaves it off.
  */
 import { execFile, execFileSync } from "node:child_process"
-import { chmod, link, lstat, mkdir, mkdtemp, readFile, readlink, rm, stat, symlink, writeFile } from "node:fs/promises"
+import {
+  chmod,
+  link,
+  lstat,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  readlink,
+  rm,
+  stat,
+  symlink,
+  writeFile
+} from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -216,6 +230,33 @@ describe("export -o", { concurrent: false }, () => {
       const asDirectory = await underUmask0(["export", database.url, "plain", "-o", directory])
       expect(asDirectory.code).toBe(1)
       expect(asDirectory.stderr).toMatch(new RegExp(`^error: export: cannot write ${directory}: EISDIR`))
+    }
+  )
+})
+
+describe("the compile cache", { concurrent: false }, () => {
+  it("is a 0700 directory of the user's cache directory, which Node fills", inOrder(), async () => {
+    const xdg = join(dir, "xdg")
+    await ok(["threads", database.url], { env: { XDG_CACHE_HOME: xdg } })
+    const cache = join(xdg, "langgraph-checkpoints", "compile-cache")
+    for (const directory of [cache, join(cache, "..")]) {
+      expect(((await lstat(directory)).mode & 0o777).toString(8)).toBe("700")
+    }
+    expect((await readdir(cache)).length).toBeGreaterThan(0)
+  })
+
+  it(
+    "a symbolic link planted where it goes leaves it off: the command runs, nothing is written through it",
+    inOrder(),
+    async () => {
+      const xdg = join(dir, "xdg-planted")
+      const elsewhere = join(dir, "planted-cache")
+      await mkdir(xdg)
+      await mkdir(elsewhere)
+      await symlink(elsewhere, join(xdg, "langgraph-checkpoints"))
+      const listed = await ok(["threads", database.url], { env: { XDG_CACHE_HOME: xdg } })
+      expect(listed.stdout).not.toBe("")
+      expect(await readdir(elsewhere)).toEqual([])
     }
   )
 })
