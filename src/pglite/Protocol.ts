@@ -6,8 +6,15 @@
  *   is still deciding whether the directory is its, see `Owner`);
  * - `snapshot <maxBytes>` → `{"pid":…,"takenAt":"…","file":"…","bytes":N}`:
  *   the owner has written a snapshot to that file of the directory, which
- *   the client reads before it hangs up (the owner removes it then); or
- *   `{"pid":…,"error":"…"}`.
+ *   the client reads before it hangs up (the owner removes it then, or after
+ *   `HOLD` if the client never does); or `{"pid":…,"error":"…"}`.
+ *
+ * The client's hanging up is its own act, never an echo: the owner ends its
+ * side as it answers, and a Node socket by default ends its own side when
+ * the other's ends, which had the client hang up on the answer itself, so
+ * the owner removed the file while the client was still on its way to read
+ * it (the review saw `ENOENT` on 2 of 4 runs of the CLI). The client's socket
+ * allows half-open connections: it hangs up when its scope closes.
  *
  * A file, not the socket, carries the snapshot: the owner writes it in one
  * go, where a socket would take a turn of its event loop (busy with the
@@ -142,6 +149,13 @@ const MAX_REQUEST = 64
 const REQUEST_TIMEOUT = 5_000
 
 /**
+ * How long an answer that leaves something behind (a snapshot's file) waits
+ * for the client to hang up: a client stuck that long will not read it, and
+ * the owner takes no other snapshot meanwhile.
+ */
+const HOLD = 10 * 60_000
+
+/**
  * Reads one request line from `socket` and answers it with `handle`; the
  * client hangs up. A request that is not one, or does not come in time, is
  * answered as `who`: the owner never hangs up without saying who it is,
@@ -158,7 +172,12 @@ const answer = (socket: Socket, handle: (request: Request) => Effect.Effect<Resp
     void Effect.runPromise(handle(request)).then((response) => {
       if (response.hungUp !== undefined) {
         const hungUp = response.hungUp
-        socket.once("close", () => void Effect.runPromise(hungUp))
+        const held = setTimeout(() => socket.destroy(), HOLD)
+        held.unref()
+        socket.once("close", () => {
+          clearTimeout(held)
+          void Effect.runPromise(hungUp)
+        })
       }
       socket.end(`${JSON.stringify(response.header)}\n`)
     }, () => socket.destroy())
@@ -249,7 +268,8 @@ const failed = (code: string | undefined, connected: boolean): Reply => {
 /** Connects, sends `request` and reads the header line; the socket stays open. */
 const exchange = (address: string, request: string, timeout: number) =>
   Effect.callback<{ readonly reply: Reply; readonly socket: Socket }>((resume) => {
-    const socket = connect(address)
+    // Half-open: the owner's end of its answer does not hang this side up (see the module header).
+    const socket = connect({ path: address, allowHalfOpen: true })
     let connected = false
     let settled = false
     let received = Buffer.alloc(0)

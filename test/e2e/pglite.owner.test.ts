@@ -8,15 +8,20 @@
  * every checkpoint the application acknowledged is there after `web` came
  * and went (the bug this guards against: a second embedded Postgres over the
  * same files erased them when it closed); a holder killed with SIGKILL
- * blocks nobody; openers at the same moment: exactly one wins.
+ * blocks nobody; openers at the same moment: exactly one wins; a snapshot's
+ * file stays until its reader hangs up, however long the reader takes, and
+ * the CLI reads one every time on a directory whose path is too long for a
+ * socket's address.
  */
-import { Cause, Effect, Exit, Layer, ManagedRuntime, Option } from "effect"
+import { Cause, Duration, Effect, Exit, Layer, ManagedRuntime, Option } from "effect"
 import { mkdir, mkdtemp, readdir, realpath, rm, stat } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { CheckpointStorage, EffectCheckpointSaver } from "../../src/index.ts"
 import * as Pglite from "../../src/pglite.ts"
+import * as Owner from "../../src/pglite/Owner.ts"
+import * as Protocol from "../../src/pglite/Protocol.ts"
 import { launch } from "../support/browser.ts"
 import { type Lines, pgliteChild } from "../support/children.ts"
 import { buildCli, type BuiltCli, describeResult } from "../support/cli.ts"
@@ -353,6 +358,71 @@ describe("openers at the same moment", () => {
       second.send("exit")
       await second.exited
       expect((await readdir(dir)).filter((name) => name.startsWith(".pglite-"))).toEqual([])
+    }
+  )
+})
+
+describe("a snapshot's file lasts until its reader hangs up", () => {
+  /** A directory whose path is too long for a socket's address: its sockets are reached through /proc/self/fd. */
+  const longDirectory = (name: string) => join(base, "a-directory-whose-path-is-longer-than-an-address".repeat(2), name)
+
+  it(
+    "a reader that takes its time before reading still finds the file; it goes when the reader hangs up",
+    inOrder(120_000),
+    async () => {
+      const dataDir = longDirectory("slow-reader")
+      expect(Buffer.byteLength(dataDir)).toBeGreaterThan(107)
+      const owner = ManagedRuntime.make(Pglite.layer({ dataDir }))
+      await owner.context()
+      try {
+        const file = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+          const place = yield* Protocol.place(dataDir)
+          const [name] = Owner.ownerNames(yield* place.names)
+          const reply = yield* Protocol.ask(place.address(name!), "snapshot 1000000000", 60_000)
+          expect(reply._tag).toBe("Answered")
+          const header = (reply as { readonly header: { readonly file: string; readonly bytes: number } }).header
+          const path = join(dataDir, header.file)
+          // The owner has answered and ended its side; this reader is slow to come to the file.
+          yield* Effect.sleep(Duration.millis(500))
+          const size = yield* Effect.promise(() => stat(path).then((found) => found.size))
+          expect(size).toBe(header.bytes)
+          return path
+        })))
+        // Hung up: the owner removes it.
+        await expect.poll(() => stat(file).then(() => "there", () => "gone"), { timeout: 10_000 }).toBe("gone")
+      } finally {
+        await owner.dispose()
+      }
+    }
+  )
+
+  it(
+    "the CLI reads the snapshot of an application on a long directory path, run after run",
+    inOrder(240_000),
+    async () => {
+      const dataDir = longDirectory("app")
+      const app = child("app", dataDir)
+      cli ??= await buildCli()
+      await app.take((line) => line.startsWith("ready "), 120_000)
+      await moreAcks(app, 0, 5)
+      try {
+        for (let run = 0; run < 4; run++) {
+          const args = ["threads", `pglite:${dataDir}`, "--json"]
+          const threads = await cli.run(args)
+          expect(threads.code, `run ${run}: ${describeResult(args, threads)}`).toBe(0)
+          expect(threads.stderr).toMatch(/reading a snapshot it took at/)
+          const snapshot = await Effect.runPromise(Pglite.snapshot(dataDir))
+          expect(snapshot.pid).toBe(app.pid)
+        }
+        // Each went when its reader hung up (the owner hears of it a moment later).
+        await expect.poll(
+          async () => (await readdir(dataDir)).filter((name) => name.startsWith(".pglite-snapshot.")),
+          { timeout: 10_000 }
+        ).toEqual([])
+      } finally {
+        app.send("stop")
+        await app.take((line) => line === "closed", 60_000)
+      }
     }
   )
 })
