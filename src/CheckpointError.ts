@@ -13,6 +13,7 @@
  * @since 0.1.0
  */
 import { Schema, SchemaIssue } from "effect"
+import { VERSION } from "./Version.ts"
 import { escape } from "./Visible.ts"
 
 /**
@@ -128,6 +129,45 @@ export class IncompatibleSchema extends Schema.TaggedError<IncompatibleSchema>()
 }
 
 /**
+ * Stored data in a storage format this process does not read: a database
+ * raised to a format level above the highest it supports (`level`), or a
+ * row in an encoding a newer release writes (`encoding`, with its `level`
+ * when this release knows it). The data is fine: a release that reads it
+ * does. `release` names the release that raised the database or writes the
+ * encoding, where known; `at`, the checkpoint the row belongs to.
+ *
+ * @since 0.1.0
+ */
+export class IncompatibleFormat extends Schema.TaggedError<IncompatibleFormat>()("IncompatibleFormat", {
+  operation: Schema.String,
+  encoding: Schema.optional(Schema.String),
+  level: Schema.optional(Schema.Finite),
+  supported: Schema.Finite,
+  release: Schema.optional(Schema.String),
+  at: Schema.optional(Schema.Struct({
+    thread_id: Schema.String,
+    checkpoint_ns: Schema.String,
+    checkpoint_id: Schema.String
+  }))
+}) {
+  override get message(): string {
+    const level = this.level === undefined ? "" : `format level ${this.level}`
+    const what = this.encoding === undefined
+      ? `the database is at storage ${level}`
+      : `${this.at === undefined ? "a row" : checkpointAt(this.at)} is stored as ${this.encoding}${
+        level === "" ? "" : ` (${level})`
+      }`
+    const by = this.release === undefined
+      ? "written by a newer release"
+      : `${this.encoding === undefined ? "raised" : "written"} by langgraph-checkpoint-effect ${this.release}`
+    return escape(
+      `${this.operation}: ${what}, ${by}, which this one (${VERSION}, format levels up to ${this.supported}) ` +
+        "does not read: the data is fine; upgrade this process (see Upgrading in the README)"
+    )
+  }
+}
+
+/**
  * An operation on a whole thread named a thread that has no checkpoint.
  *
  * @since 0.1.0
@@ -211,6 +251,7 @@ export type CheckpointError =
   | CorruptedCheckpoint
   | StorageFailure
   | IncompatibleSchema
+  | IncompatibleFormat
   | ThreadNotFound
   | ThreadExists
   | CheckpointNotFound
@@ -228,6 +269,7 @@ export const CheckpointError = Schema.Union([
   CorruptedCheckpoint,
   StorageFailure,
   IncompatibleSchema,
+  IncompatibleFormat,
   ThreadNotFound,
   ThreadExists,
   CheckpointNotFound,

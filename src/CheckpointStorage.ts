@@ -28,24 +28,36 @@ import {
   CheckpointNotFound,
   CorruptedCheckpoint,
   formatIssue,
+  type IncompatibleFormat,
+  IncompatibleSchema,
   InvalidConfig,
-  type InvalidInput,
+  InvalidInput,
   type SerializationFailed,
-  type StorageFailure,
+  StorageFailure,
   type ThreadExists,
   type ThreadNotFound
 } from "./CheckpointError.ts"
 import * as Codec from "./codec/Codec.ts"
 import * as Walks from "./codec/Walks.ts"
+import * as FormatLevel from "./FormatLevel.ts"
 import { decodeIdRef, decodeRef, decodeThreadId, invalidInput } from "./Input.ts"
 import * as ThreadLifecycle from "./lifecycle/ThreadLifecycle.ts"
 import type { ReencryptProgress, RetentionPolicy, RetentionReport } from "./lifecycle/ThreadLifecycle.ts"
 import * as MemoryDriver from "./memory/MemoryDriver.ts"
 import * as Settings from "./Settings.ts"
-import type { CheckpointRow, StorageDriver, StoredCheckpoint, ThreadRows } from "./StorageDriver.ts"
+import type { CheckpointRow, FormatStatus, StorageDriver, StoredCheckpoint, ThreadRows } from "./StorageDriver.ts"
+
+/**
+ * A store this process must not go on with: raised to a storage format
+ * level it does not read, or migrated by a newer release (see Upgrading in
+ * the README).
+ *
+ * @since 0.1.0
+ */
+export type FormatError = IncompatibleFormat | IncompatibleSchema
 
 /** @since 0.1.0 */
-export type WriteError = InvalidConfig | InvalidInput | SerializationFailed | StorageFailure
+export type WriteError = InvalidConfig | InvalidInput | SerializationFailed | StorageFailure | FormatError
 
 /** @since 0.1.0 */
 export type PutError = WriteError | CheckpointNotFound
@@ -59,7 +71,7 @@ export type {
 export { summarizeReencrypt } from "./lifecycle/ThreadLifecycle.ts"
 
 /** @since 0.1.0 */
-export type ReadError = InvalidConfig | InvalidInput | CorruptedCheckpoint | StorageFailure
+export type ReadError = InvalidConfig | InvalidInput | CorruptedCheckpoint | StorageFailure | FormatError
 
 /**
  * Checkpoint storage for LangGraph threads, as an Effect service: what
@@ -103,7 +115,7 @@ export class CheckpointStorage extends Context.Service<CheckpointStorage, {
   /** Matching checkpoints, newest first. */
   readonly list: (query: ListQuery) => Stream.Stream<CheckpointTuple, ReadError>
   /** Removes a thread: every namespace, checkpoint, value and write. */
-  readonly deleteThread: (thread_id: string) => Effect.Effect<void, InvalidConfig | StorageFailure>
+  readonly deleteThread: (thread_id: string) => Effect.Effect<void, InvalidConfig | StorageFailure | FormatError>
   /**
    * Copies a whole thread (every namespace, the whole parent chain, values
    * and writes) to `target`, in one transaction, so every checkpoint and
@@ -116,7 +128,7 @@ export class CheckpointStorage extends Context.Service<CheckpointStorage, {
     options?: { readonly replace?: boolean | undefined }
   ) => Effect.Effect<
     void,
-    InvalidConfig | InvalidInput | CorruptedCheckpoint | ThreadNotFound | ThreadExists | StorageFailure
+    InvalidConfig | InvalidInput | CorruptedCheckpoint | ThreadNotFound | ThreadExists | StorageFailure | FormatError
   >
   /**
    * A whole thread's stored rows (every namespace, the whole chain, values,
@@ -132,7 +144,7 @@ export class CheckpointStorage extends Context.Service<CheckpointStorage, {
    */
   readonly exportThread: (
     thread_id: string
-  ) => Effect.Effect<ThreadRows, InvalidInput | ThreadNotFound | StorageFailure>
+  ) => Effect.Effect<ThreadRows, InvalidInput | ThreadNotFound | StorageFailure | FormatError>
   /**
    * Writes a thread's rows (from `exportThread`, here or on another
    * storage) back as thread `rows.thread_id`, in one transaction holding the
@@ -163,7 +175,7 @@ export class CheckpointStorage extends Context.Service<CheckpointStorage, {
   readonly importThread: (
     rows: ThreadRows,
     options?: { readonly replace?: boolean | undefined }
-  ) => Effect.Effect<void, InvalidInput | ThreadExists | StorageFailure>
+  ) => Effect.Effect<void, InvalidInput | ThreadExists | StorageFailure | FormatError>
   /**
    * Shrinks threads. `keep_latest` keeps the latest checkpoint of each
    * namespace and everything it needs (see `Prune`): every checkpoint that
@@ -174,7 +186,10 @@ export class CheckpointStorage extends Context.Service<CheckpointStorage, {
   readonly prune: (
     threads: ReadonlyArray<string>,
     options: { readonly strategy: "keep_latest" | "delete" }
-  ) => Effect.Effect<void, InvalidConfig | InvalidInput | ThreadNotFound | CorruptedCheckpoint | StorageFailure>
+  ) => Effect.Effect<
+    void,
+    InvalidConfig | InvalidInput | ThreadNotFound | CorruptedCheckpoint | StorageFailure | FormatError
+  >
   /**
    * Removes the checkpoints (and their writes) whose metadata `run_id` is one
    * of `runIds`, in every thread. A surviving checkpoint whose parent is
@@ -185,7 +200,7 @@ export class CheckpointStorage extends Context.Service<CheckpointStorage, {
    */
   readonly deleteForRuns: (
     runIds: ReadonlyArray<string>
-  ) => Effect.Effect<void, InvalidInput | CorruptedCheckpoint | StorageFailure>
+  ) => Effect.Effect<void, InvalidInput | CorruptedCheckpoint | StorageFailure | FormatError>
   /**
    * Applies a retention policy once: deletes threads inactive for longer than
    * `inactiveFor`, and keeps the `keepLast` newest checkpoints of each
@@ -194,7 +209,7 @@ export class CheckpointStorage extends Context.Service<CheckpointStorage, {
    */
   readonly applyRetention: (
     policy: RetentionPolicy
-  ) => Effect.Effect<RetentionReport, InvalidInput | StorageFailure>
+  ) => Effect.Effect<RetentionReport, InvalidInput | StorageFailure | FormatError>
   /**
    * Rewrites every thread's rows under its current key (`keyFor`, or the
    * primary), thread by thread, each holding the thread so its writers wait;
@@ -204,7 +219,7 @@ export class CheckpointStorage extends Context.Service<CheckpointStorage, {
    * reported `unreadable` and left. After a run with none unreadable, keys
    * no thread uses can leave the ring.
    */
-  readonly reencrypt: () => Stream.Stream<ReencryptProgress, InvalidConfig | StorageFailure>
+  readonly reencrypt: () => Stream.Stream<ReencryptProgress, InvalidConfig | StorageFailure | FormatError>
   /**
    * For each channel, the writes on the parent chain back to the nearest
    * ancestor that stored a value for it, oldest first, and that value as the
@@ -214,7 +229,46 @@ export class CheckpointStorage extends Context.Service<CheckpointStorage, {
     ref: CheckpointRef,
     channels: ReadonlyArray<string>
   ) => Effect.Effect<Record<string, DeltaChannelHistory>, ReadError>
+  /**
+   * The store's storage format level, read now, beside the highest this
+   * process supports (see `StorageFormat.LEVELS` and Upgrading in the
+   * README). `IncompatibleFormat` when the store is above it.
+   */
+  readonly formatLevel: () => Effect.Effect<FormatReport, StorageFailure | FormatError>
+  /**
+   * Raises the store's storage format level to `level` (default the highest
+   * this process supports): from then on, every process writes the level's
+   * encodings, and a release that does not read them refuses the store.
+   *
+   * **When to use**
+   *
+   * Once every process on the store runs a release that reads `level`: the
+   * last step of a rolling deploy (`langgraph-checkpoints upgrade-format`
+   * does the same from a shell). Until then, new releases write only what
+   * the store's level allows, so older ones beside them, and a rollback to
+   * them, read everything.
+   *
+   * **Details**
+   *
+   * Safe to repeat: a store at `level` or above is left as it is. It runs
+   * the schema steps of the level (SQL), under the migrations' lock.
+   *
+   * **Gotchas**
+   *
+   * There is no way back: a rollback to a release that does not read
+   * `level` is refused (`IncompatibleSchema` or `IncompatibleFormat`).
+   */
+  readonly upgradeFormat: (level?: number) => Effect.Effect<FormatReport, InvalidInput | StorageFailure | FormatError>
 }>()("langgraph-checkpoint-effect/CheckpointStorage") {}
+
+/**
+ * A store's storage format level, and the highest this process supports.
+ *
+ * @since 0.1.0
+ */
+export interface FormatReport extends FormatStatus {
+  readonly supported: number
+}
 
 /**
  * Builds the service over a driver.
@@ -243,17 +297,116 @@ export class CheckpointStorage extends Context.Service<CheckpointStorage, {
  * @since 0.1.0
  */
 export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
-  const codec = yield* Codec.make()
+  const format = yield* openFormat(driver)
+  const codec = yield* Codec.make(format)
   const deleteThread = Effect.fn("CheckpointStorage.deleteThread")(function*(thread_id: string) {
     const id = yield* decodeThreadId("deleteThread", thread_id)
     yield* Effect.annotateCurrentSpan({ thread_id: id })
     yield* driver.deleteThread(id)
   })
   return CheckpointStorage.of({
-    ...writing(driver, codec),
-    ...reading(driver, codec),
-    deleteThread,
-    ...ThreadLifecycle.make(driver, codec)
+    ...guarded(driver, format, {
+      ...writing(driver, codec),
+      ...reading(driver, codec),
+      deleteThread,
+      ...ThreadLifecycle.make(driver, codec)
+    }),
+    ...formatLevels(driver, format)
+  })
+})
+
+/**
+ * The store's format level, read now: a store above what this process
+ * supports is `IncompatibleFormat`. Read again every `FormatLevel.Refresh`
+ * while the service lives (see `FormatLevel`).
+ */
+const openFormat = Effect.fnUntraced(function*(driver: StorageDriver) {
+  const supported = yield* FormatLevel.supported
+  const status = yield* driver.formatStatus
+  if (status.level > supported) return yield* FormatLevel.tooNew("open", status, supported)
+  const format = FormatLevel.make(status, supported)
+  const refresh = driver.formatStatus.pipe(
+    Effect.map(format.update),
+    Effect.catchTag("IncompatibleSchema", (error) => Effect.sync(() => format.stop(error))),
+    // A store that cannot be reached now is read again next time; the operations say why meanwhile.
+    Effect.ignore
+  )
+  yield* Effect.forkScoped(Effect.forever(Effect.andThen(Effect.sleep(yield* FormatLevel.Refresh), refresh)))
+  return format
+})
+
+/** Operations that may also fail with a {@link FormatError}. */
+type Guarded<S> = {
+  readonly [K in keyof S]: S[K] extends (...args: infer P) => Effect.Effect<infer A, infer E, infer R>
+    ? (...args: P) => Effect.Effect<A, E | FormatError, R>
+    : S[K] extends (...args: infer P) => Stream.Stream<infer A, infer E, infer R>
+      ? (...args: P) => Stream.Stream<A, E | FormatError, R>
+    : S[K]
+}
+
+/**
+ * SQLSTATEs of a statement that names what the schema no longer has (a
+ * table, a column, a function, a type): a newer release's migration landed
+ * while this process ran.
+ */
+const SCHEMA_CHANGED: ReadonlySet<string> = new Set(["42P01", "42703", "42883", "42804"])
+
+/**
+ * The service's operations, each refused once the store's format level (or
+ * schema) says this process must stop; a statement that fails on a schema
+ * changed under it is `IncompatibleSchema` when a newer release changed it.
+ */
+const guarded = <S extends object>(driver: StorageDriver, format: FormatLevel.FormatLevel, service: S): Guarded<S> => {
+  const changed = (error: unknown): error is StorageFailure =>
+    error instanceof StorageFailure && SCHEMA_CHANGED.has(error.sqlState ?? "")
+  // The failure as it is, unless the schema is now one this release does not know.
+  const explained = (failure: StorageFailure) =>
+    Effect.andThen(
+      driver.formatStatus.pipe(
+        Effect.tapError((error) => Effect.sync(() => error instanceof IncompatibleSchema && format.stop(error)))
+      ),
+      Effect.fail(failure)
+    )
+  return Object.fromEntries(
+    Object.entries(service).map(([name, operation]: [string, (...args: ReadonlyArray<unknown>) => unknown]) => [
+      name,
+      (...args: ReadonlyArray<unknown>) => {
+        const result = operation(...args)
+        return Stream.isStream(result)
+          ? Stream.unwrap(
+            Effect.as(
+              format.usable,
+              Stream.catchIf(result, changed, (failure) => Stream.fromEffect(explained(failure)))
+            )
+          )
+          : format.usable.pipe(
+            Effect.andThen(result as Effect.Effect<unknown, unknown, unknown>),
+            Effect.catchIf(changed, explained)
+          )
+      }
+    ])
+  ) as Guarded<S>
+}
+
+/** The service's view of the store's format level: read it, raise it. */
+const formatLevels = (driver: StorageDriver, format: FormatLevel.FormatLevel) => ({
+  formatLevel: Effect.fn("CheckpointStorage.formatLevel")(function*() {
+    const status = yield* driver.formatStatus
+    format.update(status)
+    return { ...status, supported: format.supported }
+  }),
+  upgradeFormat: Effect.fn("CheckpointStorage.upgradeFormat")(function*(level?: number) {
+    const target = level ?? format.supported
+    if (!Number.isInteger(target) || target < 1 || target > format.supported) {
+      return yield* new InvalidInput({
+        operation: "upgradeFormat",
+        argument: "level",
+        detail: `expected a storage format level from 1 to ${format.supported}, got ${String(level)}`
+      })
+    }
+    const status = yield* driver.raiseFormat(target)
+    format.update(status)
+    return { ...status, supported: format.supported }
   })
 })
 
@@ -454,7 +607,7 @@ const annotate = (location: Location) =>
  */
 export const layerDriver = <E, R>(
   driver: Effect.Effect<StorageDriver, E, R>
-): Layer.Layer<CheckpointStorage, E, Exclude<R, Scope.Scope>> =>
+): Layer.Layer<CheckpointStorage, E | InvalidConfig | StorageFailure | FormatError, Exclude<R, Scope.Scope>> =>
   Layer.effect(CheckpointStorage, Effect.flatMap(driver, make))
 
 /**
@@ -480,7 +633,14 @@ export const layerDriver = <E, R>(
  *
  * @since 0.1.0
  */
-export const layerMemory: Layer.Layer<CheckpointStorage> = layerDriver(Effect.sync(MemoryDriver.make))
+export const layerMemory: Layer.Layer<CheckpointStorage, InvalidConfig> = Layer.effect(
+  CheckpointStorage,
+  // A new store, at the level this process writes: never above it, and always read.
+  Effect.map(FormatLevel.supported, (formatLevel) => MemoryDriver.make({ formatLevel })).pipe(
+    Effect.flatMap(make),
+    Effect.catchIf((error) => !(error instanceof InvalidConfig), Effect.die)
+  )
+)
 
 /**
  * Applies a retention policy on a schedule, in a background fiber that lives

@@ -28,6 +28,7 @@ import {
 import { InvalidConfig } from "./CheckpointError.ts"
 import {
   CheckpointStorage,
+  type FormatReport,
   layerMemory,
   type ReencryptProgress,
   type ReencryptSummary,
@@ -41,6 +42,7 @@ import type * as Revival from "./codec/Revival.ts"
 import * as Serializer from "./codec/Serializer.ts"
 import * as Sharing from "./codec/Sharing.ts"
 import * as ConnectionString from "./ConnectionString.ts"
+import * as FormatLevel from "./FormatLevel.ts"
 import * as Settings from "./Settings.ts"
 import type { ConnectionSettings } from "./sql/Pool.ts"
 import * as Retry from "./sql/Retry.ts"
@@ -106,6 +108,13 @@ export interface SaverOptions {
    * `list` by them.
    */
   readonly metadataFromConfig?: ReadonlyArray<string>
+  /**
+   * The highest storage format level this saver reads and writes (default
+   * the newest this release knows; see Upgrading in the README). One level
+   * down, it behaves as the release before: what it writes, that release
+   * reads, and a store raised above it is refused with `IncompatibleFormat`.
+   */
+  readonly formatLevel?: number
 }
 
 /**
@@ -177,6 +186,9 @@ export class EffectCheckpointSaver extends BaseCheckpointSaver {
     const services = Layer.succeed(Serializer.Serializer, serializer).pipe(
       Layer.merge(retry),
       Layer.merge(options.sharing === undefined ? Layer.empty : Layer.succeed(Sharing.Enabled, options.sharing)),
+      Layer.merge(
+        options.formatLevel === undefined ? Layer.empty : Layer.succeed(FormatLevel.Supported, options.formatLevel)
+      ),
       Layer.merge(options.encryption === undefined ? Layer.empty : Encryption.layer(options.encryption))
     )
     const runtime = ManagedRuntime.make(layer.pipe(Layer.provide(services)))
@@ -362,6 +374,24 @@ export class EffectCheckpointSaver extends BaseCheckpointSaver {
    */
   async applyRetention(policy: RetentionPolicy): Promise<RetentionReport> {
     return this.#run(CheckpointStorage.use((storage) => storage.applyRetention(policy)))
+  }
+
+  /**
+   * The store's storage format level, read now, and the highest this saver
+   * supports (see Upgrading in the README).
+   */
+  async formatLevel(): Promise<FormatReport> {
+    return this.#run(CheckpointStorage.use((storage) => storage.formatLevel()))
+  }
+
+  /**
+   * Raises the store's storage format level to `level` (default the highest
+   * this saver supports), once every process on it runs a release that reads
+   * it: the last step of a rolling deploy. Safe to repeat; there is no way
+   * back (see `CheckpointStorage.upgradeFormat`).
+   */
+  async upgradeFormat(level?: number): Promise<FormatReport> {
+    return this.#run(CheckpointStorage.use((storage) => storage.upgradeFormat(level)))
   }
 
   /**

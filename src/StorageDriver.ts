@@ -13,7 +13,7 @@
  */
 import type { Effect, Option, Stream } from "effect"
 import type { CheckpointHeader, Location } from "./Checkpoint.ts"
-import type { StorageFailure } from "./CheckpointError.ts"
+import type { IncompatibleSchema, StorageFailure } from "./CheckpointError.ts"
 
 /**
  * One checkpoint without its channel values.
@@ -297,6 +297,14 @@ export interface StorageDriver {
    */
   readonly writeThread: (rows: ThreadRows) => Effect.Effect<void, StorageFailure>
   /**
+   * The store's storage format level (see `StorageFormat.LEVELS`). Fails
+   * with `IncompatibleSchema` when a newer release changed the store's
+   * schema in a way this one does not know.
+   */
+  readonly formatStatus: Effect.Effect<FormatStatus, IncompatibleSchema | StorageFailure>
+  /** Raises the store to format `level` (nothing when it is there already); answers its level afterwards. */
+  readonly raiseFormat: (level: number) => Effect.Effect<FormatStatus, IncompatibleSchema | StorageFailure>
+  /**
    * Runs `effect` while the thread's writers wait (SQL: one transaction
    * holding the thread's row lock), so what it reads stays true until it
    * writes.
@@ -305,6 +313,17 @@ export interface StorageDriver {
     thread_id: string,
     effect: Effect.Effect<A, E, R>
   ) => Effect.Effect<A, E | StorageFailure, R>
+}
+
+/**
+ * A store's storage format level, and for a raised one the release that
+ * raised it and when.
+ *
+ * @since 0.1.0
+ */
+export interface FormatStatus {
+  readonly level: number
+  readonly raised?: { readonly release: string; readonly at: Date } | undefined
 }
 
 /**

@@ -16,8 +16,8 @@
  */
 import { type Config, Effect, type Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
-import type { IncompatibleSchema, InvalidConfig, StorageFailure } from "./CheckpointError.ts"
-import type { CheckpointStorage } from "./CheckpointStorage.ts"
+import type { InvalidConfig, StorageFailure } from "./CheckpointError.ts"
+import type { CheckpointStorage, FormatError } from "./CheckpointStorage.ts"
 import { toWireUrl } from "./ConnectionString.ts"
 import * as Pool from "./sql/Pool.ts"
 import * as Retry from "./sql/Retry.ts"
@@ -64,7 +64,7 @@ export {
  */
 export const layer = (
   options: CockroachOptions
-): Layer.Layer<CheckpointStorage, StorageFailure | IncompatibleSchema | InvalidConfig> =>
+): Layer.Layer<CheckpointStorage, StorageFailure | FormatError | InvalidConfig> =>
   Pool.layer(poolOptions(options), "cockroach")
 
 /**
@@ -99,8 +99,7 @@ export const defaultConfig: Config.Wrap<CockroachOptions> = Pool.defaultConfig
  */
 export const layerConfig = (
   config: Config.Wrap<CockroachOptions> = defaultConfig
-): Layer.Layer<CheckpointStorage, StorageFailure | IncompatibleSchema | InvalidConfig> =>
-  Pool.layerConfig(config, layer)
+): Layer.Layer<CheckpointStorage, StorageFailure | FormatError | InvalidConfig> => Pool.layerConfig(config, layer)
 
 /**
  * @since 0.1.0

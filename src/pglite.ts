@@ -22,8 +22,8 @@ import type { SqlClient } from "effect/sql"
 import { access, mkdir } from "node:fs/promises"
 import { join, resolve } from "node:path"
 import { Duplex } from "node:stream"
-import { type DatabaseLocked, type IncompatibleSchema, InvalidConfig, StorageFailure } from "./CheckpointError.ts"
-import type { CheckpointStorage } from "./CheckpointStorage.ts"
+import { type DatabaseLocked, InvalidConfig, StorageFailure } from "./CheckpointError.ts"
+import type { CheckpointStorage, FormatError } from "./CheckpointStorage.ts"
 import * as Owner from "./pglite/Owner.ts"
 import * as Snapshot from "./pglite/Snapshot.ts"
 import * as Settings from "./Settings.ts"
@@ -238,7 +238,7 @@ export const layerSqlClient = (
  */
 export const layer = (
   options: PgliteOptions = {}
-): Layer.Layer<CheckpointStorage, StorageFailure | IncompatibleSchema | InvalidConfig | DatabaseLocked> =>
+): Layer.Layer<CheckpointStorage, StorageFailure | FormatError | InvalidConfig | DatabaseLocked> =>
   Layer.unwrap(Effect.map(Settings.check("connect", options), (valid) =>
     // One session, in this process: one batch at a time, the others gathering behind it, as large
     // as they come (there is no server to keep busy meanwhile, only statements to save).

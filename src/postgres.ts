@@ -9,8 +9,8 @@
  * @since 0.1.0
  */
 import type { Config, Layer } from "effect"
-import type { IncompatibleSchema, InvalidConfig, StorageFailure } from "./CheckpointError.ts"
-import type { CheckpointStorage } from "./CheckpointStorage.ts"
+import type { InvalidConfig, StorageFailure } from "./CheckpointError.ts"
+import type { CheckpointStorage, FormatError } from "./CheckpointStorage.ts"
 import * as Pool from "./sql/Pool.ts"
 
 export {
@@ -49,8 +49,7 @@ export type PostgresOptions = Pool.PoolOptions
  */
 export const layer = (
   options: PostgresOptions
-): Layer.Layer<CheckpointStorage, StorageFailure | IncompatibleSchema | InvalidConfig> =>
-  Pool.layer(options, "postgres")
+): Layer.Layer<CheckpointStorage, StorageFailure | FormatError | InvalidConfig> => Pool.layer(options, "postgres")
 
 /**
  * The pool alone, as a `SqlClient` (e.g. for `migrate` in a deploy step),
@@ -89,5 +88,4 @@ export const defaultConfig: Config.Wrap<PostgresOptions> = Pool.defaultConfig
  */
 export const layerConfig = (
   config: Config.Wrap<PostgresOptions> = defaultConfig
-): Layer.Layer<CheckpointStorage, StorageFailure | IncompatibleSchema | InvalidConfig> =>
-  Pool.layerConfig(config, layer)
+): Layer.Layer<CheckpointStorage, StorageFailure | FormatError | InvalidConfig> => Pool.layerConfig(config, layer)

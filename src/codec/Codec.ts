@@ -19,7 +19,13 @@
 import type { Checkpoint } from "@langchain/langgraph-checkpoint"
 import { Effect } from "effect"
 import type { CheckpointTuple, DeltaChannelHistory, Location } from "../Checkpoint.ts"
-import type { CorruptedCheckpoint, InvalidConfig, InvalidInput, SerializationFailed } from "../CheckpointError.ts"
+import type {
+  CorruptedCheckpoint,
+  IncompatibleFormat,
+  InvalidConfig,
+  InvalidInput,
+  SerializationFailed
+} from "../CheckpointError.ts"
 import type { CheckpointRow, Piece, StoredCheckpoint, ThreadRows, WriteRow } from "../StorageDriver.ts"
 import * as Decode from "./Decode.ts"
 import * as Encode from "./Encode.ts"
@@ -89,7 +95,7 @@ export interface Codec {
       readonly recognize?: boolean
       readonly parentSends: (row: CheckpointRow, parent: string) => Effect.Effect<ReadonlyArray<WriteRow>, E>
     }
-  ) => Effect.Effect<CheckpointTuple, CorruptedCheckpoint | E>
+  ) => Effect.Effect<CheckpointTuple, CorruptedCheckpoint | IncompatibleFormat | E>
   /** What a delta-history walk of a namespace need not fetch: seeds this process holds, pieces its last walk read. */
   readonly knownToWalk: (
     location: { readonly thread_id: string; readonly checkpoint_ns: string }
@@ -101,7 +107,7 @@ export interface Codec {
   readonly deltaHistory: (
     chain: ReadonlyArray<StoredCheckpoint>,
     wanted: ReadonlyArray<string>
-  ) => Effect.Effect<Record<string, DeltaChannelHistory>, CorruptedCheckpoint>
+  ) => Effect.Effect<Record<string, DeltaChannelHistory>, CorruptedCheckpoint | IncompatibleFormat>
   /** A thread's rows for `target`: a copy, or the same thread under its current key. */
   readonly reseal: (
     operation: string,
@@ -143,8 +149,10 @@ export interface Codec {
  *
  * @since 0.1.0
  */
-export const make: () => Effect.Effect<Codec> = Effect.fnUntraced(function*() {
-  const parts = yield* Parts.make()
+export const make: (format: Parts.Parts["format"]) => Effect.Effect<Codec> = Effect.fnUntraced(function*(
+  format: Parts.Parts["format"]
+) {
+  const parts = yield* Parts.make(format)
   const { sealing, sharing } = parts
   const encode = Encode.make(parts)
   const decode = Decode.make(parts, Open.make(parts))

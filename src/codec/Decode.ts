@@ -23,10 +23,10 @@ import {
   type DeltaChannelHistory,
   type StoredWrite
 } from "../Checkpoint.ts"
-import { type CorruptedCheckpoint, formatIssue } from "../CheckpointError.ts"
+import { type CorruptedCheckpoint, formatIssue, type IncompatibleFormat } from "../CheckpointError.ts"
 import type { BlobRow, CheckpointRow, StoredCheckpoint, WriteRow } from "../StorageDriver.ts"
 import { noPieces, type Open, type Pieces } from "./Open.ts"
-import { corrupted, type Parts } from "./Parts.ts"
+import { corrupted, type Parts, unreadable } from "./Parts.ts"
 import { newTally, report, type Tally } from "./Report.ts"
 import * as Serializer from "./Serializer.ts"
 import * as Sharing from "./Sharing.ts"
@@ -45,7 +45,7 @@ const decodeHeader = (row: CheckpointRow) =>
   )
 
 /** Loading opened rows' values, metadata and writes, over the codec's parts. */
-const loading = ({ json, sealing, serializer, sharing }: Parts) => {
+const loading = ({ format, json, sealing, serializer, sharing }: Parts) => {
   /** Reads JSON under safe revival, adding what stayed inert to the tally. */
   const readJson = (
     row: CheckpointRow,
@@ -71,7 +71,10 @@ const loading = ({ json, sealing, serializer, sharing }: Parts) => {
     pieces: Pieces,
     tally: Tally,
     remembering?: { readonly channel: string; readonly version: string; readonly recognize: boolean }
-  ): Effect.Effect<unknown, CorruptedCheckpoint> => {
+  ): Effect.Effect<unknown, CorruptedCheckpoint | IncompatibleFormat> => {
+    // An encoding of a newer release, or of a level above this process's, is not damage: say so.
+    const newer = unreadable(format, row, stored.type)
+    if (newer !== undefined) return Effect.fail(newer)
     if (isList(stored.type)) {
       const decoded = sharing.decode(row.thread_id, stored, pieces.readable, pieces.unreadable)
       if (typeof decoded === "string") return Effect.fail(corrupted(row, `${what}: ${decoded}`))

@@ -7,12 +7,17 @@
  * @since 0.1.0
  */
 import { Effect, Option } from "effect"
-import { CorruptedCheckpoint, InvalidConfig } from "../CheckpointError.ts"
+import { CorruptedCheckpoint, IncompatibleFormat, InvalidConfig } from "../CheckpointError.ts"
+import type { FormatLevel } from "../FormatLevel.ts"
 import { Encryption } from "./Encryption.ts"
 import * as Revival from "./Revival.ts"
 import * as Sealing from "./Sealing.ts"
 import * as Serializer from "./Serializer.ts"
 import * as Sharing from "./Sharing.ts"
+import { FRAMED, levelOf, LEVELS } from "./StorageFormat.ts"
+
+/** The level framed lists belong to: written once the store is raised to it. */
+const FRAMED_LEVEL = levelOf(FRAMED)!
 
 /**
  * The codec's parts.
@@ -28,6 +33,8 @@ export interface Parts {
   readonly sharing: Sharing.Sharing
   /** Sealing rows for their place; `undefined` without `Encryption`. */
   readonly sealing: Sealing.Sealing | undefined
+  /** The storage format levels this process writes (the store's) and reads (up to `supported`). */
+  readonly format: Pick<FormatLevel, "level" | "supported">
 }
 
 /**
@@ -36,7 +43,7 @@ export interface Parts {
  *
  * @since 0.1.0
  */
-export const make = Effect.fnUntraced(function*() {
+export const make = Effect.fnUntraced(function*(format: Pick<FormatLevel, "level" | "supported">) {
   const serializer = yield* Serializer.Serializer
   const encryption = yield* Effect.serviceOption(Encryption)
   const json = serializer.json ?? Serializer.Serializer.defaultValue().json!
@@ -44,13 +51,15 @@ export const make = Effect.fnUntraced(function*() {
   const sharing = Sharing.make(
     serializer.json !== undefined && (yield* Sharing.Enabled)
       ? (value, below) => json.dump(value, Revival.MAX_DEPTH - below)
-      : undefined
+      : undefined,
+    { framing: () => format.level() >= FRAMED_LEVEL }
   )
   const parts: Parts = {
     serializer,
     json,
     sharing,
-    sealing: Option.isSome(encryption) ? Sealing.make(encryption.value) : undefined
+    sealing: Option.isSome(encryption) ? Sealing.make(encryption.value) : undefined,
+    format
   }
   return parts
 })
@@ -83,6 +92,29 @@ export const corrupted = (place: Sealing.CheckpointPlace, detail: string): Corru
     checkpoint_id: place.checkpoint_id,
     detail
   })
+
+/**
+ * A row in an encoding this process does not read (`levelOf`: of a newer
+ * release, or of a level above `supported`); `undefined` for one it reads.
+ *
+ * @since 0.1.0
+ */
+export const unreadable = (
+  format: Pick<FormatLevel, "supported">,
+  place: Sealing.CheckpointPlace,
+  type: string
+): IncompatibleFormat | undefined => {
+  const level = levelOf(type)
+  if (level !== undefined && level <= format.supported) return undefined
+  return new IncompatibleFormat({
+    operation: "read",
+    encoding: type,
+    level,
+    supported: format.supported,
+    release: level === undefined ? undefined : LEVELS[level - 1]?.since,
+    at: { thread_id: place.thread_id, checkpoint_ns: place.checkpoint_ns, checkpoint_id: place.checkpoint_id }
+  })
+}
 
 /**
  * JSON text, as `TextDecoder` reads it.

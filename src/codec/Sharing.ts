@@ -167,12 +167,16 @@ export interface Sharing {
  * The encoder and decoder of one storage service. `dumpJson` is
  * `JsonPlusSerializer`'s text of a value some levels down (see `DumpJson`);
  * without it (another serializer) values keep the plain encoding, and
- * shared lists stored earlier still read back.
+ * shared lists stored earlier still read back. `framing`: whether framed
+ * lists may be written now (the store's format level has them).
  *
  * @since 0.1.0
  */
-export const make = (dumpJson: DumpJson | undefined): Sharing => {
-  const encoder = dumpJson === undefined ? undefined : makeEncoder(dumpJson)
+export const make = (
+  dumpJson: DumpJson | undefined,
+  options: { readonly framing: () => boolean } = { framing: () => true }
+): Sharing => {
+  const encoder = dumpJson === undefined ? undefined : makeEncoder(dumpJson, options.framing)
   const cache = makePieceCache()
   const lists = makeListMemory()
 

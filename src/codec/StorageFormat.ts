@@ -57,6 +57,70 @@ export const isList = (type: string): boolean => LISTS.includes(type)
 export const LIST_TYPES: ReadonlyArray<string> = LISTS.flatMap((type) => [type, type + SEALED_SUFFIX])
 
 /**
+ * A storage format level: what a database may hold, and so what every
+ * process on it must read. Each level adds encodings to the one below; a
+ * process writes only the encodings of the database's level and below, so a
+ * release that reads that level keeps reading everything, through a rolling
+ * deploy and a rollback, until the level is raised (`Migrations.raise`).
+ *
+ * @since 0.1.0
+ */
+export interface FormatLevel {
+  readonly level: number
+  /** The stored types (and frames) it adds. */
+  readonly encodings: ReadonlyArray<string>
+  /** The release of this library that reads and writes it first. */
+  readonly since: string
+  /** What it adds, in words. */
+  readonly adds: string
+}
+
+/**
+ * Every level, oldest first. Level 1 is every database written before
+ * levels were recorded: the serializer's own types (LangGraph's encoding),
+ * shared lists, and sealed rows (version 1 frames; sealed metadata under
+ * `$sealed`). Level 2 adds framed lists. A new encoding gets a new level, a
+ * fixture under `test/fixtures/formats/`, and a migration step that raises a
+ * database to it (tested: `test/unit/formatLevels.test.ts`).
+ *
+ * @since 0.1.0
+ */
+export const LEVELS: ReadonlyArray<FormatLevel> = [
+  {
+    level: 1,
+    encodings: ["json", "bytes", SHARED, "sealed frame 1"],
+    since: "0.1.0",
+    adds: "the serializer's values, shared lists and sealed rows"
+  },
+  { level: 2, encodings: [FRAMED], since: "0.2.0", adds: "framed lists" }
+]
+
+/**
+ * The newest level this release knows.
+ *
+ * @since 0.1.0
+ */
+export const NEWEST_LEVEL: number = LEVELS.at(-1)!.level
+
+/** What a stored type of this library's own (not a serializer's) looks like: `shared-…` or `…/<n>`. */
+const OWN_TYPE = /^shared-|\/\d+$/
+
+/**
+ * The level a stored type (sealed or not) belongs to; `undefined` for a type
+ * that looks like one of this library's (`shared-…`, `…/<n>`) but that this
+ * release does not know, written by a newer one. Any other type is a
+ * serializer's (LangGraph's `json` and `bytes`, or a custom `serde`'s): level 1.
+ *
+ * @since 0.1.0
+ */
+export const levelOf = (type: string): number | undefined => {
+  const base = type.endsWith(SEALED_SUFFIX) ? type.slice(0, -SEALED_SUFFIX.length) : type
+  const found = LEVELS.find((level) => level.encodings.includes(base))
+  if (found !== undefined) return found.level
+  return OWN_TYPE.test(base) ? undefined : 1
+}
+
+/**
  * The bytes of a piece's hash: a list's bytes are its entries' hashes, back to back.
  *
  * @since 0.1.0

@@ -8,6 +8,7 @@
  * @since 0.1.0
  */
 import { Context, Effect, Layer, Semaphore } from "effect"
+import { NEWEST_LEVEL } from "../codec/StorageFormat.ts"
 import type { StorageDriver } from "../StorageDriver.ts"
 import { reads } from "./Reads.ts"
 import type { Threads, ThreadState } from "./ThreadState.ts"
@@ -52,8 +53,9 @@ export class MemoryDriver extends Context.Service<MemoryDriver, {
  *
  * @since 0.1.0
  */
-export const makeInspectable = (): MemoryDriver["Service"] => {
+export const makeInspectable = (options: MakeOptions = {}): MemoryDriver["Service"] => {
   const threads: Threads = new Map()
+  let level = options.formatLevel ?? NEWEST_LEVEL
   // Writers wait while an `exclusive` runs (one at a time, whatever the thread: memory is fast).
   const lock = Semaphore.makeUnsafe(1)
   const writing = <A>(change: () => A) =>
@@ -61,6 +63,12 @@ export const makeInspectable = (): MemoryDriver["Service"] => {
   const driver: StorageDriver = {
     ...reads(threads),
     ...writes(threads, writing),
+    formatStatus: Effect.sync(() => ({ level })),
+    raiseFormat: (to) =>
+      Effect.sync(() => {
+        level = Math.max(level, to)
+        return { level }
+      }),
     // Each operation is atomic on its own; writers also wait for `exclusive`,
     // so what a thread-wide operation reads stays true until it writes.
     exclusive: (_thread_id, effect) =>
@@ -73,8 +81,16 @@ export const makeInspectable = (): MemoryDriver["Service"] => {
 }
 
 /**
+ * @since 0.1.0
+ */
+export interface MakeOptions {
+  /** The store's storage format level (default the newest): a store as a release that writes up to it made it. */
+  readonly formatLevel?: number | undefined
+}
+
+/**
  * Builds a fresh, empty in-memory driver.
  *
  * @since 0.1.0
  */
-export const make = (): StorageDriver => makeInspectable().driver
+export const make = (options: MakeOptions = {}): StorageDriver => makeInspectable(options).driver

@@ -13,7 +13,8 @@
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { IncompatibleSchema, type StorageFailure } from "../CheckpointError.ts"
+import { IncompatibleSchema, type InvalidConfig, type StorageFailure } from "../CheckpointError.ts"
+import * as FormatLevel from "../FormatLevel.ts"
 import type { Dialect } from "./Dialect.ts"
 import * as Migrations from "./Migrations.ts"
 import * as Retry from "./Retry.ts"
@@ -68,12 +69,15 @@ const columnsIn = (schema: string) =>
  */
 export const resolve: (
   options?: ResolveOptions
-) => Effect.Effect<Tables.Tables, IncompatibleSchema | StorageFailure, SqlClient.SqlClient> = Effect.fn(
+) => Effect.Effect<Tables.Tables, IncompatibleSchema | InvalidConfig | StorageFailure, SqlClient.SqlClient> = Effect.fn(
   "CheckpointStorage.resolveLayout"
 )(function*(options: ResolveOptions = {}) {
   const tables = Tables.make(options.schema)
   if (options.readOnly !== true) {
-    yield* options.migrate === false ? Migrations.verify(tables) : Migrations.run(tables, options.dialect)
+    yield* options.migrate === false
+      ? Migrations.verify(tables)
+      // A new database starts at the newest level this process writes.
+      : Migrations.run(tables, options.dialect, yield* FormatLevel.supported)
     return tables
   }
   const applied = yield* Migrations.check(tables)

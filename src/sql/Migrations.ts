@@ -12,6 +12,9 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { IncompatibleSchema, type StorageFailure } from "../CheckpointError.ts"
+import { NEWEST_LEVEL } from "../codec/StorageFormat.ts"
+import type { FormatStatus } from "../StorageDriver.ts"
+import { VERSION } from "../Version.ts"
 import { type Dialect, migrationLock } from "./Dialect.ts"
 import * as Retry from "./Retry.ts"
 import type { Tables } from "./Tables.ts"
@@ -88,8 +91,39 @@ const steps = (t: Tables): ReadonlyArray<readonly [version: number, statements: 
   // activity and id) and retention's scan read it instead of sorting the table.
   [102, [
     `CREATE INDEX IF NOT EXISTS checkpoint_threads_activity ON ${t.threads} (last_activity DESC, thread_id DESC)`
+  ]],
+  // Storage format level 2 (framed lists), and the table recording each
+  // level a database was raised to: a level step (see `levelSteps`).
+  [103, [
+    `CREATE TABLE IF NOT EXISTS ${t.format} (
+      level INTEGER PRIMARY KEY,
+      release TEXT NOT NULL,
+      raised_at TIMESTAMPTZ NOT NULL DEFAULT now()
+    )`,
+    raisedTo(t, 2)
   ]]
 ]
+
+/** Records that the database was raised to `level`, by this release. */
+const raisedTo = (t: Tables, level: number) =>
+  `INSERT INTO ${t.format} (level, release) VALUES (${level}, '${VERSION}') ON CONFLICT (level) DO NOTHING`
+
+/**
+ * The steps that raise the storage format level (see `StorageFormat.LEVELS`),
+ * by version. They run on a new database, and on an existing one only when it
+ * is raised (`raise`), never by themselves: a release older than the level
+ * would then find a step it does not know and refuse the database, in the
+ * middle of a rolling deploy. Other steps never depend on them.
+ */
+const levelSteps: ReadonlyMap<number, number> = new Map([[103, 2]])
+
+/**
+ * Steps from this version on are ones a release that does not know them can
+ * ignore (an index, a table or a column with a default it never reads): such
+ * a release works on with the database. Below it, a step this release does
+ * not know makes the database newer than it (`IncompatibleSchema`).
+ */
+const COMPATIBLE_FROM = 1000
 
 /**
  * Steps that only add an index: everything works without them, only
@@ -109,10 +143,19 @@ const langGraphLatest = 9
  *
  * @since 0.1.0
  */
-export const latest = 102
+export const latest = 103
 
-/** The versions applied so far (none when the table does not exist). */
-const appliedVersions = (t: Tables) =>
+/**
+ * The storage format level applied steps give a database: that of the
+ * newest level step applied, else 1 (every database written before levels).
+ *
+ * @since 0.1.0
+ */
+export const levelOf = (applied: ReadonlySet<number>): number =>
+  Math.max(1, ...[...levelSteps].filter(([version]) => applied.has(version)).map(([, level]) => level))
+
+/** Whether the migrations table exists: a database without it is new. */
+const hasMigrationsTable = (t: Tables) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const [table] = yield* sql.unsafe<{ readonly present: number | bigint }>(
@@ -120,22 +163,32 @@ const appliedVersions = (t: Tables) =>
        WHERE table_schema = $1 AND table_name = 'checkpoint_migrations'`,
       [t.schemaName]
     )
-    if (table === undefined || Number(table.present) === 0) return new Set<number>()
-    const rows = yield* sql.unsafe<{ readonly v: number }>(`SELECT v FROM ${t.migrations}`)
-    return new Set(rows.map((row) => row.v))
+    return table !== undefined && Number(table.present) > 0
   })
 
-/** A version this library does not know means the database is newer than it. */
+/** The versions applied so far (none when the table does not exist). */
+const appliedVersions = (t: Tables) =>
+  Effect.gen(function*() {
+    if (!(yield* hasMigrationsTable(t))) return new Set<number>()
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql.unsafe<{ readonly v: number }>(`SELECT v FROM ${t.migrations}`)
+    return new Set(rows.map((row) => Number(row.v)))
+  })
+
+/** A version this library does not know (and cannot ignore) means the database is newer than it. */
 const unknownVersion = (applied: ReadonlySet<number>, known: ReadonlySet<number>) => {
-  const unknown = Math.max(...[...applied].filter((version) => !known.has(version)))
+  const unknown = Math.max(...[...applied].filter((version) => !known.has(version) && version < COMPATIBLE_FROM))
   return Number.isFinite(unknown)
     ? new IncompatibleSchema({ found: unknown, supported: unknown < 100 ? langGraphLatest : latest })
     : undefined
 }
 
 /**
- * Brings the database to {@link latest}, one step per transaction, applying
- * only the missing steps. Safe when many processes start at once: each
+ * Brings the database's schema up to date, one step per transaction,
+ * applying only the missing steps. Level steps (see `levelSteps`) run only
+ * on a new database (one without the migrations table), up to `level`
+ * (default the newest): an existing database keeps its storage format level
+ * until it is raised. Safe when many processes start at once: each
  * transaction first takes the dialect's migration lock, then re-reads what
  * is applied, so a step runs once whoever runs it. A step that fails with a
  * retryable error is retried as a whole. Fails with `IncompatibleSchema`
@@ -143,7 +196,41 @@ const unknownVersion = (applied: ReadonlySet<number>, known: ReadonlySet<number>
  *
  * @since 0.1.0
  */
-export const run = Effect.fn("CheckpointStorage.migrate")(function*(tables: Tables, dialect: Dialect = "postgres") {
+export const run = Effect.fn("CheckpointStorage.migrate")(function*(
+  tables: Tables,
+  dialect: Dialect = "postgres",
+  level: number = NEWEST_LEVEL
+) {
+  const fresh = !(yield* hasMigrationsTable(tables).pipe(Effect.mapError((cause) => Retry.failure("migrate", cause))))
+  yield* apply(tables, dialect, (version) => {
+    const raises = levelSteps.get(version)
+    return raises === undefined || (fresh && raises <= level)
+  })
+})
+
+/**
+ * Raises the database's storage format level to `level` (default the
+ * newest this release knows), bringing its schema up to date first: the
+ * level steps up to it run, once each. Safe to repeat; a database already
+ * at `level` or above is left as it is. Every process on the database must
+ * run a release that reads `level` first: an older one then refuses the
+ * database (`IncompatibleSchema`, `IncompatibleFormat`), and a rollback to it
+ * is no longer possible. Answers the database's level afterwards.
+ *
+ * @since 0.1.0
+ */
+export const raise = Effect.fn("CheckpointStorage.raiseFormat")(function*(
+  tables: Tables,
+  dialect: Dialect = "postgres",
+  level: number = NEWEST_LEVEL
+) {
+  yield* apply(tables, dialect, (version) => (levelSteps.get(version) ?? 0) <= level)
+  const applied = yield* appliedVersions(tables).pipe(Effect.mapError((cause) => Retry.failure("raise", cause)))
+  return levelOf(applied)
+})
+
+/** Applies the missing steps that `wanted` selects, in order (see {@link run}). */
+const apply = Effect.fnUntraced(function*(tables: Tables, dialect: Dialect, wanted: (version: number) => boolean) {
   const sql = yield* SqlClient.SqlClient
   const policy = yield* Retry.RetryPolicy
   const lock = migrationLock(dialect, tables)
@@ -167,7 +254,7 @@ export const run = Effect.fn("CheckpointStorage.migrate")(function*(tables: Tabl
     const applied = yield* appliedVersions(tables)
     const unknown = unknownVersion(applied, known)
     if (unknown !== undefined) return unknown
-    const next = all.find(([version]) => !applied.has(version))
+    const next = all.find(([version]) => !applied.has(version) && wanted(version))
     if (next === undefined) return "done" as const
     const [version, statements] = next
     for (const statement of statements) yield* sql.unsafe(statement)
@@ -180,6 +267,33 @@ export const run = Effect.fn("CheckpointStorage.migrate")(function*(tables: Tabl
     if (outcome !== "applied") return yield* outcome
   }
 })
+
+/**
+ * Reads a database's storage format level (see {@link FormatStatus}).
+ * Fails with `IncompatibleSchema` when the database has a step this release
+ * does not know: a newer release migrated (or raised) it.
+ *
+ * @since 0.1.0
+ */
+export const status = (
+  tables: Tables
+): Effect.Effect<FormatStatus, IncompatibleSchema | StorageFailure, SqlClient.SqlClient> =>
+  Effect.gen(function*() {
+    const applied = yield* appliedVersions(tables)
+    const unknown = unknownVersion(applied, new Set(steps(tables).map(([version]) => version)))
+    if (unknown !== undefined) return yield* unknown
+    const level = levelOf(applied)
+    if (level === 1) return { level }
+    const sql = yield* SqlClient.SqlClient
+    const [row] = yield* sql.unsafe<{ readonly release: string; readonly raised_at: Date | string }>(
+      `SELECT release, raised_at FROM ${tables.format} WHERE level = $1`,
+      [level]
+    )
+    return { level, raised: row === undefined ? undefined : { release: row.release, at: new Date(row.raised_at) } }
+  }).pipe(Effect.catchIf(
+    (error): error is Exclude<typeof error, IncompatibleSchema> => !(error instanceof IncompatibleSchema),
+    (cause) => Effect.fail(Retry.failure("format status", cause))
+  ))
 
 /**
  * What the applied steps say of a database: all of them (`current`), or
@@ -209,7 +323,7 @@ export const check = (
       const unknown = unknownVersion(applied, known)
       if (unknown !== undefined) return Effect.fail(unknown)
       const last = applied.size === 0 ? -1 : Math.max(...applied)
-      if ([...known].every((version) => applied.has(version) || indexOnly.has(version))) {
+      if ([...known].every((version) => applied.has(version) || indexOnly.has(version) || levelSteps.has(version))) {
         return Effect.succeed({ layout: "current" })
       }
       return last <= langGraphLatest

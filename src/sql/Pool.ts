@@ -16,8 +16,8 @@ import { Config, Context, type Duration, Effect, Layer, Redacted, Schema } from 
 import * as Reactivity from "effect/reactivity/Reactivity"
 import { SqlClient, SqlError } from "effect/sql"
 import type { ConnectionOptions } from "node:tls"
-import { formatIssue, type IncompatibleSchema, InvalidConfig, StorageFailure } from "../CheckpointError.ts"
-import type { CheckpointStorage } from "../CheckpointStorage.ts"
+import { formatIssue, InvalidConfig, StorageFailure } from "../CheckpointError.ts"
+import type { CheckpointStorage, FormatError } from "../CheckpointStorage.ts"
 import * as Settings from "../Settings.ts"
 import type { Dialect } from "./Dialect.ts"
 import * as Pooler from "./Pooler.ts"
@@ -163,7 +163,7 @@ export const connectFailure = (cause: unknown) => new StorageFailure({ operation
 export const layer = (
   options: PoolOptions,
   dialect: Dialect
-): Layer.Layer<CheckpointStorage, StorageFailure | IncompatibleSchema | InvalidConfig> =>
+): Layer.Layer<CheckpointStorage, StorageFailure | FormatError | InvalidConfig> =>
   Layer.unwrap(Effect.map(
     Settings.check("connect", options),
     (valid) => SqlStorage.layer({ ...valid, dialect }).pipe(Layer.provide(client(valid)))
@@ -247,8 +247,8 @@ export const defaultConfig = {
  */
 export const layerConfig = <Options extends PoolOptions>(
   config: Config.Wrap<Options>,
-  make: (options: Options) => Layer.Layer<CheckpointStorage, StorageFailure | IncompatibleSchema | InvalidConfig>
-): Layer.Layer<CheckpointStorage, StorageFailure | IncompatibleSchema | InvalidConfig> =>
+  make: (options: Options) => Layer.Layer<CheckpointStorage, StorageFailure | FormatError | InvalidConfig>
+): Layer.Layer<CheckpointStorage, StorageFailure | FormatError | InvalidConfig> =>
   Layer.unwrap(
     Config.unwrap(config).pipe(
       Effect.mapError((error) =>

@@ -30,7 +30,9 @@ import { Context, Duration, Effect, Option, Stream } from "effect"
 import { SqlClient, SqlError } from "effect/sql"
 import { StorageFailure } from "../CheckpointError.ts"
 import type { StorageDriver, StoredCheckpoint } from "../StorageDriver.ts"
+import type { Dialect } from "./Dialect.ts"
 import * as GroupCommit from "./GroupCommit.ts"
+import * as Migrations from "./Migrations.ts"
 import * as Retry from "./Retry.ts"
 import { type Statement, statements } from "./Statements.ts"
 import type { Tables } from "./Tables.ts"
@@ -137,7 +139,10 @@ export const runner = Effect.fnUntraced(function*(
  *
  * @since 0.1.0
  */
-export const make = Effect.fnUntraced(function*(tables: Tables, options: SqlDriverOptions = {}) {
+export const make = Effect.fnUntraced(function*(
+  tables: Tables,
+  options: SqlDriverOptions & { readonly dialect?: Dialect | undefined } = {}
+) {
   const sql = yield* SqlClient.SqlClient
   const q = statements(tables)
   const pageSize = options.pageSize ?? 100
@@ -216,6 +221,16 @@ export const make = Effect.fnUntraced(function*(tables: Tables, options: SqlDriv
     threadRows: (thread_id) => run("threadRows", q.threadRows, { thread_id }),
 
     writeThread: (rows) => run("writeThread", q.writeThread, rows),
+
+    formatStatus: Effect.provideService(Migrations.status(tables), SqlClient.SqlClient, sql),
+
+    raiseFormat: (level) =>
+      Migrations.raise(tables, options.dialect, level).pipe(
+        Effect.andThen(Migrations.status(tables)),
+        Effect.provideService(SqlClient.SqlClient, sql),
+        Effect.provideService(Retry.RetryPolicy, policy),
+        Effect.provideService(Retry.Reconnect, reconnect)
+      ),
 
     exclusive: (thread_id, effect) => {
       const transaction = sql.withTransaction(

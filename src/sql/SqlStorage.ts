@@ -7,7 +7,8 @@
 import { type Duration, Effect, Layer } from "effect"
 import type { SqlClient } from "effect/sql"
 import { type IncompatibleSchema, type InvalidConfig, StorageFailure } from "../CheckpointError.ts"
-import { type CheckpointStorage, layerDriver } from "../CheckpointStorage.ts"
+import { type CheckpointStorage, type FormatError, layerDriver } from "../CheckpointStorage.ts"
+import * as FormatLevel from "../FormatLevel.ts"
 import * as Settings from "../Settings.ts"
 import type { StorageDriver } from "../StorageDriver.ts"
 import type { Dialect } from "./Dialect.ts"
@@ -80,7 +81,13 @@ export const migrate = (
 ): Effect.Effect<void, StorageFailure | IncompatibleSchema | InvalidConfig, SqlClient.SqlClient> =>
   Effect.flatMap(
     Settings.check("migrate", options),
-    (valid) => withPolicy(Migrations.run(Tables.make(valid.schema), valid.dialect), valid)
+    (valid) =>
+      withPolicy(
+        Effect.gen(function*() {
+          yield* Migrations.run(Tables.make(valid.schema), valid.dialect, yield* FormatLevel.supported)
+        }),
+        valid
+      )
   )
 
 /**
@@ -103,7 +110,7 @@ export const layerMigrations = (
  */
 export const layer = (
   options: SqlStorageOptions = {}
-): Layer.Layer<CheckpointStorage, StorageFailure | IncompatibleSchema | InvalidConfig, SqlClient.SqlClient> =>
+): Layer.Layer<CheckpointStorage, StorageFailure | FormatError | InvalidConfig, SqlClient.SqlClient> =>
   layerDriver(driverOver((valid) => Layout.resolve(valid), options))
 
 /**
@@ -116,7 +123,7 @@ export const layer = (
 export const layerTables = (
   tables: Tables.Tables,
   options: Omit<SqlStorageOptions, "schema" | "migrate"> = {}
-): Layer.Layer<CheckpointStorage, StorageFailure | InvalidConfig, SqlClient.SqlClient> =>
+): Layer.Layer<CheckpointStorage, StorageFailure | FormatError | InvalidConfig, SqlClient.SqlClient> =>
   layerDriver(driverOver(() => Effect.succeed(tables), options))
 
 /** The driver over the tables `resolve` gives, once the options are checked. */
@@ -152,6 +159,7 @@ const refusingWrites = (driver: StorageDriver): StorageDriver => {
     remove: () => refuse("remove"),
     setParents: () => refuse("setParents"),
     writeThread: () => refuse("writeThread"),
+    raiseFormat: () => refuse("raiseFormat"),
     // Every caller of `exclusive` writes, and it starts by locking the thread's row with a write.
     exclusive: () => refuse("exclusive")
   }

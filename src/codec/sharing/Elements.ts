@@ -99,11 +99,11 @@ export type DumpJson = (value: unknown, below: number) => Uint8Array
  * The encoder of one storage service over `dumpJson`. `encode` answers an
  * array's elements when they can be shared, else the plain bytes when known;
  * `undefined`: let the serializer write it. `learn` takes the texts of an
- * array read back.
+ * array read back. `mayFrame`: whether framed lists may be written now.
  *
  * @since 0.1.0
  */
-export const makeEncoder = (dumpJson: DumpJson) => {
+export const makeEncoder = (dumpJson: DumpJson, mayFrame: () => boolean = () => true) => {
   /** An element's text, kept while its trace holds; written for `below` levels down or less deep. */
   interface Known {
     readonly trace: Trace
@@ -198,6 +198,7 @@ export const makeEncoder = (dumpJson: DumpJson) => {
    * keep the plain encoding, written whole from the array's bytes.
    */
   const encodeFramed = (value: object): Encoded | undefined => {
+    if (!mayFrame()) return undefined
     const found = framing(value)
     if (found === undefined) return undefined
     const inner = encodeArray(found.items, 2)

@@ -1,0 +1,169 @@
+/**
+ * The storage format levels (`StorageFormat.LEVELS`): every stored type this
+ * release writes belongs to a level, each level has a schema step that
+ * raises a database to it and a fixture (read by `test/drivers/formats.test.ts`),
+ * a process writes a level's encodings only once its store is at that level,
+ * and the release's version is the package's.
+ */
+import { HumanMessage } from "@langchain/core/messages"
+import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph"
+import { DeltaSnapshot } from "@langchain/langgraph-checkpoint"
+import { Duration, Effect, Layer } from "effect"
+import { existsSync, readFileSync } from "node:fs"
+import { join } from "node:path"
+import { describe, expect, it } from "vitest"
+import * as StorageFormat from "../../src/codec/StorageFormat.ts"
+import * as FormatLevel from "../../src/FormatLevel.ts"
+import { CheckpointError, CheckpointStorage, EffectCheckpointSaver, MemoryDriver } from "../../src/index.ts"
+import * as Migrations from "../../src/sql/Migrations.ts"
+import { VERSION } from "../../src/Version.ts"
+import { keyOf } from "../scenarios/encryption.ts"
+
+const long = (label: string) => `${label}: `.padEnd(300, "lorem ipsum ")
+
+/** Every stored type in a memory store's rows. */
+const storedTypes = (memory: MemoryDriver.MemoryDriver["Service"]) => {
+  const types = new Set<string>()
+  for (const thread of memory.threads.values()) {
+    for (const namespace of thread.namespaces.values()) {
+      for (const blobs of namespace.blobs.values()) for (const blob of blobs.values()) types.add(blob.type)
+      for (const writes of namespace.writes.values()) for (const write of writes.values()) types.add(write.type)
+    }
+  }
+  return types
+}
+
+/** A saver over `memory`, a chat and raw values written through it: what the codec writes for them. */
+const writeEverything = async (memory: MemoryDriver.MemoryDriver["Service"], encrypted: boolean, level?: number) => {
+  const saver = EffectCheckpointSaver.fromLayer(CheckpointStorage.layerDriver(Effect.succeed(memory.driver)), {
+    ...(encrypted ? { encryption: { keys: { k: keyOf(3) }, primary: "k" } } : {}),
+    ...(level === undefined ? {} : { formatLevel: level })
+  })
+  const thread_id = `everything-${encrypted}`
+  const graph = new StateGraph(MessagesAnnotation)
+    .addNode("model", (state) => ({ messages: [new HumanMessage(long(`reply ${state.messages.length}`))] }))
+    .addEdge(START, "model")
+    .addEdge("model", END)
+    .compile({ checkpointer: saver })
+  for (let turn = 0; turn < 3; turn++) {
+    await graph.invoke({ messages: [new HumanMessage(long(`turn ${turn}`))] }, { configurable: { thread_id } })
+  }
+  const config = await saver.put(
+    { configurable: { thread_id: `${thread_id}-raw`, checkpoint_ns: "" } },
+    {
+      v: 4,
+      id: "1f0a",
+      ts: new Date().toISOString(),
+      channel_values: {
+        bytes: new Uint8Array([1, 2, 3]),
+        snapshot: new DeltaSnapshot([{ text: long("a") }, { text: long("b") }]),
+        small: [1, 2, 3]
+      },
+      channel_versions: { bytes: 1, snapshot: 1, small: 1 },
+      versions_seen: {}
+    },
+    { source: "input", step: -1, parents: {} },
+    { bytes: 1, snapshot: 1, small: 1 }
+  )
+  await saver.putWrites(
+    config,
+    [["file", new Uint8Array([9])], ["items", [{ text: long("c") }, { text: long("d") }]]],
+    "t"
+  )
+  await saver.close()
+}
+
+describe("storage format levels", () => {
+  it("are numbered from 1, each adding encodings; the newest is the last", () => {
+    expect(StorageFormat.LEVELS.map((level) => level.level)).toEqual(
+      StorageFormat.LEVELS.map((_, i) => i + 1)
+    )
+    expect(StorageFormat.NEWEST_LEVEL).toBe(StorageFormat.LEVELS.length)
+    for (const level of StorageFormat.LEVELS) expect(level.encodings.length).toBeGreaterThan(0)
+  })
+
+  it("give every stored type its level, and none to an encoding of a newer release", () => {
+    const cases: ReadonlyArray<readonly [string, number | undefined]> = [
+      ["json", 1],
+      ["bytes", 1],
+      ["msgpack", 1], // a custom serializer's type
+      ["json+sealed", 1],
+      [StorageFormat.SHARED, 1],
+      [`${StorageFormat.SHARED}+sealed`, 1],
+      [StorageFormat.FRAMED, 2],
+      [`${StorageFormat.FRAMED}+sealed`, 2],
+      ["shared-json/2", undefined],
+      ["shared-json-derived/1+sealed", undefined],
+      ["json/2", undefined]
+    ]
+    for (const [type, level] of cases) expect(StorageFormat.levelOf(type), type).toBe(level)
+  })
+
+  it("each have a schema step that raises a database to them, and a fixture", () => {
+    const versions = new Set(Array.from({ length: Migrations.latest + 1 }, (_, v) => v))
+    expect(Migrations.levelOf(versions)).toBe(StorageFormat.NEWEST_LEVEL)
+    expect(Migrations.levelOf(new Set([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 100, 101, 102]))).toBe(1)
+    for (const level of StorageFormat.LEVELS) {
+      const fixture = join(import.meta.dirname, "..", "fixtures", "formats", `level-${level.level}`)
+      expect(existsSync(join(fixture, "observations.json")), `a fixture of level ${level.level}`).toBe(true)
+    }
+  })
+
+  it("cover every type the codec writes (encrypted or not); a store at level 1 gets none of level 2", async () => {
+    for (const encrypted of [false, true]) {
+      const memory = MemoryDriver.makeInspectable()
+      await writeEverything(memory, encrypted)
+      const types = storedTypes(memory)
+      for (const type of types) expect(StorageFormat.levelOf(type), type).toBeDefined()
+      expect([...types].map((type) => StorageFormat.levelOf(type))).toContain(StorageFormat.NEWEST_LEVEL)
+
+      const older = MemoryDriver.makeInspectable({ formatLevel: 1 })
+      await writeEverything(older, encrypted, 1)
+      expect([...storedTypes(older)].filter((type) => StorageFormat.levelOf(type) !== 1)).toEqual([])
+    }
+  })
+
+  it("refuse a store above what a process supports, and a level this release does not know", async () => {
+    const store = MemoryDriver.make()
+    const pinned = CheckpointStorage.layerDriver(Effect.succeed(store)).pipe(
+      Layer.provide(Layer.succeed(FormatLevel.Supported, 1))
+    )
+    const error = await Effect.runPromise(Effect.flip(Layer.build(pinned).pipe(Effect.scoped)))
+    expect(error).toBeInstanceOf(CheckpointError.IncompatibleFormat)
+    expect(error.message).toContain(`format level ${StorageFormat.NEWEST_LEVEL}`)
+    expect(error.message).toContain("format levels up to 1")
+    const unknown = await EffectCheckpointSaver.fromLayer(CheckpointStorage.layerMemory, { formatLevel: 9 }).ready()
+      .then(() => undefined, (failure: unknown) => failure)
+    expect(unknown).toBeInstanceOf(CheckpointError.InvalidConfig)
+    expect(String(unknown)).toContain(`from 1 to ${StorageFormat.NEWEST_LEVEL}, got 9`)
+  })
+
+  it("a running process notices a raise: the newer starts writing it, the pinned stops", async () => {
+    const store = MemoryDriver.makeInspectable({ formatLevel: 1 })
+    const over = (supported: number) =>
+      CheckpointStorage.layerDriver(Effect.succeed(store.driver)).pipe(
+        Layer.provide(Layer.succeed(FormatLevel.Supported, supported)),
+        Layer.provide(Layer.succeed(FormatLevel.Refresh, Duration.millis(20)))
+      )
+    const newer = EffectCheckpointSaver.fromLayer(over(2))
+    const pinned = EffectCheckpointSaver.fromLayer(over(1))
+    try {
+      expect(await pinned.formatLevel()).toMatchObject({ level: 1, supported: 1 })
+      expect(await newer.upgradeFormat()).toMatchObject({ level: 2, supported: 2 })
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      const refused = await pinned.getTuple({ configurable: { thread_id: "t" } }).then(
+        () => undefined,
+        (failure: unknown) => failure
+      )
+      expect(refused).toBeInstanceOf(CheckpointError.IncompatibleFormat)
+      expect(await newer.getTuple({ configurable: { thread_id: "t" } })).toBeUndefined()
+    } finally {
+      await Promise.all([newer.close(), pinned.close()])
+    }
+  })
+
+  it("name this release as package.json does", () => {
+    const pkg = JSON.parse(readFileSync(join(import.meta.dirname, "..", "..", "package.json"), "utf8"))
+    expect(VERSION).toBe(pkg.version)
+  })
+})
