@@ -393,6 +393,7 @@ const formatLevels = (driver: StorageDriver, format: FormatLevel.FormatLevel) =>
   formatLevel: Effect.fn("CheckpointStorage.formatLevel")(function*() {
     const status = yield* driver.formatStatus
     format.update(status)
+    yield* format.usable
     return { ...status, supported: format.supported }
   }),
   upgradeFormat: Effect.fn("CheckpointStorage.upgradeFormat")(function*(level?: number) {

@@ -24,6 +24,7 @@ import { retention } from "./commands/Retention.ts"
 import { show } from "./commands/Show.ts"
 import { stats } from "./commands/Stats.ts"
 import { threads } from "./commands/Threads.ts"
+import { upgradeFormat } from "./commands/UpgradeFormat.ts"
 import { web } from "./Web.ts"
 
 /**
@@ -48,6 +49,7 @@ export const root = Command.make("langgraph-checkpoints").pipe(
     deleteRuns,
     retention,
     stats,
+    upgradeFormat,
     web
   ])
 )

@@ -63,6 +63,7 @@ const subcommands: ReadonlyArray<readonly [string, string]> = [
   ["delete-runs", "Removes the checkpoints the given runs wrote, in every thread"],
   ["retention", "Deletes inactive threads and trims long ones"],
   ["stats", "Rows and bytes per table, and what structural sharing saves"],
+  ["upgrade-format", "Raises the storage format level once every process runs this release (safe to repeat)"],
   ["web", "Serves a local web page to browse threads, their history as a graph, states and diffs"]
 ]
 

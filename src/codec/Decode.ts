@@ -26,7 +26,7 @@ import {
 import { type CorruptedCheckpoint, formatIssue, type IncompatibleFormat } from "../CheckpointError.ts"
 import type { BlobRow, CheckpointRow, StoredCheckpoint, WriteRow } from "../StorageDriver.ts"
 import { noPieces, type Open, type Pieces } from "./Open.ts"
-import { corrupted, type Parts, unreadable } from "./Parts.ts"
+import { corrupted, type Parts, unopened, unreadable } from "./Parts.ts"
 import { newTally, report, type Tally } from "./Report.ts"
 import * as Serializer from "./Serializer.ts"
 import * as Sharing from "./Sharing.ts"
@@ -77,7 +77,7 @@ const loading = ({ format, json, sealing, serializer, sharing }: Parts) => {
     if (newer !== undefined) return Effect.fail(newer)
     if (isList(stored.type)) {
       const decoded = sharing.decode(row.thread_id, stored, pieces.readable, pieces.unreadable)
-      if (typeof decoded === "string") return Effect.fail(corrupted(row, `${what}: ${decoded}`))
+      if (typeof decoded === "string") return Effect.fail(unopened(format, row, `${what}: ${decoded}`))
       // A framed list is read as its whole text; a list's pieces are parsed one by one.
       const text = stored.type === Sharing.FRAMED ? unframe(decoded.texts) : decoded.texts
       if (typeof text === "string") return Effect.fail(corrupted(row, `${what}: ${text}`))

@@ -8,9 +8,9 @@
  * @since 0.1.0
  */
 import { Effect } from "effect"
-import type { CorruptedCheckpoint } from "../CheckpointError.ts"
+import type { CorruptedCheckpoint, IncompatibleFormat } from "../CheckpointError.ts"
 import type { BlobRow, StoredCheckpoint, WriteRow } from "../StorageDriver.ts"
-import { corrupted, type Parts } from "./Parts.ts"
+import { corrupted, type Parts, unopened } from "./Parts.ts"
 import type { Tally } from "./Report.ts"
 import * as Sealing from "./Sealing.ts"
 
@@ -67,13 +67,13 @@ export interface Open {
     stored: StoredCheckpoint,
     tally: Tally,
     options?: { readonly metadata: boolean }
-  ) => Effect.Effect<OpenedCheckpoint, CorruptedCheckpoint>
+  ) => Effect.Effect<OpenedCheckpoint, CorruptedCheckpoint | IncompatibleFormat>
   /** Writes read against the checkpoint at `place`, opened. */
   readonly openWrites: (
     place: Sealing.CheckpointPlace,
     writes: ReadonlyArray<WriteRow>,
     tally: Tally
-  ) => Effect.Effect<Array<WriteRow>, CorruptedCheckpoint>
+  ) => Effect.Effect<Array<WriteRow>, CorruptedCheckpoint | IncompatibleFormat>
   /** Keeps what a read of `thread_id` brought for its next: pieces that opened, or that match their plain hash. */
   readonly keepRead: (thread_id: string, pieces: Opened) => void
 }
@@ -86,7 +86,7 @@ const NEEDS_KEYS = "it is encrypted: open the storage with encryption and the ke
  *
  * @since 0.1.0
  */
-export const make = ({ sealing, sharing }: Parts): Open => {
+export const make = ({ format, sealing, sharing }: Parts): Open => {
   const openedPieces = new WeakMap<ReadonlyMap<string, Uint8Array>, Opened>()
 
   /** The pieces read with a page (the same map for each of its checkpoints), opened once. */
@@ -112,7 +112,7 @@ export const make = ({ sealing, sharing }: Parts): Open => {
     Effect.forEach(writes, (write) => {
       const opened = sealing === undefined ? write : sealing.openWrite(place, write, tally)
       return typeof opened === "string"
-        ? Effect.fail(corrupted(place, `write ${write.idx} of task ${write.task_id} ${opened}`))
+        ? Effect.fail(unopened(format, place, `write ${write.idx} of task ${write.task_id} ${opened}`))
         : Effect.succeed(opened)
     })
 
@@ -138,11 +138,13 @@ export const make = ({ sealing, sharing }: Parts): Open => {
     }
     const { row } = stored
     const metadata = options?.metadata === false ? { json: row.metadata } : sealing.openMetadata(row, tally)
-    if (typeof metadata === "string") return yield* Effect.fail(corrupted(row, metadata))
+    if (typeof metadata === "string") return yield* Effect.fail(unopened(format, row, metadata))
     const blobs: Array<BlobRow> = []
     for (const blob of stored.blobs) {
       const opened = sealing.openBlob(row, blob, tally)
-      if (typeof opened === "string") return yield* Effect.fail(corrupted(row, `channel "${blob.channel}" ${opened}`))
+      if (typeof opened === "string") {
+        return yield* Effect.fail(unopened(format, row, `channel "${blob.channel}" ${opened}`))
+      }
       blobs.push(opened)
     }
     return {

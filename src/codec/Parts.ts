@@ -12,6 +12,7 @@ import type { FormatLevel } from "../FormatLevel.ts"
 import { Encryption } from "./Encryption.ts"
 import * as Revival from "./Revival.ts"
 import * as Sealing from "./Sealing.ts"
+import { isLaterFrame } from "./sealing/Frames.ts"
 import * as Serializer from "./Serializer.ts"
 import * as Sharing from "./Sharing.ts"
 import { FRAMED, levelOf, LEVELS } from "./StorageFormat.ts"
@@ -115,6 +116,27 @@ export const unreadable = (
     at: { thread_id: place.thread_id, checkpoint_ns: place.checkpoint_ns, checkpoint_id: place.checkpoint_id }
   })
 }
+
+/**
+ * A checkpoint whose rows did not open or decode, and why: `CorruptedCheckpoint`,
+ * unless what failed is a frame of a later format (a newer release's, see
+ * `Frames.isLaterFrame`), which is `IncompatibleFormat`.
+ *
+ * @since 0.1.0
+ */
+export const unopened = (
+  format: Pick<FormatLevel, "supported">,
+  place: Sealing.CheckpointPlace,
+  detail: string
+): CorruptedCheckpoint | IncompatibleFormat =>
+  isLaterFrame(detail)
+    ? new IncompatibleFormat({
+      operation: "read",
+      encoding: "a later frame format",
+      supported: format.supported,
+      at: { thread_id: place.thread_id, checkpoint_ns: place.checkpoint_ns, checkpoint_id: place.checkpoint_id }
+    })
+    : corrupted(place, detail)
 
 /**
  * JSON text, as `TextDecoder` reads it.

@@ -70,6 +70,31 @@ describe("migrations", () => {
         yield* Effect.scoped(Layer.build(Postgres.layer({ url, migrate: false })))
       })))
 
+  it.live("a process open when a newer release's migration lands reports IncompatibleSchema, not damage", () =>
+    withDatabase("landed", (url) =>
+      Effect.promise(async () => {
+        const saver = await EffectCheckpointSaver.fromConnString(url)
+        try {
+          const config = { configurable: { thread_id: "t", checkpoint_ns: "" } }
+          const stored = await saver.put(config, checkpoint(), metadata(), {})
+          await saver.putWrites(stored, [["a", 1]], "task")
+          // A newer release renames a column this one writes, and records its step.
+          await admin((client) =>
+            client.query(
+              "ALTER TABLE checkpoint_writes RENAME COLUMN task_path TO path; INSERT INTO checkpoint_migrations VALUES (500)"
+            ), url)
+          // The next statement that fails on it says why: the schema, before any refresh.
+          const failed = await saver.putWrites(stored, [["a", 2]], "task 2").then(() => undefined, (error) => error)
+          expect(failed).toMatchObject({ _tag: "IncompatibleSchema", found: 500 })
+          expect(String(failed)).toContain("migration 500, newer than this library knows")
+          // And the process stops there: every operation says so.
+          const read = await saver.getTuple(config).then(() => undefined, (error) => error)
+          expect(read).toMatchObject({ _tag: "IncompatibleSchema", found: 500 })
+        } finally {
+          await saver.close()
+        }
+      })))
+
   it.live("migrate: false only verifies; migrations can run as their own step", () =>
     withDatabase("deploy", (url) =>
       Effect.gen(function*() {

@@ -162,6 +162,33 @@ describe("storage format levels", () => {
     }
   })
 
+  it("a sealed frame of a later format is IncompatibleFormat; a damaged one is CorruptedCheckpoint", async () => {
+    const memory = MemoryDriver.makeInspectable()
+    await writeEverything(memory, true)
+    const thread_id = "everything-true-raw"
+    const rows = await Effect.runPromise(memory.driver.threadRows(thread_id))
+    const reading = async (change: (bytes: Uint8Array) => Uint8Array) => {
+      const blobs = rows.blobs.map((blob) =>
+        blob.channel === "bytes" && blob.bytes !== undefined ? { ...blob, bytes: change(blob.bytes) } : blob
+      )
+      await Effect.runPromise(memory.driver.writeThread({ ...rows, blobs }))
+      const saver = EffectCheckpointSaver.fromLayer(CheckpointStorage.layerDriver(Effect.succeed(memory.driver)), {
+        encryption: { keys: { k: keyOf(3) }, primary: "k" }
+      })
+      try {
+        return await saver.getTuple({ configurable: { thread_id } }).then(() => undefined, (error: unknown) => error)
+      } finally {
+        await saver.close()
+      }
+    }
+    expect(await reading((bytes) => Uint8Array.of(2, ...bytes.subarray(1)))).toBeInstanceOf(
+      CheckpointError.IncompatibleFormat
+    )
+    expect(await reading((bytes) => Uint8Array.of(...bytes.subarray(0, -1), bytes.at(-1)! ^ 1))).toBeInstanceOf(
+      CheckpointError.CorruptedCheckpoint
+    )
+  })
+
   it("name this release as package.json does", () => {
     const pkg = JSON.parse(readFileSync(join(import.meta.dirname, "..", "..", "package.json"), "utf8"))
     expect(VERSION).toBe(pkg.version)

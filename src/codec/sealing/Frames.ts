@@ -18,6 +18,31 @@ import { HASH_BYTES, SEALED_SUFFIX } from "../StorageFormat.ts"
  * @since 0.1.0
  */
 export const VERSION = 1
+
+/**
+ * First bytes a frame of a later format may start with: control bytes no
+ * JSON text starts with (tab, line feed and carriage return excepted).
+ */
+const LATER_VERSIONS = [2, 3, 4, 5, 6, 7, 8]
+
+/** What opening a frame of a later format says (see {@link isLaterFrame}). */
+const LATER = "is sealed in frame format"
+
+/**
+ * Whether what opening said is that the frame is of a later format, which
+ * a newer release writes: not damage.
+ *
+ * @since 0.1.0
+ */
+export const isLaterFrame = (detail: string): boolean => detail.includes(LATER)
+
+/**
+ * What opening bytes of a later frame format says; `undefined` for others.
+ *
+ * @since 0.1.0
+ */
+export const laterFrame = (bytes: Uint8Array): string | undefined =>
+  LATER_VERSIONS.includes(bytes[0] ?? 0) ? `${LATER} ${bytes[0]}, which a newer release writes` : undefined
 /** A list's trailer is whole units of a hash's size, so the hashes before it stay whole. */
 const UNIT = HASH_BYTES
 const utf8 = new TextEncoder()
@@ -79,7 +104,9 @@ export const seal = (sealer: Sealer, plaintext: Uint8Array, at: Uint8Array): Uin
  * @since 0.1.0
  */
 export const open = (keyring: Keyring, frame: Uint8Array, at: Uint8Array): Uint8Array | string => {
-  if (frame.byteLength < 2 || frame[0] !== VERSION) return "is not a ciphertext this library writes"
+  if (frame.byteLength < 2 || frame[0] !== VERSION) {
+    return laterFrame(frame) ?? "is not a ciphertext this library writes"
+  }
   const end = 2 + frame[1]!
   if (frame.byteLength < end) return "is truncated"
   const keyId = text.decode(frame.subarray(2, end))

@@ -9,7 +9,7 @@
  */
 import type { BlobRow, Piece, SharedBase, WriteRow } from "../../StorageDriver.ts"
 import { isList, pieceKey, SEALED_SUFFIX } from "../StorageFormat.ts"
-import { isSealed, type Keyring, open, openList, seal, type Sealer, sealList, VERSION } from "./Frames.ts"
+import { isSealed, type Keyring, laterFrame, open, openList, seal, type Sealer, sealList, VERSION } from "./Frames.ts"
 import type { ThreadKey } from "./Keys.ts"
 import { blobPlace, type CheckpointPlace, piecePlace, writePlace } from "./Places.ts"
 
@@ -198,6 +198,11 @@ export const openPieces = (
   const plain = new Map<string, Uint8Array>()
   const unreadable = new Map<string, string>()
   for (const [key, bytes] of pieces) {
+    const later = laterFrame(bytes)
+    if (later !== undefined) {
+      unreadable.set(key, later)
+      continue
+    }
     if (bytes[0] !== VERSION) {
       if (opener.allowPlaintext) {
         tally.plaintext++

@@ -1,0 +1,197 @@
+/**
+ * Upgrades without downtime, as a team deploys: a database at storage
+ * format level 1 (what the release before framed lists wrote), this release
+ * beside itself pinned one level down (`formatLevel: 1`, as that release
+ * behaves) on one database at once, writing the same threads and their own:
+ * nothing lost, nothing reported damaged, and nothing of level 2 written.
+ * Then the level is raised with `langgraph-checkpoints upgrade-format` while
+ * both run: the newer writes framed lists, the pinned one reads them as
+ * `IncompatibleFormat` (never `CorruptedCheckpoint`, never wrong data) and
+ * stops, and a pinned process started afterwards is refused before it writes.
+ * On PGlite, whose directory one process owns at a time, the same through
+ * hand-overs between the two.
+ */
+import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages"
+import { DeltaValue, END, messagesDeltaReducer, START, StateGraph, StateSchema } from "@langchain/langgraph"
+import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
+import { mkdtemp, rm } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { z } from "zod"
+import { CheckpointError, EffectCheckpointSaver } from "../../src/index.ts"
+import { canonical } from "../../src/testing/index.ts"
+import { usingCli } from "../support/cli.ts"
+import { admin, createDatabase } from "../support/databases.ts"
+
+const { ok } = usingCli()
+
+const long = (label: string) => `${label}: `.padEnd(300, "lorem ipsum ")
+
+/** A chat whose messages are a DeltaValue with a snapshot every 2 updates: framed lists, where the level has them. */
+const graph = (saver: BaseCheckpointSaver) => {
+  const messages = z.custom<Array<BaseMessage>>()
+  const State = new StateSchema({
+    messages: new DeltaValue(messages.default(() => []), {
+      inputSchema: messages,
+      reducer: messagesDeltaReducer,
+      snapshotFrequency: 2
+    })
+  })
+  return new StateGraph(State)
+    .addNode("model", (state) => ({ messages: [new AIMessage(long(`reply ${state.messages.length}`))] }))
+    .addEdge(START, "model")
+    .addEdge("model", END)
+    .compile({ checkpointer: saver })
+}
+
+const turn = (saver: EffectCheckpointSaver, thread_id: string, label: string) =>
+  graph(saver).invoke({ messages: [new HumanMessage(long(label))] }, { configurable: { thread_id } })
+
+const failure = (promise: Promise<unknown>) => promise.then(() => undefined, (error: unknown) => error)
+
+/** What a saver reads of a thread: its latest tuple, how many checkpoints, and the messages' delta history. */
+const read = async (saver: EffectCheckpointSaver, thread_id: string) => {
+  const configurable = { thread_id }
+  const tuple = await saver.getTuple({ configurable })
+  let checkpoints = 0
+  for await (const _ of saver.list({ configurable })) checkpoints++
+  const delta = await saver.getDeltaChannelHistory({ config: { configurable }, channels: ["messages"] })
+  return { latest: canonical(tuple), checkpoints, delta: canonical(delta) }
+}
+
+const messageCount = async (saver: EffectCheckpointSaver, thread_id: string) => {
+  const state = await graph(saver).getState({ configurable: { thread_id } })
+  return (state.values.messages as Array<unknown>).length
+}
+
+/** Rows of framed lists (level 2) in the database at `url`. */
+const framedRows = (url: string) =>
+  admin(async (client) => {
+    const { rows } = await client.query(
+      `SELECT (SELECT count(*) FROM checkpoint_blobs WHERE type LIKE 'shared-json-framed/%')
+        + (SELECT count(*) FROM checkpoint_writes WHERE type LIKE 'shared-json-framed/%') AS n`
+    )
+    return Number(rows[0].n)
+  }, url)
+
+describe("a rolling deploy on PostgreSQL", () => {
+  let database: Awaited<ReturnType<typeof createDatabase>>
+  beforeAll(async () => {
+    database = await createDatabase("rolling")
+  })
+  afterAll(async () => {
+    await database?.drop()
+  })
+
+  it(
+    "two releases side by side lose nothing and report nothing damaged; then raised, the older stops, typed",
+    async () => {
+      const url = database.url
+      // The database as the older release made it: level 1.
+      const creator = await EffectCheckpointSaver.fromConnString(url, { formatLevel: 1 })
+      expect(await creator.formatLevel()).toMatchObject({ level: 1, supported: 1 })
+      await creator.close()
+
+      const newer = await EffectCheckpointSaver.fromConnString(url)
+      const older = await EffectCheckpointSaver.fromConnString(url, { formatLevel: 1 })
+      const turns = new Map<string, number>()
+      try {
+        expect(await newer.formatLevel()).toMatchObject({ level: 1, supported: 2 })
+        for (let round = 0; round < 6; round++) {
+          for (
+            const [thread, writer] of [
+              ["shared-a", round % 2 === 0 ? newer : older],
+              ["shared-b", round % 2 === 0 ? older : newer],
+              ["newer-own", newer],
+              ["older-own", older]
+            ] as const
+          ) {
+            await turn(writer, thread, `round ${round} of ${thread}`)
+            turns.set(thread, (turns.get(thread) ?? 0) + 1)
+            // Both read every thread alike, whoever wrote it.
+            expect(await read(older, thread)).toEqual(await read(newer, thread))
+          }
+        }
+        for (const [thread, count] of turns) expect(await messageCount(older, thread)).toBe(2 * count)
+        expect(await framedRows(url)).toBe(0)
+
+        // Every process now runs a release that reads level 2: raise it.
+        const dry = await ok(["upgrade-format", url, "--dry-run"])
+        expect(dry.stdout).toContain("storage format level 1; this release reads and writes levels up to 2")
+        expect(dry.stdout).toContain("would raise it to level 2")
+        expect((await ok(["upgrade-format", url])).stdout).toContain("raised 1 → 2")
+        expect((await ok(["upgrade-format", url])).stdout).toContain("already at level 2")
+
+        // The newer reads the level again (as it does every minute) and writes framed lists from then on.
+        expect(await newer.formatLevel()).toMatchObject({ level: 2 })
+        await turn(newer, "shared-a", "after the raise")
+        expect(await framedRows(url)).toBeGreaterThan(0)
+        expect(await messageCount(newer, "shared-a")).toBe(2 * (turns.get("shared-a")! + 1))
+
+        // The older, before it reads the level again, meets what it does not read: typed, never damage.
+        const met = await failure(read(older, "shared-a"))
+        expect(met).toBeInstanceOf(CheckpointError.IncompatibleFormat)
+        expect(String(met)).toContain("shared-json-framed/1 (format level 2)")
+        // A thread it still reads reads right.
+        expect(await read(older, "older-own")).toEqual(await read(newer, "older-own"))
+        // Once it reads the level, it stops, before writing anything more.
+        expect(await failure(older.formatLevel())).toBeInstanceOf(CheckpointError.IncompatibleFormat)
+        expect(await failure(turn(older, "older-own", "refused"))).toBeInstanceOf(CheckpointError.IncompatibleFormat)
+        expect(await messageCount(newer, "older-own")).toBe(2 * turns.get("older-own")!)
+      } finally {
+        await Promise.all([newer.close(), older.close()])
+      }
+      // A rollback to the older release after the raise is refused when it starts.
+      const rolledBack = await failure(EffectCheckpointSaver.fromConnString(url, { formatLevel: 1 }))
+      expect(rolledBack).toBeInstanceOf(CheckpointError.IncompatibleFormat)
+      expect(String(rolledBack)).toContain(
+        "the database is at storage format level 2, raised by langgraph-checkpoint-effect"
+      )
+    },
+    180_000
+  )
+})
+
+describe("a rolling deploy on PGlite", () => {
+  let dir: string
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "lce-rolling-"))
+  })
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true })
+  })
+
+  it("hands over between the two releases with nothing lost or damaged; raised, the older is refused", async () => {
+    const url = `pglite:${join(dir, "data")}`
+    /** One process at a time owns the directory: each stint opens, works and closes. */
+    const stint = async <A>(formatLevel: number | undefined, f: (saver: EffectCheckpointSaver) => Promise<A>) => {
+      const saver = await EffectCheckpointSaver.fromConnString(url, formatLevel === undefined ? {} : { formatLevel })
+      try {
+        return await f(saver)
+      } finally {
+        await saver.close()
+      }
+    }
+    const older = 1
+    const newer = undefined
+    await stint(older, (saver) => turn(saver, "t", "first, by the older"))
+    const afterNewer = await stint(newer, async (saver) => {
+      expect(await saver.formatLevel()).toMatchObject({ level: 1, supported: 2 })
+      await turn(saver, "t", "second, by the newer")
+      return read(saver, "t")
+    })
+    await stint(older, async (saver) => {
+      expect(await read(saver, "t")).toEqual(afterNewer)
+      await turn(saver, "t", "third, by the older")
+      expect(await messageCount(saver, "t")).toBe(6)
+    })
+    expect((await ok(["upgrade-format", url])).stdout).toContain("raised 1 → 2")
+    await stint(newer, async (saver) => {
+      await turn(saver, "t", "fourth, by the newer, framed")
+      expect(await messageCount(saver, "t")).toBe(8)
+    })
+    const refused = await failure(stint(older, () => Promise.resolve()))
+    expect(refused).toBeInstanceOf(CheckpointError.IncompatibleFormat)
+  }, 180_000)
+})
