@@ -23,7 +23,7 @@ export const VERSION = 1
  * First bytes a frame of a later format may start with: control bytes no
  * JSON text starts with (tab, line feed and carriage return excepted).
  */
-const LATER_VERSIONS = [2, 3, 4, 5, 6, 7, 8]
+const LATER_VERSIONS: ReadonlySet<number> = new Set([2, 3, 4, 5, 6, 7, 8])
 
 /** What opening a frame of a later format says (see {@link isLaterFrame}). */
 const LATER = "is sealed in frame format"
@@ -42,7 +42,7 @@ export const isLaterFrame = (detail: string): boolean => detail.includes(LATER)
  * @since 0.1.0
  */
 export const laterFrame = (bytes: Uint8Array): string | undefined =>
-  LATER_VERSIONS.includes(bytes[0] ?? 0) ? `${LATER} ${bytes[0]}, which a newer release writes` : undefined
+  LATER_VERSIONS.has(bytes[0] ?? 0) ? `${LATER} ${bytes[0]}, which a newer release writes` : undefined
 /** A list's trailer is whole units of a hash's size, so the hashes before it stay whole. */
 const UNIT = HASH_BYTES
 const utf8 = new TextEncoder()
