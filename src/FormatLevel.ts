@@ -14,6 +14,9 @@ import { IncompatibleFormat, type IncompatibleSchema, InvalidConfig } from "./Ch
 import { NEWEST_LEVEL } from "./codec/StorageFormat.ts"
 import type { FormatStatus } from "./StorageDriver.ts"
 
+/** The levels and what each adds, as the storage format defines them. */
+export { LEVELS, NEWEST_LEVEL } from "./codec/StorageFormat.ts"
+
 /**
  * The highest storage format level this process reads and writes (default:
  * the newest this release knows). Pin it one level down to behave as the
