@@ -12,8 +12,8 @@
  * A fixture is written once, by the release that introduced its level, and
  * never again: later releases must read it as it is.
  */
-import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages"
-import { Annotation, DeltaValue, END, messagesDeltaReducer, START, StateGraph, StateSchema } from "@langchain/langgraph"
+import { HumanMessage } from "@langchain/core/messages"
+import { Annotation, END, START, StateGraph } from "@langchain/langgraph"
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { execFileSync } from "node:child_process"
 import { mkdirSync, writeFileSync } from "node:fs"
@@ -21,9 +21,8 @@ import { join, resolve } from "node:path"
 import { pathToFileURL } from "node:url"
 import { parseArgs } from "node:util"
 import { Client } from "pg"
-import { z } from "zod"
 import { type FixtureThread, observe } from "../test/fixtures/formats/observe.ts"
-import { writeChat, writeDelta, writeInspected } from "../test/support/inspectedGraph.ts"
+import { framedGraph, long, writeChat, writeDelta, writeInspected } from "../test/support/inspectedGraph.ts"
 
 const { values } = parseArgs({
   options: {
@@ -53,30 +52,12 @@ const admin = async (f: (client: Client) => Promise<unknown>) => {
   }
 }
 
-/** A message long enough (~300 bytes) for structural sharing to give it a piece. */
-const long = (label: string) => `${label}: `.padEnd(300, "lorem ipsum ")
-
-/**
- * "framed": messages in a DeltaValue with a snapshot every 2 updates, each
- * turn's input and every snapshot an array of messages written inside some
- * text (stored as framed lists where the release has them), over six turns.
- */
+/** "framed": six turns of `framedGraph`, whose inputs and snapshots are framed lists where the release has them. */
 const writeFramed = async (saver: BaseCheckpointSaver, thread_id: string) => {
-  const messages = z.custom<Array<BaseMessage>>()
-  const State = new StateSchema({
-    messages: new DeltaValue(messages.default(() => []), {
-      inputSchema: messages,
-      reducer: messagesDeltaReducer,
-      snapshotFrequency: 2
-    })
-  })
-  const graph = new StateGraph(State)
-    .addNode("model", (state) => ({ messages: [new AIMessage(long(`reply ${state.messages.length}`))] }))
-    .addEdge(START, "model")
-    .addEdge("model", END)
-    .compile({ checkpointer: saver })
   for (let turn = 0; turn < 6; turn++) {
-    await graph.invoke({ messages: [new HumanMessage(long(`question ${turn}`))] }, { configurable: { thread_id } })
+    await framedGraph(saver).invoke({ messages: [new HumanMessage(long(`question ${turn}`))] }, {
+      configurable: { thread_id }
+    })
   }
 }
 

@@ -11,42 +11,21 @@
  * On PGlite, whose directory one process owns at a time, the same through
  * hand-overs between the two.
  */
-import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages"
-import { DeltaValue, END, messagesDeltaReducer, START, StateGraph, StateSchema } from "@langchain/langgraph"
-import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
+import { HumanMessage } from "@langchain/core/messages"
 import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { z } from "zod"
 import { CheckpointError, EffectCheckpointSaver } from "../../src/index.ts"
 import { canonical } from "../../src/testing/index.ts"
 import { usingCli } from "../support/cli.ts"
 import { admin, createDatabase } from "../support/databases.ts"
+import { framedGraph, long } from "../support/inspectedGraph.ts"
 
 const { ok } = usingCli()
 
-const long = (label: string) => `${label}: `.padEnd(300, "lorem ipsum ")
-
-/** A chat whose messages are a DeltaValue with a snapshot every 2 updates: framed lists, where the level has them. */
-const graph = (saver: BaseCheckpointSaver) => {
-  const messages = z.custom<Array<BaseMessage>>()
-  const State = new StateSchema({
-    messages: new DeltaValue(messages.default(() => []), {
-      inputSchema: messages,
-      reducer: messagesDeltaReducer,
-      snapshotFrequency: 2
-    })
-  })
-  return new StateGraph(State)
-    .addNode("model", (state) => ({ messages: [new AIMessage(long(`reply ${state.messages.length}`))] }))
-    .addEdge(START, "model")
-    .addEdge("model", END)
-    .compile({ checkpointer: saver })
-}
-
 const turn = (saver: EffectCheckpointSaver, thread_id: string, label: string) =>
-  graph(saver).invoke({ messages: [new HumanMessage(long(label))] }, { configurable: { thread_id } })
+  framedGraph(saver).invoke({ messages: [new HumanMessage(long(label))] }, { configurable: { thread_id } })
 
 const failure = (promise: Promise<unknown>) => promise.then(() => undefined, (error: unknown) => error)
 
@@ -61,7 +40,7 @@ const read = async (saver: EffectCheckpointSaver, thread_id: string) => {
 }
 
 const messageCount = async (saver: EffectCheckpointSaver, thread_id: string) => {
-  const state = await graph(saver).getState({ configurable: { thread_id } })
+  const state = await framedGraph(saver).getState({ configurable: { thread_id } })
   return (state.values.messages as Array<unknown>).length
 }
 

@@ -3,28 +3,32 @@
  * driver: each scenario is one program over a `Probe`, recording what a user
  * can observe at every step (see `support/differential.ts`).
  */
-import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages"
+import { AIMessage, HumanMessage } from "@langchain/core/messages"
 import type { RunnableConfig } from "@langchain/core/runnables"
 import {
   Annotation,
   Command,
-  DeltaValue,
   END,
   entrypoint,
   getPreviousState,
   interrupt,
   MemorySaver,
-  messagesDeltaReducer,
   Send,
   START,
   StateGraph,
-  StateSchema,
   task
 } from "@langchain/langgraph"
 import type { Checkpoint, CheckpointMetadata } from "@langchain/langgraph-checkpoint"
-import { z } from "zod"
 import type { Probe, Runnable, Scenario } from "../support/differential.ts"
-import { approvalGraph, chatGraph, deltaGraph, nestedGraph, stepsGraph } from "../support/inspectedGraph.ts"
+import {
+  approvalGraph,
+  chatGraph,
+  deltaGraph,
+  framedGraph,
+  long,
+  nestedGraph,
+  stepsGraph
+} from "../support/inspectedGraph.ts"
 
 const Log = Annotation.Root({
   log: Annotation<Array<string>>({ reducer: (a, b) => a.concat(b), default: () => [] })
@@ -400,28 +404,11 @@ const delta: Scenario = {
   }
 }
 
-/** A message long enough (~300 bytes) for structural sharing to give it a piece. */
-const long = (label: string) => `${label}: `.padEnd(300, "lorem ipsum ")
-
 const framed: Scenario = {
   name: "values written around an array of messages (DeltaChannel snapshots, each turn's input): framed lists",
   run: async (probe) => {
-    const messages = z.custom<Array<BaseMessage>>()
-    const State = new StateSchema({
-      // MessagesDeltaValue with a snapshot every 2 updates: the snapshots are framed lists.
-      messages: new DeltaValue(messages.default(() => []), {
-        inputSchema: messages,
-        reducer: messagesDeltaReducer,
-        snapshotFrequency: 2
-      })
-    })
-    const graph = runnable(
-      new StateGraph(State)
-        .addNode("model", (state) => ({ messages: [new AIMessage(long(`reply ${state.messages.length}`))] }))
-        .addEdge(START, "model")
-        .addEdge("model", END)
-        .compile({ checkpointer: probe.saver })
-    )
+    // A DeltaValue snapshot every 2 updates: the snapshots are framed lists.
+    const graph = runnable(framedGraph(probe.saver))
     const config = probe.thread()
     for (let turn = 0; turn < 6; turn++) {
       // Each input `{ messages: [...] }` is a framed list too, in the `__start__` channel.

@@ -7,7 +7,7 @@
  * a human edited, and a message made to attack a terminal (an escape
  * sequence) and a web page (a script tag).
  */
-import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages"
+import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages"
 import { tool } from "@langchain/core/tools"
 import {
   Annotation,
@@ -16,6 +16,7 @@ import {
   END,
   interrupt,
   MessagesAnnotation,
+  messagesDeltaReducer,
   MessagesDeltaValue,
   START,
   StateGraph,
@@ -96,6 +97,31 @@ export const deltaGraph = (saver: BaseCheckpointSaver) => {
       messages: [new AIMessage(`reply ${state.messages.length}`)],
       log: `turn ${state.log.length}`
     }))
+    .addEdge(START, "model")
+    .addEdge("model", END)
+    .compile({ checkpointer: saver })
+}
+
+/** A message long enough (~300 bytes) for structural sharing to give it a piece. */
+export const long = (label: string) => `${label}: `.padEnd(300, "lorem ipsum ")
+
+/**
+ * Messages in a DeltaValue with a snapshot every 2 updates (MessagesDeltaValue
+ * snapshots every 100), the model answering at length: each turn's input and
+ * every snapshot are an array of messages written inside some text, stored as
+ * framed lists where the store's format level has them.
+ */
+export const framedGraph = (saver: BaseCheckpointSaver) => {
+  const messages = z.custom<Array<BaseMessage>>()
+  const State = new StateSchema({
+    messages: new DeltaValue(messages.default(() => []), {
+      inputSchema: messages,
+      reducer: messagesDeltaReducer,
+      snapshotFrequency: 2
+    })
+  })
+  return new StateGraph(State)
+    .addNode("model", (state) => ({ messages: [new AIMessage(long(`reply ${state.messages.length}`))] }))
     .addEdge(START, "model")
     .addEdge("model", END)
     .compile({ checkpointer: saver })
