@@ -109,7 +109,7 @@ describe("through PgBouncer in transaction mode", () => {
           await Promise.all(savers.map((saver) => saver.close()))
         }
         const versions = await admin((client) => client.query("SELECT v FROM checkpoint_migrations"), fresh.url)
-        expect(versions.rowCount).toBe(13)
+        expect(versions.rowCount).toBe(14)
 
         // Read-only: reads work; the pool's transactions begin READ ONLY.
         const reader = EffectCheckpointSaver.fromLayer(
