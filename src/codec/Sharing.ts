@@ -204,8 +204,9 @@ export const make = (
       const keys = Layout.entriesOf(row)
       if (typeof keys === "string") return keys
       const texts: Array<Uint8Array> = []
+      const held = cache.of(thread_id)
       for (const key of keys) {
-        const bytes = cache.get(thread_id, key) ?? pieces.get(key)
+        const bytes = held.get(key) ?? pieces.get(key)
         if (bytes === undefined) return `a piece it refers to ${unreadable?.get(key) ?? "is missing"}`
         texts.push(bytes)
       }
@@ -223,7 +224,8 @@ export const make = (
         return
       }
       if (list !== undefined) lists.set(place, place.channel, { ...list, recognized: true })
-      const proven = (key: string, bytes: Uint8Array) => plainKeys && cache.get(place.thread_id, key) === bytes
+      const held = cache.of(place.thread_id)
+      const proven = (key: string, bytes: Uint8Array) => plainKeys && held.get(key) === bytes
       encoder.learn(
         value,
         texts.map((bytes, i) => ({ key: proven(keys[i]!, bytes) ? keys[i]! : hashOf(bytes), bytes }))
@@ -232,10 +234,13 @@ export const make = (
     stored: (location, laid) => {
       for (const { blob, list } of laid) lists.set(location, blob.channel, list)
     },
-    knownPieces: (location) => lists.known(location, (key) => cache.has(location.thread_id, key)),
+    knownPieces: (location) => {
+      const held = cache.of(location.thread_id)
+      return lists.known(location, (key) => held.has(key))
+    },
     keepRead: (thread_id, pieces, authenticated = false) => {
       for (const [key, bytes] of pieces) {
-        if (!cache.has(thread_id, key) && (authenticated || hashOf(bytes) === key)) cache.add(thread_id, key, bytes)
+        if (!cache.of(thread_id).has(key) && (authenticated || hashOf(bytes) === key)) cache.add(thread_id, key, bytes)
       }
     }
   }

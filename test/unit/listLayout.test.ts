@@ -263,17 +263,17 @@ describe("the piece cache", () => {
     const bytes = (n: number) => new Uint8Array(n)
     cache.add("a", "k", bytes(4))
     cache.add("b", "k", bytes(3))
-    expect(cache.get("a", "k")).toHaveLength(4)
-    expect(cache.get("b", "k")).toHaveLength(3)
-    expect(cache.has("c", "k")).toBe(false)
+    expect(cache.of("a").get("k")).toHaveLength(4)
+    expect(cache.of("b").get("k")).toHaveLength(3)
+    expect(cache.of("c").has("k")).toBe(false)
     cache.add("a", "k", bytes(1)) // a key kept keeps its bytes
-    expect(cache.get("a", "k")).toHaveLength(4)
+    expect(cache.of("a").get("k")).toHaveLength(4)
     cache.add("a", "l", bytes(2)) // "a" is now the most recent
     cache.add("c", "k", bytes(3)) // 12 bytes: "b", the least recent, leaves
-    expect(cache.has("b", "k")).toBe(false)
-    expect([cache.has("a", "k"), cache.has("a", "l"), cache.has("c", "k")]).toEqual([true, true, true])
+    expect(cache.of("b").has("k")).toBe(false)
+    expect([cache.of("a").has("k"), cache.of("a").has("l"), cache.of("c").has("k")]).toEqual([true, true, true])
     cache.add("c", "l", bytes(2)) // 11 bytes: "a"'s oldest leaves
-    expect([cache.has("a", "k"), cache.has("a", "l")]).toEqual([false, true])
+    expect([cache.of("a").has("k"), cache.of("a").has("l")]).toEqual([false, true])
   })
 })
 

@@ -34,6 +34,8 @@ export interface Location {
  *
  * @since 0.1.0
  */
+const none: ReadonlyMap<string, Uint8Array> = new Map()
+
 export const makePieceCache = (budget = CACHED_PIECE_BYTES) => {
   // Map order is recency: a thread added to moves to the end; the first thread's first pieces leave first.
   const threads = new Map<string, Map<string, Uint8Array>>()
@@ -51,8 +53,8 @@ export const makePieceCache = (budget = CACHED_PIECE_BYTES) => {
     }
   }
   return {
-    get: (thread_id: string, key: string): Uint8Array | undefined => threads.get(thread_id)?.get(key),
-    has: (thread_id: string, key: string): boolean => threads.get(thread_id)?.has(key) === true,
+    /** A thread's pieces, to look many up (empty when it has none): read it, never change it. */
+    of: (thread_id: string): ReadonlyMap<string, Uint8Array> => threads.get(thread_id) ?? none,
     /** Keeps a thread's piece (a key already kept keeps its bytes), evicting the oldest over the budget. */
     add: (thread_id: string, key: string, bytes: Uint8Array): void => {
       let pieces = threads.get(thread_id)
