@@ -105,6 +105,8 @@ export const NEWEST_LEVEL: number = LEVELS.at(-1)!.level
 /** What a stored type of this library's own (not a serializer's) looks like: `shared-…` or `…/<n>`. */
 const OWN_TYPE = /^shared-|\/\d+$/
 
+const levels = new Map<string, number | undefined>()
+
 /**
  * The level a stored type (sealed or not) belongs to; `undefined` for a type
  * that looks like one of this library's (`shared-…`, `…/<n>`) but that this
@@ -114,10 +116,13 @@ const OWN_TYPE = /^shared-|\/\d+$/
  * @since 0.1.0
  */
 export const levelOf = (type: string): number | undefined => {
+  // Asked for every value read: the answers of the few types a store holds are kept.
+  if (levels.has(type)) return levels.get(type)
   const base = type.endsWith(SEALED_SUFFIX) ? type.slice(0, -SEALED_SUFFIX.length) : type
   const found = LEVELS.find((level) => level.encodings.includes(base))
-  if (found !== undefined) return found.level
-  return OWN_TYPE.test(base) ? undefined : 1
+  const level = found !== undefined ? found.level : OWN_TYPE.test(base) ? undefined : 1
+  if (levels.size < 256) levels.set(type, level)
+  return level
 }
 
 /**

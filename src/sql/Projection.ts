@@ -186,17 +186,20 @@ export type TupleRow =
  * `digests`, a `text[]` expression of MD5s the caller knows, each blob comes
  * with its digest and without the bytes when the caller knows them: a walk
  * ends at the same snapshot turn after turn, and need not send it each time.
+ * With `threads`, the page may hold several threads: each piece comes with
+ * its thread's id when it does.
  *
  * @since 0.1.0
  */
 export const tupleProjection = (
   t: Tables,
   order: string,
-  { channels, digests, known, looped }: {
+  { channels, digests, known, looped, threads }: {
     readonly channels?: { readonly blobs: string; readonly writes: string }
     readonly digests?: string
     readonly known?: string
     readonly looped?: string
+    readonly threads?: boolean
   } = {}
 ) =>
   `,
@@ -258,8 +261,11 @@ hashes AS (
   }
 ),
 pieces AS (
-  SELECT array_agg(p.hash) AS hashes, array_agg(p.blob) AS blobs,
-    CASE WHEN count(DISTINCT hashes.thread_id) > 1 THEN array_agg(hashes.thread_id) END AS threads
+  SELECT array_agg(p.hash) AS hashes, array_agg(p.blob) AS blobs, ${
+    threads === true
+      ? "CASE WHEN count(DISTINCT hashes.thread_id) > 1 THEN array_agg(hashes.thread_id) END"
+      : "NULL::text[]"
+  } AS threads
   FROM hashes
   CROSS JOIN LATERAL (
     SELECT p.hash, p.blob FROM ${t.pieces} p WHERE p.thread_id = hashes.thread_id AND p.hash = hashes.hash LIMIT 1

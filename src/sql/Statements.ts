@@ -167,7 +167,7 @@ WITH page AS (
         < (${param.after_checkpoint_id}, cp.thread_id, cp.checkpoint_ns))
   ORDER BY cp.checkpoint_id DESC, cp.thread_id, cp.checkpoint_ns
   LIMIT ${param.limit}
-)${tupleProjection(t, newestFirst)}`,
+)${tupleProjection(t, newestFirst, { threads: everyThread })}`,
       decode: (rows: ReadonlyArray<TupleRow>) => toStoredPage(rows)
     })
 
