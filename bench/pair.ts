@@ -18,6 +18,7 @@ import { writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { pathToFileURL } from "node:url"
 import { parseArgs } from "node:util"
+import type * as Index from "../src/index.ts"
 import { createDatabase } from "../test/support/databases.ts"
 import { ms, p50 } from "./measure.ts"
 
@@ -32,7 +33,7 @@ if (values.against === undefined) throw new Error("usage: npm run bench:pair -- 
 const against = resolve(values.against)
 const steps = Number(values.steps)
 
-type Library = typeof import("../src/index.ts")
+type Library = typeof Index
 const load = async (root: string): Promise<Library> => import(pathToFileURL(join(root, "src/index.ts")).href)
 const sides = { before: await load(against), now: await load(join(import.meta.dirname, "..")) }
 type Side = keyof typeof sides
