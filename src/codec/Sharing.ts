@@ -239,8 +239,9 @@ export const make = (
       return lists.known(location, (key) => held.has(key))
     },
     keepRead: (thread_id, pieces, authenticated = false) => {
+      const held = cache.of(thread_id)
       for (const [key, bytes] of pieces) {
-        if (!cache.of(thread_id).has(key) && (authenticated || hashOf(bytes) === key)) cache.add(thread_id, key, bytes)
+        if (!held.has(key) && (authenticated || hashOf(bytes) === key)) cache.add(thread_id, key, bytes)
       }
     }
   }

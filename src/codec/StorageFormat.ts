@@ -170,6 +170,18 @@ const [OPEN, COMMA, CLOSE] = utf8.encode("[,]") as unknown as [number, number, n
 export const hashOf = (bytes: Uint8Array): string =>
   createHash("sha256").update(bytes).digest().toString("latin1", 0, HASH_BYTES)
 
+/**
+ * `bytes` as bytes that own their memory: a view into a larger buffer (a
+ * value decoded from a socket's read, or a small Buffer from Node's shared
+ * pool) is copied, so that whoever keeps it keeps only its own bytes.
+ * Caches keep what they are given for long: a 400-byte piece read from the
+ * database is a view into the 32 KiB the read arrived in.
+ *
+ * @since 0.1.0
+ */
+export const owned = (bytes: Uint8Array): Uint8Array =>
+  bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : new Uint8Array(bytes)
+
 /** A list's hashes as stored. */
 export const packHashes = (keys: ReadonlyArray<string>): Uint8Array => Buffer.from(keys.join(""), "latin1")
 

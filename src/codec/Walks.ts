@@ -17,7 +17,8 @@
  * @since 0.1.0
  */
 import type { BlobRow, KnownToWalk } from "../StorageDriver.ts"
-import { namespaceKey, packHashes } from "./StorageFormat.ts"
+import * as Bounded from "./Bounded.ts"
+import { namespaceKey, owned, packHashes } from "./StorageFormat.ts"
 
 /** A namespace: where a seed was read. */
 interface Place {
@@ -54,83 +55,68 @@ export type Known = KnownToWalk
  */
 export const nothing: Known = { blobs: [], pieces: new Uint8Array() }
 
-/** Namespaces whose last walk's pieces are remembered (their keys only: the bytes are `Sharing`'s). */
-const REMEMBERED_WALKS = 1000
-
 /** Most seeds a namespace names: one per delta channel, and a few left from its earlier snapshots. */
 const PER_NAMESPACE = 8
 
 /** Below this, a blob costs less to send than to name. */
 const WORTH_KEEPING = 1024
 
+/** What is held of one namespace: its seeds by digest (most recent last), the keys of its last walk's pieces. */
+interface Held {
+  readonly seeds: Map<string, Uint8Array>
+  pieces: Uint8Array
+}
+
+const sizeOf = (held: Held) => {
+  let size = held.pieces.byteLength
+  for (const bytes of held.seeds.values()) size += bytes.byteLength
+  return size
+}
+
 /**
- * Seeds held up to `budget` bytes in all, the least recently used leaving
- * first; the piece keys of the last walk of up to 1,000 namespaces.
+ * What walks of up to `budget` bytes in all hold (seeds and piece keys),
+ * by namespace, the least recently used leaving first, and a namespace
+ * unused for `Bounded.IDLE_MS` leaving whole (see `Bounded`).
  *
  * @since 0.1.0
  */
-export const make = (budget = 32 * 1024 * 1024): Walks => {
-  const walks = new Map<string, Uint8Array>()
-  // Map order is recency: a seed used is moved to the end, the first leaves first.
-  const held = new Map<string, { readonly namespace: string; readonly digest: string; readonly bytes: Uint8Array }>()
-  const byNamespace = new Map<string, Array<string>>()
-  let size = 0
-
-  const keyOf = (namespace: string, digest: string) => `${namespace}\u0000${digest}`
-
-  const drop = (key: string) => {
-    const entry = held.get(key)
-    if (entry === undefined) return
-    held.delete(key)
-    size -= entry.bytes.byteLength
-    const digests = byNamespace.get(entry.namespace)?.filter((digest) => digest !== entry.digest) ?? []
-    if (digests.length === 0) byNamespace.delete(entry.namespace)
-    else byNamespace.set(entry.namespace, digests)
-  }
-
-  const keep = (namespace: string, digest: string, bytes: Uint8Array) => {
-    if (bytes.byteLength < WORTH_KEEPING || bytes.byteLength > budget) return
-    const key = keyOf(namespace, digest)
-    drop(key)
-    held.set(key, { namespace, digest, bytes })
-    size += bytes.byteLength
-    const digests = [digest, ...(byNamespace.get(namespace) ?? [])]
-    byNamespace.set(namespace, digests)
-    for (const old of digests.slice(PER_NAMESPACE)) drop(keyOf(namespace, old))
-    for (const oldest of held.keys()) {
-      if (size <= budget) break
-      drop(oldest)
-    }
+export const make = (limits: Partial<Bounded.Options> = {}): Walks => {
+  const namespaces = Bounded.make<string, Held>({ budget: 32 * 1024 * 1024, idleMs: Bounded.IDLE_MS, ...limits })
+  const heldAt = (namespace: string) => {
+    let held = namespaces.peek(namespace)
+    if (held === undefined) namespaces.set(namespace, held = { seeds: new Map(), pieces: nothing.pieces }, 0)
+    return held
   }
 
   return {
     known: (place) => {
-      const namespace = namespaceKey(place)
-      return { blobs: byNamespace.get(namespace) ?? [], pieces: walks.get(namespace) ?? nothing.pieces }
+      const held = namespaces.get(namespaceKey(place))
+      return held === undefined ? nothing : { blobs: [...held.seeds.keys()], pieces: held.pieces }
     },
     walked: (place, pieces) => {
       const namespace = namespaceKey(place)
-      walks.delete(namespace)
-      if (pieces.size === 0) return
-      walks.set(namespace, packHashes([...pieces]))
-      for (const oldest of walks.keys()) {
-        if (walks.size <= REMEMBERED_WALKS) break
-        walks.delete(oldest)
-      }
+      const held = heldAt(namespace)
+      held.pieces = pieces.size === 0 ? nothing.pieces : owned(packHashes([...pieces]))
+      namespaces.resize(namespace, sizeOf(held))
     },
     fill: (place, blob) => {
       if (blob.digest === undefined) return blob
       const namespace = namespaceKey(place)
       if (blob.bytes !== undefined) {
-        keep(namespace, blob.digest, blob.bytes)
+        if (blob.bytes.byteLength >= WORTH_KEEPING) {
+          const held = heldAt(namespace)
+          held.seeds.delete(blob.digest)
+          held.seeds.set(blob.digest, owned(blob.bytes))
+          for (const oldest of held.seeds.keys()) {
+            if (held.seeds.size <= PER_NAMESPACE) break
+            held.seeds.delete(oldest)
+          }
+          namespaces.resize(namespace, sizeOf(held))
+        }
         return blob
       }
-      const key = keyOf(namespace, blob.digest)
-      const entry = held.get(key)
-      if (entry === undefined) return undefined
-      held.delete(key)
-      held.set(key, entry)
-      return { ...blob, bytes: entry.bytes }
+      const bytes = namespaces.get(namespace)?.seeds.get(blob.digest)
+      return bytes === undefined ? undefined : { ...blob, bytes }
     }
   }
 }

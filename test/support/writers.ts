@@ -16,22 +16,38 @@ export interface Outcome {
   readonly rejected: ReadonlyArray<unknown>
   /** When each acknowledged turn returned (`Date.now()`). */
   readonly acknowledgedAt: ReadonlyArray<number>
+  /** The longest an acknowledged turn took, in milliseconds. */
+  readonly longestTurn: number
 }
 
-export const chatWriters = (saver: BaseCheckpointSaver, threads: number, prefix: string) => {
+export const chatWriters = (
+  saver: BaseCheckpointSaver,
+  threads: number,
+  prefix: string,
+  /** Each writer moves on to a new thread after this many turns (a conversation ends); default never. */
+  turnsPerThread = Infinity
+) => {
   const graph = chatGraph(saver)
   const acknowledged = new Map<string, number>()
   const acknowledgedAt: Array<number> = []
   const rejected: Array<unknown> = []
+  let longestTurn = 0
   let running = true
   const done = Promise.all(Array.from({ length: threads }, async (_, i) => {
-    const thread_id = `${prefix}-${i}`
+    let conversation = 0
+    let thread_id = `${prefix}-${i}`
     let turns = 0
     while (running) {
+      if (turns >= turnsPerThread) {
+        thread_id = `${prefix}-${i}-${++conversation}`
+        turns = 0
+      }
+      const started = Date.now()
       try {
         await graph.invoke({ messages: [new HumanMessage(`turn ${turns}`)] }, { configurable: { thread_id } })
         acknowledged.set(thread_id, ++turns)
         acknowledgedAt.push(Date.now())
+        longestTurn = Math.max(longestTurn, Date.now() - started)
       } catch (error) {
         rejected.push(error)
       }
@@ -44,7 +60,7 @@ export const chatWriters = (saver: BaseCheckpointSaver, threads: number, prefix:
     stop: async (): Promise<Outcome> => {
       running = false
       await done
-      return { acknowledged, rejected, acknowledgedAt }
+      return { acknowledged, rejected, acknowledgedAt, longestTurn }
     }
   }
 }

@@ -258,8 +258,8 @@ describe("decode", () => {
 })
 
 describe("the piece cache", () => {
-  it("keeps each thread's pieces apart, and evicts the least recently added thread's oldest pieces first", () => {
-    const cache = makePieceCache(10)
+  it("keeps each thread's pieces apart; over the budget, the least recently used thread leaves whole", () => {
+    const cache = makePieceCache({ budget: 10 })
     const bytes = (n: number) => new Uint8Array(n)
     cache.add("a", "k", bytes(4))
     cache.add("b", "k", bytes(3))
@@ -272,8 +272,31 @@ describe("the piece cache", () => {
     cache.add("c", "k", bytes(3)) // 12 bytes: "b", the least recent, leaves
     expect(cache.of("b").has("k")).toBe(false)
     expect([cache.of("a").has("k"), cache.of("a").has("l"), cache.of("c").has("k")]).toEqual([true, true, true])
-    cache.add("c", "l", bytes(2)) // 11 bytes: "a"'s oldest leaves
-    expect([cache.of("a").has("k"), cache.of("a").has("l")]).toEqual([false, true])
+    expect(cache.bytes()).toBe(9)
+  })
+
+  it("counts a piece as its own copy, never the buffer it arrived in", () => {
+    const cache = makePieceCache({ budget: 1000 })
+    const read = new Uint8Array(32 * 1024).subarray(100, 500)
+    cache.add("a", "k", read)
+    expect(cache.of("a").get("k")!.buffer.byteLength).toBe(400)
+    expect(cache.bytes()).toBe(400)
+  })
+
+  it("forgets a thread unused for its idle time", () => {
+    let now = 0
+    const cache = makePieceCache({ budget: 1000, idleMs: 100, now: () => now })
+    cache.add("a", "k", new Uint8Array(4))
+    cache.add("b", "k", new Uint8Array(4))
+    now = 60
+    expect(cache.of("a").has("k")).toBe(true) // used: kept another 100
+    now = 120
+    cache.add("c", "k", new Uint8Array(4)) // "b", unused since 0, goes
+    expect(cache.of("b").has("k")).toBe(false)
+    expect(cache.of("a").has("k")).toBe(true)
+    now = 400
+    expect(cache.of("a").has("k")).toBe(false)
+    expect(cache.bytes()).toBeLessThanOrEqual(4)
   })
 })
 
@@ -449,8 +472,9 @@ describe("list memory", () => {
       .toEqual([hash(1), hash(3)])
   })
 
-  it("keeps the most recently used namespaces, each with all its channels' lists", () => {
-    const memory = makeListMemory(2)
+  it("keeps the most recently used namespaces within its bytes, each with all its channels' lists", () => {
+    // A list of one key retains 144 bytes: a's two lists and c's fit, b's too would not.
+    const memory = makeListMemory({ budget: 500 })
     const [a, b, c] = ["a", "b", "c"].map((thread_id) => ({ thread_id, checkpoint_ns: "" }))
     memory.set(a!, "messages", list(hash(1)))
     memory.set(a!, "notes", list(hash(2)))
@@ -462,5 +486,17 @@ describe("list memory", () => {
     expect(memory.get(a!, "notes")?.keys).toEqual([hash(2)])
     expect(knownOf(memory, a!)).toEqual([hash(4), hash(2)])
     expect(memory.get(c!, "messages")?.keys).toEqual([hash(5)])
+    expect(memory.bytes()).toBe(3 * 144)
+  })
+
+  it("forgets a namespace unused for its idle time", () => {
+    let now = 0
+    const memory = makeListMemory({ idleMs: 100, now: () => now })
+    const a = { thread_id: "a", checkpoint_ns: "" }
+    memory.set(a, "messages", list(hash(1)))
+    now = 99
+    expect(memory.get(a, "messages")).toBeDefined()
+    now = 250
+    expect(memory.get(a, "messages")).toBeUndefined()
   })
 })

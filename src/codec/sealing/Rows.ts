@@ -8,7 +8,7 @@
  * @since 0.1.0
  */
 import type { BlobRow, Piece, SharedBase, WriteRow } from "../../StorageDriver.ts"
-import { isList, pieceKey, SEALED_SUFFIX } from "../StorageFormat.ts"
+import { isList, owned, pieceKey, SEALED_SUFFIX } from "../StorageFormat.ts"
 import { isSealed, type Keyring, laterFrame, open, openList, seal, type Sealer, sealList, VERSION } from "./Frames.ts"
 import type { ThreadKey } from "./Keys.ts"
 import { blobPlace, type CheckpointPlace, piecePlace, writePlace } from "./Places.ts"
@@ -176,6 +176,7 @@ export const makePieceSealer = () => {
     let bytes = sealedPieces.get(known)
     if (bytes === undefined) {
       bytes = seal(key, piece.bytes, piecePlace(address))
+      bytes = owned(bytes)
       sealedPieces.set(known, bytes)
       if (sealedPieces.size > KEPT_SEALED_PIECES) sealedPieces.delete(sealedPieces.keys().next().value!)
     }

@@ -2,17 +2,28 @@
  * What a storage service's sharing keeps in memory between steps: the
  * pieces it wrote or read (what a read need not fetch again), and the list
  * each channel last stored or read (what its next step extends). Both are
- * bounded, oldest first out.
+ * bounded by what they retain and by time (see `Bounded`).
  *
  * @since 0.1.0
  */
-import { namespaceKey, packHashes } from "../StorageFormat.ts"
+import * as Bounded from "../Bounded.ts"
+import { namespaceKey, owned, packHashes } from "../StorageFormat.ts"
 import type { List } from "./Layout.ts"
 
-/** Namespaces whose lists are remembered per process, for the next step of their channels. */
-const REMEMBERED_NAMESPACES = 1000
 /** The bytes of pieces kept in memory. */
 const CACHED_PIECE_BYTES = 64 * 1024 * 1024
+/** The bytes of the lists kept in memory (their keys, as strings), of every namespace. */
+const REMEMBERED_LIST_BYTES = 32 * 1024 * 1024
+
+/** What a list retains: its object, and each key's string and slot. */
+const listBytes = (list: List) => 96 + 48 * list.keys.length
+
+/**
+ * How a memory is bounded (tests make them small, and their clock their own).
+ *
+ * @since 0.1.0
+ */
+export type Limits = Partial<Bounded.Options>
 
 /**
  * Where a namespace's channel is: what a remembered list is keyed by.
@@ -24,74 +35,75 @@ export interface Location {
   readonly checkpoint_ns: string
 }
 
+const none: ReadonlyMap<string, Uint8Array> = new Map()
+
 /**
  * Pieces by thread and key, each thread's apart: a read of one thread is
  * answered only with pieces that thread wrote or read, never with another
  * thread's, even should two threads store different bytes under one key (a
  * forged row, or a collision of the 128-bit hash). Callers keep only pieces
  * whose key they computed from the bytes, or whose seal opened (see
- * `Sharing.keepRead`), so an entry is never stale.
+ * `Sharing.keepRead`), so an entry is never stale. Bounded by the bytes
+ * kept, each piece counted as the copy it is kept as (never the buffer it
+ * arrived in), and by time: a thread unused for `Bounded.IDLE_MS` goes whole.
  *
  * @since 0.1.0
  */
-const none: ReadonlyMap<string, Uint8Array> = new Map()
-
-export const makePieceCache = (budget = CACHED_PIECE_BYTES) => {
-  // Map order is recency: a thread added to moves to the end; the first thread's first pieces leave first.
-  const threads = new Map<string, Map<string, Uint8Array>>()
-  let cachedBytes = 0
-  let latest: string | undefined
-  const evict = () => {
-    for (const [thread_id, pieces] of threads) {
-      for (const [key, bytes] of pieces) {
-        if (cachedBytes <= budget) return
-        pieces.delete(key)
-        cachedBytes -= bytes.byteLength
-      }
-      threads.delete(thread_id)
-      if (latest === thread_id) latest = undefined
-    }
-  }
+export const makePieceCache = (limits: Limits = {}) => {
+  const threads = Bounded.make<string, { readonly pieces: Map<string, Uint8Array>; bytes: number }>({
+    budget: CACHED_PIECE_BYTES,
+    idleMs: Bounded.IDLE_MS,
+    ...limits
+  })
   return {
-    /** A thread's pieces, to look many up (empty when it has none): read it, never change it. */
-    of: (thread_id: string): ReadonlyMap<string, Uint8Array> => threads.get(thread_id) ?? none,
-    /** Keeps a thread's piece (a key already kept keeps its bytes), evicting the oldest over the budget. */
+    /** A thread's pieces, to look many up (empty when it has none), as a use: read it, never change it. */
+    of: (thread_id: string): ReadonlyMap<string, Uint8Array> => threads.get(thread_id)?.pieces ?? none,
+    /** Keeps a thread's piece (a key already kept keeps its bytes). */
     add: (thread_id: string, key: string, bytes: Uint8Array): void => {
-      let pieces = threads.get(thread_id)
-      if (pieces?.has(key) === true) return
-      if (pieces === undefined) pieces = new Map()
-      if (latest !== thread_id) {
-        threads.delete(thread_id)
-        threads.set(thread_id, pieces)
-        latest = thread_id
+      const found = threads.peek(thread_id)
+      if (found?.pieces.has(key) === true) return
+      // Counted as what it retains: its own copy, never the buffer it arrived in.
+      const kept = owned(bytes)
+      if (found === undefined) {
+        threads.set(thread_id, { pieces: new Map([[key, kept]]), bytes: kept.byteLength }, kept.byteLength)
+        return
       }
-      pieces.set(key, bytes)
-      cachedBytes += bytes.byteLength
-      if (cachedBytes > budget) evict()
-    }
+      found.pieces.set(key, kept)
+      found.bytes += kept.byteLength
+      threads.resize(thread_id, found.bytes)
+    },
+    /** The bytes kept. */
+    bytes: threads.bytes
   }
 }
 
 /**
  * The list each channel last stored or read, by thread, namespace and
- * channel; those of the most recently used namespaces kept. A namespace's
- * lists are found together: a read names their pieces without looking at
- * any other namespace's.
+ * channel, bounded by the bytes of their keys and by time (`Bounded.IDLE_MS`). A
+ * namespace's lists are found together: a read names their pieces without
+ * looking at any other namespace's.
  *
  * @since 0.1.0
  */
-export const makeListMemory = (size = REMEMBERED_NAMESPACES) => {
-  // Map order is recency: a namespace written to moves to the end, the first leaves first.
-  const namespaces = new Map<string, Map<string, List>>()
+export const makeListMemory = (limits: Limits = {}) => {
+  const namespaces = Bounded.make<string, Map<string, List>>({
+    budget: REMEMBERED_LIST_BYTES,
+    idleMs: Bounded.IDLE_MS,
+    ...limits
+  })
+  const sizeOf = (lists: ReadonlyMap<string, List>) => {
+    let size = 0
+    for (const list of lists.values()) size += listBytes(list)
+    return size
+  }
   return {
     get: (location: Location, channel: string): List | undefined =>
       namespaces.get(namespaceKey(location))?.get(channel),
     set: (location: Location, channel: string, list: List): void => {
       const key = namespaceKey(location)
-      const lists = namespaces.get(key) ?? new Map<string, List>()
-      namespaces.delete(key)
-      namespaces.set(key, lists.set(channel, list))
-      if (namespaces.size > size) namespaces.delete(namespaces.keys().next().value!)
+      const lists = namespaces.peek(key) ?? new Map<string, List>()
+      lists.set(channel, list)
+      namespaces.set(key, lists, sizeOf(lists))
     },
     /** The hashes (back to back) of the entries of a namespace's remembered lists that `has` holds. */
     known: (location: Location, has: (key: string) => boolean): Uint8Array => {
@@ -100,6 +112,8 @@ export const makeListMemory = (size = REMEMBERED_NAMESPACES) => {
         for (const entry of list.keys) if (has(entry)) known.push(entry)
       }
       return packHashes(known)
-    }
+    },
+    /** The bytes the lists' keys retain, as estimated. */
+    bytes: namespaces.bytes
   }
 }

@@ -10,7 +10,7 @@
  * @since 0.1.0
  */
 import { DeltaSnapshot } from "@langchain/langgraph-checkpoint"
-import { FRAMED, framed, frameOf, hashOf, join, SHARED } from "../StorageFormat.ts"
+import { FRAMED, framed, frameOf, hashOf, join, owned, SHARED } from "../StorageFormat.ts"
 import { Trace } from "./Trace.ts"
 
 /**
@@ -231,7 +231,11 @@ export const makeEncoder = (dumpJson: DumpJson, mayFrame: () => boolean = () => 
     items.forEach((item, i) => {
       if (typeof item !== "object" || item === null) return
       const trace = new Trace()
-      if (trace.record(item)) known[i] = keep(item, trace, elements[i]!, 1)
+      if (!trace.record(item)) return
+      const element = elements[i]!
+      // Kept as long as the item lives: its own bytes, not the read's buffer.
+      const bytes = owned(element.bytes)
+      known[i] = keep(item, trace, bytes === element.bytes ? element : { key: element.key, bytes }, 1)
     })
     setRun(items, known)
   }
