@@ -291,8 +291,9 @@ export interface FormatReport extends FormatStatus {
  *
  * Each call builds a service with its own memory of what its threads stored
  * (the lists the next put extends, and up to 64 MiB of pieces a read need
- * not fetch again): build it once per process and share it. Two services
- * over one database stay correct, each just remembers less.
+ * not fetch again, each thread's forgotten a minute after its last use):
+ * build it once per process and share it. Two services over one database
+ * stay correct, each just remembers less.
  *
  * @since 0.1.0
  */
