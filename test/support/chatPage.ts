@@ -14,7 +14,7 @@ import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { extname, join, normalize, sep } from "node:path"
-import type { Browser, Page } from "playwright-core"
+import type { Browser, BrowserContext, Page } from "playwright-core"
 import { build } from "rolldown"
 
 const SOURCE = join(import.meta.dirname, "chatPage")
@@ -95,8 +95,8 @@ export interface ChatPageOptions {
   readonly thread?: string
 }
 
-/** Opens the chat page in a new page of `browser`, talking to `api` (the `agent` assistant). */
-export const openChatPage = async (browser: Browser, options: ChatPageOptions): Promise<Page> => {
+/** Opens the chat page in a new page of `browser` (or of a context of its), talking to `api` (the `agent` assistant). */
+export const openChatPage = async (browser: Browser | BrowserContext, options: ChatPageOptions): Promise<Page> => {
   const url = new URL(await chatPageUrl())
   url.searchParams.set("api", options.api)
   if (options.thread !== undefined) url.searchParams.set("thread", options.thread)
