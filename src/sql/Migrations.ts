@@ -101,6 +101,19 @@ const steps = (t: Tables): ReadonlyArray<readonly [version: number, statements: 
       raised_at TIMESTAMPTZ NOT NULL DEFAULT now()
     )`,
     raisedTo(t, 2)
+  ]],
+  // Thread records (LangGraph's thread API): each thread's metadata and
+  // creation time, its last activity standing for `updated_at`. A feature
+  // step (see `featureSteps`), from `COMPATIBLE_FROM` on: a release that
+  // knows that convention ignores it, but 0.1.0 does not, so it runs only
+  // when asked for (`enableThreadRecords`). Defaults, no UPDATE: rows that
+  // are there read as records with no metadata, created when the step ran
+  // (so until its next put, such a thread's updated_at is before it).
+  [1000, [
+    `ALTER TABLE ${t.threads} ADD COLUMN IF NOT EXISTS metadata JSONB NOT NULL DEFAULT '{}'`,
+    `ALTER TABLE ${t.threads} ADD COLUMN IF NOT EXISTS created_at TIMESTAMPTZ NOT NULL DEFAULT now()`,
+    `CREATE INDEX IF NOT EXISTS checkpoint_threads_metadata ON ${t.threads} USING GIN (metadata)`,
+    `CREATE INDEX IF NOT EXISTS checkpoint_threads_created ON ${t.threads} (created_at DESC, thread_id DESC)`
   ]]
 ]
 
@@ -116,6 +129,19 @@ const raisedTo = (t: Tables, level: number) =>
  * middle of a rolling deploy. Other steps never depend on them.
  */
 const levelSteps: ReadonlyMap<number, number> = new Map([[103, 2]])
+
+/**
+ * The steps of features a store takes only when asked (see
+ * {@link enableThreadRecords}), never by themselves: every release since
+ * `COMPATIBLE_FROM` was known ignores them, but an older one (0.1.0) would
+ * refuse the database, so a feature is turned on once no process of such a
+ * release is left. Other steps never depend on them; like level steps, a
+ * database without them is current.
+ */
+const featureSteps: ReadonlySet<number> = new Set([1000])
+
+/** The step of thread records (see {@link enableThreadRecords}). */
+const threadRecordsStep = 1000
 
 /**
  * Steps from this version on are ones a release that does not know them can
@@ -188,7 +214,8 @@ const unknownVersion = (applied: ReadonlySet<number>, known: ReadonlySet<number>
  * applying only the missing steps. Level steps (see `levelSteps`) run only
  * on a new database (one without the migrations table), up to `level`
  * (default the newest): an existing database keeps its storage format level
- * until it is raised. Safe when many processes start at once: each
+ * until it is raised. Feature steps never run here (see
+ * {@link enableThreadRecords}). Safe when many processes start at once: each
  * transaction first takes the dialect's migration lock, then re-reads what
  * is applied, so a step runs once whoever runs it. A step that fails with a
  * retryable error is retried as a whole. Fails with `IncompatibleSchema`
@@ -204,7 +231,7 @@ export const run = Effect.fn("CheckpointStorage.migrate")(function*(
   const fresh = !(yield* hasMigrationsTable(tables).pipe(Effect.mapError((cause) => Retry.failure("migrate", cause))))
   yield* apply(tables, dialect, (version) => {
     const raises = levelSteps.get(version)
-    return raises === undefined || (fresh && raises <= level)
+    return raises === undefined ? !featureSteps.has(version) : fresh && raises <= level
   })
 })
 
@@ -224,10 +251,48 @@ export const raise = Effect.fn("CheckpointStorage.raiseFormat")(function*(
   dialect: Dialect = "postgres",
   level: number = NEWEST_LEVEL
 ) {
-  yield* apply(tables, dialect, (version) => (levelSteps.get(version) ?? 0) <= level)
+  yield* apply(tables, dialect, (version) => !featureSteps.has(version) && (levelSteps.get(version) ?? 0) <= level)
   const applied = yield* appliedVersions(tables).pipe(Effect.mapError((cause) => Retry.failure("raise", cause)))
   return levelOf(applied)
 })
+
+/**
+ * Makes the database hold thread records (migration 1000: each thread's
+ * metadata and creation time, and their indexes), bringing its schema up to
+ * date first, as {@link run} does, but for level steps. Safe to repeat, and
+ * when many processes run it at once (the migrations' lock).
+ *
+ * **Gotchas**
+ *
+ * Only once no process on the database runs 0.1.0: that release does not
+ * know steps it may ignore, and refuses a database with one
+ * (`IncompatibleSchema`). Later releases work on with it. Adding the
+ * indexes holds the threads table's writers (every put) while they are built.
+ *
+ * @since 0.2.0
+ */
+export const enableThreadRecords = Effect.fn("CheckpointStorage.enableThreadRecords")(function*(
+  tables: Tables,
+  dialect: Dialect = "postgres"
+) {
+  yield* apply(
+    tables,
+    dialect,
+    (version) => !levelSteps.has(version) && (!featureSteps.has(version) || version === threadRecordsStep)
+  )
+})
+
+/**
+ * Whether thread records are enabled (migration 1000 applied), read without
+ * changing anything.
+ *
+ * @since 0.2.0
+ */
+export const threadRecordsEnabled = (tables: Tables): Effect.Effect<boolean, StorageFailure, SqlClient.SqlClient> =>
+  appliedVersions(tables).pipe(
+    Effect.map((applied) => applied.has(threadRecordsStep)),
+    Effect.mapError((cause) => Retry.failure("enableThreadRecords", cause))
+  )
 
 /** Applies the missing steps that `wanted` selects, in order (see {@link run}). */
 const apply = Effect.fnUntraced(function*(tables: Tables, dialect: Dialect, wanted: (version: number) => boolean) {
@@ -322,8 +387,13 @@ export const check = (
       const known = new Set(steps(tables).map(([version]) => version))
       const unknown = unknownVersion(applied, known)
       if (unknown !== undefined) return Effect.fail(unknown)
-      const last = applied.size === 0 ? -1 : Math.max(...applied)
-      if ([...known].every((version) => applied.has(version) || indexOnly.has(version) || levelSteps.has(version))) {
+      // Steps one may ignore say nothing of how far the database got.
+      const last = Math.max(-1, ...[...applied].filter((version) => version < COMPATIBLE_FROM))
+      if (
+        [...known].every((version) =>
+          applied.has(version) || indexOnly.has(version) || levelSteps.has(version) || featureSteps.has(version)
+        )
+      ) {
         return Effect.succeed({ layout: "current" })
       }
       return last <= langGraphLatest
