@@ -262,7 +262,7 @@ export interface StorageDriver {
     channels: ReadonlyArray<string>,
     known: KnownToWalk
   ) => Effect.Effect<Ancestors, StorageFailure>
-  /** Removes every checkpoint, blob, piece and write of a thread, atomically. */
+  /** Removes every checkpoint, blob, piece and write of a thread, and its record, atomically. */
   readonly deleteThread: (thread_id: string) => Effect.Effect<void, StorageFailure>
   /** Whether the thread has any checkpoint. */
   readonly threadExists: (thread_id: string) => Effect.Effect<boolean, StorageFailure>
@@ -305,6 +305,46 @@ export interface StorageDriver {
   /** Raises the store to format `level` (nothing when it is there already); answers its level afterwards. */
   readonly raiseFormat: (level: number) => Effect.Effect<FormatStatus, IncompatibleSchema | StorageFailure>
   /**
+   * A thread's record (see {@link ThreadRecordRow}); `None` when the thread
+   * has neither checkpoints nor a record.
+   *
+   * @since 0.2.0
+   */
+  readonly threadRecord: (thread_id: string) => Effect.Effect<Option.Option<ThreadRecordRow>, StorageFailure>
+  /**
+   * Creates or updates a record: `metadata` (JSON text of an object)
+   * replaces the stored one, or is merged into it at the top level when
+   * `merge` (into nothing when what is stored is not an object); touches
+   * `updated_at`; keeps `created_at`. Answers the record after. Atomic; a
+   * thread without checkpoints gets a record all the same.
+   *
+   * @since 0.2.0
+   */
+  readonly setThreadRecord: (
+    thread_id: string,
+    metadata: string,
+    merge: boolean
+  ) => Effect.Effect<ThreadRecordRow, StorageFailure>
+  /**
+   * Records whose metadata contains `metadata` (JSONB `@>` semantics;
+   * undefined = all), sorted, paged, with the total count of matches.
+   *
+   * @since 0.2.0
+   */
+  readonly searchThreadRecords: (
+    query: ThreadRecordQuery
+  ) => Effect.Effect<{ readonly records: ReadonlyArray<ThreadRecordRow>; readonly total: number }, StorageFailure>
+  /**
+   * Makes the store hold thread records (SQL: applies migration 1000, see
+   * `Migrations.enableThreadRecords`); idempotent. The other record members
+   * need it first. Every thread with checkpoints has a record from then on:
+   * `put` creates one (and never changes its metadata), `deleteThread`
+   * removes it.
+   *
+   * @since 0.2.0
+   */
+  readonly enableThreadRecords: Effect.Effect<void, IncompatibleSchema | StorageFailure>
+  /**
    * Runs `effect` while the thread's writers wait (SQL: one transaction
    * holding the thread's row lock), so what it reads stays true until it
    * writes.
@@ -324,6 +364,36 @@ export interface StorageDriver {
 export interface FormatStatus {
   readonly level: number
   readonly raised?: { readonly release: string; readonly at: Date } | undefined
+}
+
+/**
+ * A thread's record, as LangGraph's thread API shows it: metadata of its
+ * own (apart from any checkpoint's), when it was created, when it last
+ * changed (its last activity: a put, or its record set).
+ *
+ * @since 0.2.0
+ */
+export interface ThreadRecordRow {
+  readonly thread_id: string
+  /** JSON text, as stored (untrusted: not necessarily an object). */
+  readonly metadata: string
+  readonly created_at: Date
+  readonly updated_at: Date
+}
+
+/**
+ * What `searchThreadRecords` selects, resolved. Ties of the sort key are
+ * broken by `thread_id` in the same direction, so pages are stable.
+ *
+ * @since 0.2.0
+ */
+export interface ThreadRecordQuery {
+  /** JSON text of an object the records' metadata must contain; undefined for every record. */
+  readonly metadata: string | undefined
+  readonly limit: number
+  readonly offset: number
+  readonly sort_by: "created_at" | "updated_at" | "thread_id"
+  readonly sort_order: "asc" | "desc"
 }
 
 /**

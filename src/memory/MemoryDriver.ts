@@ -11,10 +11,11 @@ import { Context, Effect, Layer, Semaphore } from "effect"
 import { NEWEST_LEVEL } from "../codec/StorageFormat.ts"
 import type { StorageDriver } from "../StorageDriver.ts"
 import { reads } from "./Reads.ts"
+import { records } from "./Records.ts"
 import type { Threads, ThreadState } from "./ThreadState.ts"
 import { writes } from "./Writes.ts"
 
-export type { NamespaceState, ThreadState } from "./ThreadState.ts"
+export type { NamespaceState, ThreadRecordState, ThreadState } from "./ThreadState.ts"
 
 /** Set while a fiber runs `exclusive`: the writes it makes do not wait for themselves. */
 const Held = Context.Reference<boolean>("langgraph-checkpoint-effect/memory/Held", { defaultValue: () => false })
@@ -63,6 +64,7 @@ export const makeInspectable = (options: MakeOptions = {}): MemoryDriver["Servic
   const driver: StorageDriver = {
     ...reads(threads),
     ...writes(threads, writing),
+    ...records(threads, writing),
     formatStatus: Effect.sync(() => ({ level })),
     raiseFormat: (to) =>
       Effect.sync(() => {

@@ -7,7 +7,17 @@
 import { Effect, Option, Stream } from "effect"
 import type { Location } from "../Checkpoint.ts"
 import type { CheckpointRow, IndexEntry, ListSelection, StorageDriver, StoredCheckpoint } from "../StorageDriver.ts"
-import { blobOf, copy, readBlob, rowsOf, stored, type ThreadState, withPieces, writesAt } from "./ThreadState.ts"
+import {
+  blobOf,
+  copy,
+  hasCheckpoints,
+  readBlob,
+  rowsOf,
+  stored,
+  type ThreadState,
+  withPieces,
+  writesAt
+} from "./ThreadState.ts"
 
 /**
  * The driver operations that only read.
@@ -43,8 +53,8 @@ export const reads = (threads: ReadonlyMap<string, ThreadState>): Reads => {
 
   const storedRow = (row: CheckpointRow) => stored(threads.get(row.thread_id), row)
 
-  // Threads holding only writes have no checkpoint, so no rows either way.
-  const listed = () => Array.from(threads).filter(([, thread]) => thread.lastActivity !== undefined)
+  // As the SQL driver lists them: threads holding only writes, or only a record, are not.
+  const listed = () => Array.from(threads).filter(([, thread]) => hasCheckpoints(thread))
 
   return {
     // Sends every piece whatever the caller has: nothing crosses a wire.

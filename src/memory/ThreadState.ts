@@ -31,14 +31,33 @@ export interface NamespaceState {
  */
 export interface ThreadState {
   /**
-   * The time of its latest put (or of the copy that wrote it); undefined
-   * while it holds only writes, which `threads` does not list.
+   * The time of its latest put, of the copy that wrote it or of its record
+   * set; undefined while it holds only writes.
    */
   readonly lastActivity: Date | undefined
+  /**
+   * Its record (see `StorageDriver.threadRecord`), whose `updated_at` is
+   * `lastActivity`: made by its first put, or by setting it; undefined while
+   * it holds only writes.
+   *
+   * @since 0.2.0
+   */
+  readonly record: ThreadRecordState | undefined
   /** Namespace → its rows. */
   readonly namespaces: ReadonlyMap<string, NamespaceState>
   /** `StorageFormat.pieceKey` → the piece's bytes, stored once per thread. */
   readonly pieces: ReadonlyMap<string, Uint8Array>
+}
+
+/**
+ * A thread's record as the driver holds it.
+ *
+ * @since 0.2.0
+ */
+export interface ThreadRecordState {
+  /** JSON text of an object. */
+  readonly metadata: string
+  readonly created_at: Date
 }
 
 /**
@@ -59,6 +78,7 @@ export interface MutableNamespace extends NamespaceState {
  */
 export interface MutableThread extends ThreadState {
   lastActivity: Date | undefined
+  record: ThreadRecordState | undefined
   readonly namespaces: Map<string, MutableNamespace>
   readonly pieces: Map<string, Uint8Array>
 }
@@ -94,7 +114,11 @@ export const hold = <K, V>(map: Map<K, V>, key: K, make: () => V): V => {
  * @since 0.1.0
  */
 export const holdThread = (threads: Threads, thread_id: string): MutableThread =>
-  hold(threads, thread_id, () => ({ lastActivity: undefined, namespaces: new Map(), pieces: new Map() }))
+  hold(
+    threads,
+    thread_id,
+    () => ({ lastActivity: undefined, record: undefined, namespaces: new Map(), pieces: new Map() })
+  )
 
 /**
  * The namespace of a thread, made empty if it was not there.
@@ -111,6 +135,14 @@ export const holdNamespace = (thread: MutableThread, checkpoint_ns: string): Mut
  */
 export const rowsOf = (thread: ThreadState | undefined): Array<CheckpointRow> =>
   Array.from(thread?.namespaces.values() ?? []).flatMap((namespace) => Array.from(namespace.checkpoints.values()))
+
+/**
+ * Whether a thread has any checkpoint (a thread may hold only writes, or only its record).
+ *
+ * @since 0.2.0
+ */
+export const hasCheckpoints = (thread: ThreadState | undefined): boolean =>
+  Array.from(thread?.namespaces.values() ?? []).some((namespace) => namespace.checkpoints.size > 0)
 
 /**
  * The blob a checkpoint holds for a channel, if stored.

@@ -3,7 +3,8 @@
  * `Effect.sync` (so it is atomic), stores copies of the caller's bytes, and
  * keeps what the SQL driver keeps (blobs and pieces written once, a
  * checkpoint's first parent, blobs and pieces removed with the last row
- * referring to them).
+ * referring to them, a thread's record made by its first put and kept by
+ * every other write).
  *
  * @since 0.1.0
  */
@@ -57,6 +58,7 @@ export const writes = (threads: Threads, writing: Writing): Writes => ({
       const thread = holdThread(threads, row.thread_id)
       addPieces(thread, shared.pieces)
       thread.lastActivity = new Date()
+      thread.record ??= { metadata: "{}", created_at: thread.lastActivity }
       const stored = holdNamespace(thread, row.checkpoint_ns)
       // A put of an id already stored replaces its header and metadata but keeps its first parent, as the SQL
       // driver's upsert does: re-pointing it could close a loop (a checkpoint put again under its own child).
@@ -111,10 +113,12 @@ export const writes = (threads: Threads, writing: Writing): Writes => ({
       }
     }),
 
+  // The thread's record stays, as the SQL driver's row does; a new thread gets one.
   writeThread: (rows) =>
     writing(() => {
+      const record = threads.get(rows.thread_id)?.record ?? { metadata: "{}", created_at: new Date() }
       threads.delete(rows.thread_id)
-      threads.set(rows.thread_id, threadOf(rows))
+      threads.set(rows.thread_id, { ...threadOf(rows), record })
     })
 })
 
@@ -155,7 +159,12 @@ const removeUnreferenced = (thread: MutableThread) => {
 
 /** A thread holding exactly `rows`. */
 const threadOf = (rows: ThreadRows): MutableThread => {
-  const thread: MutableThread = { lastActivity: rows.last_activity, namespaces: new Map(), pieces: new Map() }
+  const thread: MutableThread = {
+    lastActivity: rows.last_activity,
+    record: undefined,
+    namespaces: new Map(),
+    pieces: new Map()
+  }
   for (const row of rows.checkpoints) {
     holdNamespace(thread, row.checkpoint_ns).checkpoints.set(row.checkpoint_id, { ...row, thread_id: rows.thread_id })
   }

@@ -17,8 +17,10 @@
  * - `ancestors`: one recursive query that stops once every channel is seeded,
  *   or where parent links that loop come back (see `Statements`); a seed the
  *   caller already holds comes as its digest only.
- * - `deleteThread`: one statement deleting from every table, run holding
- *   the thread's row.
+ * - `deleteThread`: one statement deleting from every table (the thread's
+ *   record with its row), run holding the thread's row.
+ * - thread records: one statement each; a search's page and its count of
+ *   matches come back together.
  *
  * This module only runs them: retries, joining a caller's transaction, and
  * `exclusive`'s transaction holding a thread. Its statement runner
@@ -34,7 +36,7 @@ import type { Dialect } from "./Dialect.ts"
 import * as GroupCommit from "./GroupCommit.ts"
 import * as Migrations from "./Migrations.ts"
 import * as Retry from "./Retry.ts"
-import { type Statement, statements } from "./Statements.ts"
+import { searchVariant, type Statement, statements } from "./Statements.ts"
 import type { Tables } from "./Tables.ts"
 
 /**
@@ -221,6 +223,19 @@ export const make = Effect.fnUntraced(function*(
     threadRows: (thread_id) => run("threadRows", q.threadRows, { thread_id }),
 
     writeThread: (rows) => run("writeThread", q.writeThread, rows),
+
+    threadRecord: (thread_id) => run("getThread", q.threadRecord, { thread_id }),
+
+    setThreadRecord: (thread_id, metadata, merge) =>
+      run("setThread", merge ? q.mergeThreadRecord : q.setThreadRecord, { thread_id, metadata }),
+
+    searchThreadRecords: (query) => run("searchThreads", q.searchThreadRecords[searchVariant(query)], query),
+
+    enableThreadRecords: Migrations.enableThreadRecords(tables, options.dialect).pipe(
+      Effect.provideService(SqlClient.SqlClient, sql),
+      Effect.provideService(Retry.RetryPolicy, policy),
+      Effect.provideService(Retry.Reconnect, reconnect)
+    ),
 
     formatStatus: Effect.provideService(Migrations.status(tables), SqlClient.SqlClient, sql),
 

@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import { type Duration, Effect, Layer } from "effect"
-import type { SqlClient } from "effect/sql"
+import { SqlClient } from "effect/sql"
 import { type IncompatibleSchema, type InvalidConfig, StorageFailure } from "../CheckpointError.ts"
 import { type CheckpointStorage, type FormatError, layerDriver } from "../CheckpointStorage.ts"
 import * as FormatLevel from "../FormatLevel.ts"
@@ -135,8 +135,17 @@ const driverOver = <E, R>(
     withPolicy(
       resolve(valid).pipe(
         Effect.tap(() => Retry.registerRetries),
-        Effect.flatMap((tables) => SqlDriver.make(tables, valid)),
-        Effect.map((driver) => valid.readOnly === true ? refusingWrites(driver) : driver)
+        Effect.flatMap((tables) =>
+          Effect.gen(function*() {
+            const driver = yield* SqlDriver.make(tables, valid)
+            if (valid.readOnly !== true) return driver
+            const sql = yield* SqlClient.SqlClient
+            return refusingWrites(
+              driver,
+              Effect.provideService(Migrations.threadRecordsEnabled(tables), SqlClient.SqlClient, sql)
+            )
+          })
+        )
       ),
       valid
     ))
@@ -146,7 +155,10 @@ const driverOver = <E, R>(
  * application's own client may accept writes, and LangGraph's tables, read
  * through derived relations, could not take them anyway.
  */
-const refusingWrites = (driver: StorageDriver): StorageDriver => {
+const refusingWrites = (
+  driver: StorageDriver,
+  threadRecords: Effect.Effect<boolean, StorageFailure>
+): StorageDriver => {
   const refuse = (operation: string) =>
     Effect.fail(
       new StorageFailure({ operation, retryable: false, cause: "the storage was opened read-only (readOnly: true)" })
@@ -160,6 +172,12 @@ const refusingWrites = (driver: StorageDriver): StorageDriver => {
     setParents: () => refuse("setParents"),
     writeThread: () => refuse("writeThread"),
     raiseFormat: () => refuse("raiseFormat"),
+    setThreadRecord: () => refuse("setThread"),
+    // Records a writer enabled read as they are; enabling them is a write.
+    enableThreadRecords: Effect.flatMap(
+      threadRecords,
+      (enabled) => enabled ? Effect.void : refuse("enableThreadRecords")
+    ),
     // Every caller of `exclusive` writes, and it starts by locking the thread's row with a write.
     exclusive: () => refuse("exclusive")
   }

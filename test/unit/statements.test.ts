@@ -29,7 +29,15 @@ describe("the catalogue", () => {
   const catalogue = Statements.statements(t)
 
   it("every statement numbers its parameters from $1 without gaps", () => {
-    for (const [name, statement] of Object.entries(catalogue)) {
+    const all: Array<readonly [string, { readonly text: string }]> = Object.entries(catalogue).flatMap((
+      [name, entry]
+    ): Array<readonly [string, { readonly text: string }]> =>
+      "text" in entry
+        ? [[name, entry]]
+        : Object.entries(entry).map(([variant, statement]) => [`${name} ${variant}`, statement])
+    )
+    expect(all.length).toBeGreaterThan(Object.keys(catalogue).length)
+    for (const [name, statement] of all) {
       const numbers = [...new Set([...statement.text.matchAll(/\$(\d+)/g)].map((match) => Number(match[1])))]
       expect(numbers.sort((a, b) => a - b), name).toEqual(numbers.map((_, i) => i + 1))
     }

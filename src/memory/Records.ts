@@ -1,0 +1,114 @@
+/**
+ * The memory driver's thread records: each thread's record lives in its
+ * state (`ThreadState.record`, made by its first put), `updated_at` is its
+ * last activity, and a search filters with {@link contains}, the `@>` of
+ * `jsonb` the SQL driver's search uses, so both find the same records.
+ *
+ * @since 0.2.0
+ */
+import { Effect, Option } from "effect"
+import type { StorageDriver, ThreadRecordQuery, ThreadRecordRow } from "../StorageDriver.ts"
+import { holdThread, type Threads, type ThreadState } from "./ThreadState.ts"
+import type { Writing } from "./Writes.ts"
+
+/**
+ * The driver operations on thread records.
+ *
+ * @since 0.2.0
+ */
+export type Records = Pick<
+  StorageDriver,
+  "threadRecord" | "setThreadRecord" | "searchThreadRecords" | "enableThreadRecords"
+>
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+/**
+ * Whether JSON value `haystack` contains `needle`, as `jsonb`'s `@>` says
+ * below the top level: an object contains an object whose every key it has
+ * with a value containing the needle's; an array contains an array whose
+ * every element some element of it contains; scalars contain equal scalars.
+ * Nothing else contains anything (an array does not contain an object).
+ * Both are values `JSON.parse` made (keys are own properties).
+ *
+ * @since 0.2.0
+ */
+export const contains = (haystack: unknown, needle: unknown): boolean => {
+  if (Array.isArray(needle)) {
+    return Array.isArray(haystack) && needle.every((wanted) => haystack.some((element) => contains(element, wanted)))
+  }
+  if (isObject(needle)) {
+    return isObject(haystack) &&
+      Object.keys(needle).every((key) => Object.hasOwn(haystack, key) && contains(haystack[key], needle[key]))
+  }
+  return !(typeof haystack === "object" && haystack !== null) && haystack === needle
+}
+
+/** The stored JSON text as a value, undefined when it is not JSON. */
+const parsed = (json: string): unknown => {
+  try {
+    return JSON.parse(json)
+  } catch {
+    return undefined
+  }
+}
+
+/** A thread's record as read (dates copied: they are the driver's own). */
+const recordOf = (thread_id: string, thread: ThreadState | undefined): ThreadRecordRow | undefined => {
+  const record = thread?.record
+  if (record === undefined) return undefined
+  return {
+    thread_id,
+    metadata: record.metadata,
+    created_at: new Date(record.created_at),
+    updated_at: new Date(thread?.lastActivity ?? record.created_at)
+  }
+}
+
+const sortKey = (record: ThreadRecordRow, by: ThreadRecordQuery["sort_by"]): number | string =>
+  by === "thread_id" ? record.thread_id : record[by].getTime()
+
+const compare = (a: number | string, b: number | string) => a < b ? -1 : a > b ? 1 : 0
+
+/**
+ * The record operations over a state; `writing` runs the changes after any
+ * thread-wide operation holding the driver.
+ *
+ * @since 0.2.0
+ */
+export const records = (threads: Threads, writing: Writing): Records => ({
+  threadRecord: (thread_id) => Effect.sync(() => Option.fromUndefinedOr(recordOf(thread_id, threads.get(thread_id)))),
+
+  setThreadRecord: (thread_id, metadata, merge) =>
+    writing(() => {
+      const thread = holdThread(threads, thread_id)
+      const now = new Date()
+      const stored = thread.record === undefined ? undefined : parsed(thread.record.metadata)
+      const given = parsed(metadata)
+      thread.record = {
+        metadata: merge && isObject(stored) && isObject(given) ? JSON.stringify({ ...stored, ...given }) : metadata,
+        created_at: thread.record?.created_at ?? now
+      }
+      thread.lastActivity = now
+      return recordOf(thread_id, thread)!
+    }),
+
+  searchThreadRecords: (query) =>
+    Effect.sync(() => {
+      const needle = query.metadata === undefined ? undefined : parsed(query.metadata)
+      const direction = query.sort_order === "asc" ? 1 : -1
+      const matches = Array.from(threads).flatMap(([thread_id, thread]) => {
+        const record = recordOf(thread_id, thread)
+        if (record === undefined) return []
+        if (query.metadata !== undefined && !contains(parsed(record.metadata), needle)) return []
+        return [record]
+      }).sort((a, b) =>
+        direction * (compare(sortKey(a, query.sort_by), sortKey(b, query.sort_by)) ||
+          compare(a.thread_id, b.thread_id))
+      )
+      return { records: matches.slice(query.offset, query.offset + query.limit), total: matches.length }
+    }),
+
+  enableThreadRecords: Effect.void
+})
