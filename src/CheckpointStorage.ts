@@ -46,6 +46,8 @@ import type { ReencryptProgress, RetentionPolicy, RetentionReport } from "./life
 import * as MemoryDriver from "./memory/MemoryDriver.ts"
 import * as Settings from "./Settings.ts"
 import type { CheckpointRow, FormatStatus, StorageDriver, StoredCheckpoint, ThreadRows } from "./StorageDriver.ts"
+import * as ThreadRecords from "./ThreadRecords.ts"
+import type { ThreadPage, ThreadQuery, ThreadRecord, ThreadUpdate } from "./ThreadRecords.ts"
 
 /**
  * A store this process must not go on with: raised to a storage format
@@ -69,6 +71,7 @@ export type {
   RetentionReport
 } from "./lifecycle/ThreadLifecycle.ts"
 export { summarizeReencrypt } from "./lifecycle/ThreadLifecycle.ts"
+export type { ThreadPage, ThreadQuery, ThreadRecord, ThreadUpdate } from "./ThreadRecords.ts"
 
 /** @since 0.1.0 */
 export type ReadError = InvalidConfig | InvalidInput | CorruptedCheckpoint | StorageFailure | FormatError
@@ -114,7 +117,7 @@ export class CheckpointStorage extends Context.Service<CheckpointStorage, {
   readonly getTuple: (ref: CheckpointRef) => Effect.Effect<Option.Option<CheckpointTuple>, ReadError>
   /** Matching checkpoints, newest first. */
   readonly list: (query: ListQuery) => Stream.Stream<CheckpointTuple, ReadError>
-  /** Removes a thread: every namespace, checkpoint, value and write. */
+  /** Removes a thread: every namespace, checkpoint, value and write, and its record. */
   readonly deleteThread: (thread_id: string) => Effect.Effect<void, InvalidConfig | StorageFailure | FormatError>
   /**
    * Copies a whole thread (every namespace, the whole parent chain, values
@@ -259,6 +262,48 @@ export class CheckpointStorage extends Context.Service<CheckpointStorage, {
    * `level` is refused (`IncompatibleSchema` or `IncompatibleFormat`).
    */
   readonly upgradeFormat: (level?: number) => Effect.Effect<FormatReport, InvalidInput | StorageFailure | FormatError>
+  /**
+   * A thread's record (see `ThreadRecords`): its own metadata, when it was
+   * created and last changed; `None` when the thread has neither
+   * checkpoints nor a record. Every thread a graph wrote has one.
+   *
+   * **Gotchas**
+   *
+   * The first record operation on a service enables records in the store
+   * (SQL: migration 1000, see `Migrations.enableThreadRecords`), which a
+   * process of release 0.1.0 on the same database then refuses: call it
+   * once no such process is left. A read-only storage reads records only
+   * where a writer enabled them.
+   *
+   * @since 0.2.0
+   */
+  readonly getThread: (
+    thread_id: string
+  ) => Effect.Effect<Option.Option<ThreadRecord>, InvalidConfig | StorageFailure | FormatError>
+  /**
+   * Creates or changes a thread's record, atomically: `put` replaces its
+   * metadata, `patch` merges into it at the top level; `updated_at` moves,
+   * `created_at` stays. A thread without checkpoints gets a record (which
+   * `deleteThread` removes); puts never change its metadata. Metadata is a
+   * plain JSON object of at most 256 KiB, nested at most 32 deep, or
+   * `InvalidInput`. Answers the record after.
+   *
+   * @since 0.2.0
+   */
+  readonly setThread: (
+    thread_id: string,
+    update: ThreadUpdate
+  ) => Effect.Effect<ThreadRecord, InvalidConfig | InvalidInput | StorageFailure | FormatError>
+  /**
+   * The records whose metadata contains `query.metadata` (see
+   * {@link ThreadQuery}), one page in a stable order, with the count of
+   * every match.
+   *
+   * @since 0.2.0
+   */
+  readonly searchThreads: (
+    query: ThreadQuery
+  ) => Effect.Effect<ThreadPage, InvalidInput | StorageFailure | FormatError>
 }>()("langgraph-checkpoint-effect/CheckpointStorage") {}
 
 /**
@@ -310,7 +355,8 @@ export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
       ...writing(driver, codec),
       ...reading(driver, codec),
       deleteThread,
-      ...ThreadLifecycle.make(driver, codec)
+      ...ThreadLifecycle.make(driver, codec),
+      ...ThreadRecords.make(driver)
     }),
     ...formatLevels(driver, format)
   })

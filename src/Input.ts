@@ -27,3 +27,113 @@ export const decodeIdRef = (operation: string, ref: CheckpointIdRef) =>
 /** @since 0.1.0 */
 export const decodeThreadId = (operation: string, thread_id: string) =>
   Schema.decodeEffect(CheckpointRef.fields.thread_id)(thread_id).pipe(Effect.mapError(invalidConfig(operation)))
+
+/**
+ * The bounds of a JSON object a caller gives (a thread record's metadata):
+ * containers nested at most `depth` deep, at most `bytes` of JSON text (UTF-8).
+ *
+ * @since 0.2.0
+ */
+export const JSON_OBJECT_BOUNDS = { depth: 32, bytes: 256 * 1024 } as const
+
+/** A path's next step, as JavaScript would write it. */
+const step = (path: string, key: string) =>
+  /^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`
+
+const kindOf = (value: unknown) => {
+  if (typeof value !== "object" || value === null) return typeof value
+  const name: unknown = Object.getPrototypeOf(value)?.constructor?.name
+  return typeof name === "string" && name !== "" ? `an instance of ${name}` : "an object of another prototype"
+}
+
+/**
+ * What keeps `value` (at `path`, inside `depth` containers) from being
+ * plain JSON, if anything: a value JSON has no place for (a function, a
+ * symbol, a bigint, `undefined` in an array), a number that is not finite,
+ * an instance of a class, a container holding itself, or one nested deeper
+ * than {@link JSON_OBJECT_BOUNDS}. `undefined` values of properties are
+ * left out, as `JSON.stringify` leaves them.
+ */
+const notJson = (value: unknown, path: string, depth: number, open: Set<object>): string | undefined => {
+  if (value === null || typeof value === "string" || typeof value === "boolean") return undefined
+  if (typeof value === "number") return Number.isFinite(value) ? undefined : `${path} is ${value}, not a finite number`
+  if (typeof value !== "object") {
+    return `${path} is ${typeof value === "undefined" ? "undefined" : `a ${typeof value}`}, not JSON`
+  }
+  if (open.has(value)) return `${path} holds itself (a cycle)`
+  if (depth >= JSON_OBJECT_BOUNDS.depth) return `${path} is nested deeper than ${JSON_OBJECT_BOUNDS.depth} levels`
+  const prototype: unknown = Object.getPrototypeOf(value)
+  open.add(value)
+  try {
+    if (Array.isArray(value)) {
+      if (prototype !== Array.prototype) return `${path} is ${kindOf(value)}, not a plain array`
+      for (let i = 0; i < value.length; i++) {
+        const problem = notJson(value[i], `${path}[${i}]`, depth + 1, open)
+        if (problem !== undefined) return problem
+      }
+      return undefined
+    }
+    if (prototype !== Object.prototype && prototype !== null) return `${path} is ${kindOf(value)}, not a plain object`
+    for (const [key, item] of Object.entries(value)) {
+      if (item === undefined) continue
+      const problem = notJson(item, step(path, key), depth + 1, open)
+      if (problem !== undefined) return problem
+    }
+    return undefined
+  } finally {
+    open.delete(value)
+  }
+}
+
+/**
+ * The JSON text of a plain JSON object a caller gives as `argument` (see
+ * {@link JSON_OBJECT_BOUNDS}); `InvalidInput` naming what is wrong
+ * otherwise: not an object, a value JSON cannot hold, a class instance, a
+ * cycle, too deep or too long.
+ *
+ * @since 0.2.0
+ */
+export const encodeJsonObject = (
+  operation: string,
+  argument: string,
+  value: unknown
+): Effect.Effect<string, InvalidInput> =>
+  Effect.suspend(() => {
+    const fail = (detail: string) => Effect.fail(new InvalidInput({ operation, argument, detail }))
+    if (typeof value !== "object" || value === null || Array.isArray(value)) {
+      return fail(`expected an object of JSON values, got ${Array.isArray(value) ? "an array" : kindOf(value)}`)
+    }
+    let problem: string | undefined
+    let text: string
+    try {
+      problem = notJson(value, argument, 0, new Set())
+      text = problem === undefined ? JSON.stringify(value) : ""
+    } catch (error) {
+      // A getter or a proxy that throws.
+      return fail(`cannot be read: ${error instanceof Error ? error.message : String(error)}`)
+    }
+    if (problem !== undefined) return fail(problem)
+    if (
+      text.length > JSON_OBJECT_BOUNDS.bytes || new TextEncoder().encode(text).byteLength > JSON_OBJECT_BOUNDS.bytes
+    ) {
+      return fail(`its JSON text is longer than ${JSON_OBJECT_BOUNDS.bytes} bytes`)
+    }
+    return Effect.succeed(text)
+  })
+
+/**
+ * A stored JSON object read back (a thread record's metadata): parsed with
+ * `JSON.parse` alone, so an own `__proto__` key stays a plain property and
+ * nothing becomes a class instance; text that is not a JSON object (stored
+ * data is untrusted) reads as `{}`.
+ *
+ * @since 0.2.0
+ */
+export const readJsonObject = (text: string): Record<string, unknown> => {
+  try {
+    const value: unknown = JSON.parse(text)
+    return typeof value === "object" && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : {}
+  } catch {
+    return {}
+  }
+}

@@ -34,7 +34,11 @@ import {
   type ReencryptSummary,
   type RetentionPolicy,
   type RetentionReport,
-  summarizeReencrypt
+  summarizeReencrypt,
+  type ThreadPage,
+  type ThreadQuery,
+  type ThreadRecord,
+  type ThreadUpdate
 } from "./CheckpointStorage.ts"
 import * as Encryption from "./codec/Encryption.ts"
 import { SafeJsonPlusSerializer } from "./codec/JsonPlus.ts"
@@ -392,6 +396,35 @@ export class EffectCheckpointSaver extends BaseCheckpointSaver {
    */
   async upgradeFormat(level?: number): Promise<FormatReport> {
     return this.#run(CheckpointStorage.use((storage) => storage.upgradeFormat(level)))
+  }
+
+  /**
+   * A thread's record: its metadata, `created_at` and `updated_at` (see
+   * `CheckpointStorage.getThread`); undefined when the thread has neither
+   * checkpoints nor a record. The first record call enables records in the
+   * store (SQL: a migration a 0.1.0 process on the database then refuses).
+   */
+  async getThread(threadId: string): Promise<ThreadRecord | undefined> {
+    return this.#run(
+      CheckpointStorage.use((storage) => storage.getThread(threadId)).pipe(Effect.map(Option.getOrUndefined))
+    )
+  }
+
+  /**
+   * Creates or changes a thread's record (see `CheckpointStorage.setThread`):
+   * `put` replaces its metadata, `patch` merges into it. Rejects with
+   * `InvalidInput` for metadata that is not a plain JSON object.
+   */
+  async setThread(threadId: string, update: ThreadUpdate): Promise<ThreadRecord> {
+    return this.#run(CheckpointStorage.use((storage) => storage.setThread(threadId, update)))
+  }
+
+  /**
+   * Records whose metadata contains `query.metadata`, a page of them and the
+   * count of all (see `CheckpointStorage.searchThreads`).
+   */
+  async searchThreads(query: ThreadQuery = {}): Promise<ThreadPage> {
+    return this.#run(CheckpointStorage.use((storage) => storage.searchThreads(query)))
   }
 
   /**
