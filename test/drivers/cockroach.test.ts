@@ -77,11 +77,17 @@ describe("the CockroachDB dialect", () => {
           yield* Stream.runDrain(s.list({ thread_id: "t", filter: { source: "loop" }, before: child.checkpoint_id }))
           yield* Stream.runDrain(s.list({ limit: 1 }))
           yield* s.getDeltaChannelHistory(child, ["a"])
+          yield* s.setThread("t", { kind: "put", metadata: { a: [1], b: { c: "x" } } })
+          yield* s.setThread("t", { kind: "patch", metadata: { d: 1 } })
+          yield* s.getThread("t")
+          yield* s.searchThreads({ metadata: { a: [1] }, sort_by: "updated_at", sort_order: "asc", offset: 1 })
+          yield* s.searchThreads({ sort_by: "thread_id" })
           yield* s.deleteThread("t")
         }).pipe(Effect.provide(storage.pipe(Layer.provideMerge(client))))
         const sent = socket.statements()
         expect(sent.length).toBeGreaterThan(20)
         expect(sent.some((statement) => statement.includes("checkpoint_migration_lock"))).toBe(true)
+        expect(sent.some((statement) => statement.includes("USING GIN (metadata)"))).toBe(true)
         expect(violations(sent)).toEqual([])
         // Expiry itself is CockroachDB's row-level TTL; its statements are checked as text.
         const ttl = [
@@ -105,6 +111,24 @@ describe("the CockroachDB dialect", () => {
             target.admin((client) => client.query<{ v: number }>("SELECT v FROM checkpoint_migrations ORDER BY v"))
           )
           expect(versions.rows.map((row) => Number(row.v))).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 100, 101, 102, 103])
+        })),
+    60_000
+  )
+
+  it.live(
+    "enables thread records once when many services ask at once, and only when asked",
+    () =>
+      onTarget("records", (target) =>
+        Effect.gen(function*() {
+          const versions = Effect.promise(() =>
+            target.admin((client) => client.query<{ v: number }>("SELECT v FROM checkpoint_migrations ORDER BY v"))
+          ).pipe(Effect.map((result) => result.rows.map((row) => Number(row.v))))
+          const ask = Storage.use((s) => s.getThread("t")).pipe(Effect.provide(target.layer({ poolSize: 1 })))
+          yield* Effect.scoped(Layer.build(target.layer({ poolSize: 1 })))
+          expect(yield* versions).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 100, 101, 102, 103])
+          const found = yield* Effect.all(Array.from({ length: 6 }, () => ask), { concurrency: "unbounded" })
+          expect(found.every(Option.isNone)).toBe(true)
+          expect(yield* versions).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 100, 101, 102, 103, 1000])
         })),
     60_000
   )
