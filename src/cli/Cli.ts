@@ -25,6 +25,7 @@ import { show } from "./commands/Show.ts"
 import { stats } from "./commands/Stats.ts"
 import { threads } from "./commands/Threads.ts"
 import { upgradeFormat } from "./commands/UpgradeFormat.ts"
+import { serve } from "./Serve.ts"
 import { web } from "./Web.ts"
 
 /**
@@ -50,6 +51,7 @@ export const root = Command.make("langgraph-checkpoints").pipe(
     retention,
     stats,
     upgradeFormat,
-    web
+    web,
+    serve
   ])
 )

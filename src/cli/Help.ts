@@ -64,7 +64,8 @@ const subcommands: ReadonlyArray<readonly [string, string]> = [
   ["retention", "Deletes inactive threads and trims long ones"],
   ["stats", "Rows and bytes per table, and what structural sharing saves"],
   ["upgrade-format", "Raises the storage format level once every process runs this release (safe to repeat)"],
-  ["web", "Serves a local web page to browse threads, their history as a graph, states and diffs"]
+  ["web", "Serves a local web page to browse threads, their history as a graph, states and diffs"],
+  ["serve", "Serves graphs over LangGraph's HTTP API (the SDK, useStream, agent-chat-ui) on this database"]
 ]
 
 /** `effect/cli`'s two-column table: the left column padded to its widest cell plus 4, at most `cap`. */

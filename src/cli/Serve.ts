@@ -1,0 +1,116 @@
+/**
+ * `langgraph-checkpoints serve <module>:<export> [--db url]`: a compiled
+ * graph served over LangGraph's HTTP API (see `langgraph-checkpoint-effect/server`),
+ * on the embedded default (PGlite in `.data/langgraph`) or any database.
+ * Prints the URL to give agent-chat-ui or the SDK's `Client`, and serves
+ * until interrupted (Ctrl-C).
+ *
+ * The server entry and its optional peer dependencies
+ * (`@langchain/langgraph-api`, `hono`, `@hono/node-server`) are loaded only
+ * here, from the package's own files beside this one (this file sits one
+ * directory deep in `src/` and `dist/`, as the CLI's bundle does), so every
+ * other command works without them.
+ *
+ * @since 0.2.0
+ */
+import { Effect } from "effect"
+import { Argument, Command, Flag } from "effect/cli"
+import { resolve } from "node:path"
+import { pathToFileURL } from "node:url"
+import type * as ServerEntry from "../server.ts"
+import { CommandError, UsageError } from "./Arguments.ts"
+import * as Output from "./Output.ts"
+
+type ServerModule = typeof ServerEntry
+
+/** The server entry, compiled or not, as this module is. */
+const loadServer = Effect.tryPromise({
+  try: () =>
+    import(
+      new URL(import.meta.url.endsWith(".ts") ? "../server.ts" : "../server.js", import.meta.url).href
+    ) as Promise<ServerModule>,
+  catch: (cause) =>
+    new CommandError({
+      detail: `the server needs @langchain/langgraph-api, hono and @hono/node-server installed ` +
+        `(npm install @langchain/langgraph-api hono @hono/node-server): ${String(cause)}`
+    })
+})
+
+/** `path/to/module.ts:export` (default export `graph`), read. */
+const spec = (argument: string) => {
+  const at = argument.lastIndexOf(":")
+  // A Windows drive letter (`C:\…`) is not an export name.
+  return at > 1 ? { path: argument.slice(0, at), name: argument.slice(at + 1) } : { path: argument, name: "graph" }
+}
+
+/** The compiled graph `argument` names. */
+const loadGraph = (argument: string) =>
+  Effect.gen(function*() {
+    const { name, path } = spec(argument)
+    const loaded = yield* Effect.tryPromise({
+      try: () => import(pathToFileURL(resolve(path)).href) as Promise<Record<string, unknown>>,
+      catch: (cause) => new CommandError({ detail: `cannot load ${path}: ${String(cause)}` })
+    })
+    const graph = loaded[name]
+    if (typeof graph !== "object" || graph === null || !("getState" in graph)) {
+      return yield* new UsageError({
+        command: "serve",
+        detail: `${path} has no compiled graph exported as \`${name}\` (name it: ${path}:<export>)`
+      })
+    }
+    return { id: name, graph: graph as Parameters<ServerModule["serve"]>[0]["graphs"][string] }
+  })
+
+/**
+ * The `serve` command.
+ *
+ * @since 0.2.0
+ */
+export const serve = Command.make("serve", {
+  graphs: Argument.String("graph").pipe(
+    Argument.withMetavar("<module>:<export>"),
+    Argument.withDescription("The compiled graph to serve, e.g. ./src/agent.ts:graph (repeat for more)"),
+    Argument.variadic({ min: 1 })
+  ),
+  db: Flag.String("db").pipe(
+    Flag.withDescription(
+      "The database (pglite:<dir>, postgres://…, cockroachdb://…; default DATABASE_URL, else pglite:.data/langgraph)"
+    ),
+    Flag.optional
+  ),
+  host: Flag.String("host").pipe(
+    Flag.withDescription(
+      "Listen on this address (default 127.0.0.1: this machine only; another needs auth, see the README)"
+    ),
+    Flag.withDefault("127.0.0.1")
+  ),
+  port: Flag.Int("port").pipe(
+    Flag.withDescription("Listen on this port (default 2024, LangGraph's)"),
+    Flag.withDefault(2024)
+  )
+}, (input) =>
+  Effect.gen(function*() {
+    if (input.port < 0 || input.port > 65535) {
+      return yield* new UsageError({ command: "serve", detail: "--port must be from 0 to 65535" })
+    }
+    const graphs: Record<string, Parameters<ServerModule["serve"]>[0]["graphs"][string]> = {}
+    for (const argument of input.graphs) {
+      const { graph, id } = yield* loadGraph(argument)
+      graphs[id] = graph
+    }
+    const server = yield* loadServer
+    const database = input.db._tag === "Some" ? input.db.value : process.env.DATABASE_URL || "pglite:.data/langgraph"
+    const running = yield* Effect.acquireRelease(
+      Effect.tryPromise({
+        try: () => server.serve({ graphs, database, host: input.host, port: input.port }),
+        catch: (cause) => new CommandError({ detail: cause instanceof Error ? cause.message : String(cause) })
+      }),
+      (running) => Effect.promise(() => running.close())
+    )
+    yield* Output.line(Output.clean(running.url))
+    return yield* Effect.never
+  }).pipe(Effect.scoped)).pipe(
+    Command.withDescription(
+      "Serves graphs over LangGraph's HTTP API (the SDK, useStream, agent-chat-ui) on this database"
+    )
+  )

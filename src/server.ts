@@ -1,0 +1,150 @@
+/**
+ * A LangGraph server on your own database: compiled graphs served over
+ * LangGraph Platform's HTTP API, so LangGraph's own clients
+ * (`@langchain/langgraph-sdk`, its React `useStream`, agent-chat-ui) talk to
+ * threads stored by this library, on any backend.
+ *
+ * ```ts
+ * import { serve } from "langgraph-checkpoint-effect/server"
+ * const server = await serve({ graphs: { agent: graph }, database: "pglite:.data/agent" })
+ * console.log(server.url) // paste into agent-chat-ui, or `new Client({ apiUrl })`
+ * ```
+ *
+ * Built on `createEmbedServer` from `@langchain/langgraph-api` (with `hono`
+ * and `@hono/node-server`, optional peer dependencies: install them to use
+ * this entry point; nothing else in the package loads them). See "Serving
+ * threads to LangGraph's clients" in the README for what it implements.
+ *
+ * @since 0.2.0
+ */
+import type { AddressInfo } from "node:net"
+import { InvalidConfig } from "./CheckpointError.ts"
+import { EffectCheckpointSaver, type SaverOptions } from "./Saver.ts"
+import type * as App from "./server/App.ts"
+import type { AuthHandler } from "./server/Auth.ts"
+import type { RunLimits } from "./server/Runs.ts"
+
+export type { CorsOptions, Graph as CompiledGraph } from "./server/App.ts"
+export type { Authenticated, AuthHandler } from "./server/Auth.ts"
+export type { RunJson, RunLimits, RunState } from "./server/Runs.ts"
+export type { ThreadJson } from "./server/Threads.ts"
+
+/** The optional peer dependencies, loaded when a server starts: a missing one is named with its install command. */
+const load = async () => {
+  try {
+    return { App: await import("./server/App.ts"), node: await import("@hono/node-server") }
+  } catch (cause) {
+    const missing = /Cannot find (?:package|module) '([^']+)'/.exec(String(cause))?.[1]
+    if (missing === undefined) throw cause
+    throw new InvalidConfig({
+      operation: "serve",
+      detail: `the server needs the package ${missing}: npm i @langchain/langgraph-api hono @hono/node-server`
+    })
+  }
+}
+
+/**
+ * @since 0.2.0
+ */
+export interface ServerOptions {
+  /** The graphs to serve, by graph id (each is also an assistant of that id). Compile them without a checkpointer. */
+  readonly graphs: Readonly<Record<string, App.Graph>>
+  /** The saver to store threads with; closed with the server only if the server opened it. */
+  readonly checkpointer?: EffectCheckpointSaver | undefined
+  /** Or a connection string to open one (`pglite:<dir>`, `postgres://…`, `cockroachdb://…`, `memory:`). */
+  readonly database?: string | undefined
+  /** Options of the saver opened from `database`. */
+  readonly saverOptions?: SaverOptions | undefined
+  /**
+   * Authenticates every request (LangGraph's `Auth`, or a function); each
+   * identity then sees only the threads it created. Required to listen on
+   * anything but loopback.
+   */
+  readonly auth?: AuthHandler | undefined
+  /** Which web pages may call the server (default: pages served from loopback). */
+  readonly cors?: App.CorsOptions | undefined
+  /** Default `127.0.0.1`. */
+  readonly host?: string | undefined
+  /** Default 2024 (LangGraph's); 0 for any free port. */
+  readonly port?: number | undefined
+  /** What is kept of each run for its readers. */
+  readonly runs?: RunLimits | undefined
+}
+
+/**
+ * A server listening.
+ *
+ * @since 0.2.0
+ */
+export interface LangGraphServer {
+  /** Where it listens, e.g. `http://127.0.0.1:2024`. */
+  readonly url: string
+  readonly checkpointer: EffectCheckpointSaver
+  /** The app without the listener (for tests, or to mount elsewhere). */
+  readonly fetch: (request: Request) => Response | Promise<Response>
+  /** Stops listening and every run going on; closes the saver if the server opened it. */
+  readonly close: () => Promise<void>
+}
+
+const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"])
+
+/**
+ * Serves `graphs` over LangGraph's HTTP API.
+ *
+ * **Details**
+ *
+ * Bound to loopback unless `host` says otherwise, and then only with an
+ * `auth` handler (`InvalidConfig` without one). A loopback server answers
+ * only requests naming it by a loopback name, so a web site cannot reach it
+ * by re-pointing its own name at this machine.
+ *
+ * @since 0.2.0
+ */
+export const serve = async (options: ServerOptions): Promise<LangGraphServer> => {
+  const host = options.host ?? "127.0.0.1"
+  const loopback = LOOPBACK.has(host)
+  if (!loopback && options.auth === undefined) {
+    throw new InvalidConfig({
+      operation: "serve",
+      detail: `serving on ${host} (beyond this machine) needs an auth handler: pass \`auth\`, ` +
+        "or serve on 127.0.0.1 behind a proxy that authenticates"
+    })
+  }
+  if (Object.keys(options.graphs).length === 0) {
+    throw new InvalidConfig({ operation: "serve", detail: "give the server at least one graph to serve" })
+  }
+  const { App, node } = await load()
+  const owned = options.checkpointer === undefined
+  const checkpointer = options.checkpointer ??
+    await EffectCheckpointSaver.fromConnString(options.database ?? "pglite:.data/langgraph", options.saverOptions)
+  const app = App.make({
+    graphs: options.graphs,
+    saver: checkpointer,
+    auth: options.auth,
+    cors: options.cors,
+    hosts: loopback ? LOOPBACK : undefined,
+    runs: options.runs
+  })
+  const server = await new Promise<ReturnType<typeof node.serve>>((resolve, reject) => {
+    const listening = node.serve(
+      { fetch: app.fetch, hostname: host, port: options.port ?? 2024 },
+      () => resolve(listening)
+    )
+    listening.once("error", reject)
+  })
+  const address = server.address() as AddressInfo
+  const url = `http://${address.family === "IPv6" ? `[${address.address}]` : address.address}:${address.port}`
+  return {
+    url,
+    checkpointer,
+    fetch: app.fetch,
+    close: async () => {
+      await app.close()
+      await new Promise<void>((resolve) => {
+        if ("closeAllConnections" in server) server.closeAllConnections()
+        server.close(() => resolve())
+      })
+      if (owned) await checkpointer.close()
+    }
+  }
+}

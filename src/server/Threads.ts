@@ -1,0 +1,115 @@
+/**
+ * The embed server's `ThreadSaver` over this library's thread records
+ * (`CheckpointStorage.getThread`/`setThread`/`searchThreads`): durable,
+ * searchable by metadata, and confined to the request's identity (see
+ * `Auth.ts`): another user's thread is as absent as a thread that never
+ * existed (404), whichever route asks.
+ *
+ * @since 0.2.0
+ */
+import type { ThreadSaver } from "@langchain/langgraph-api/experimental/embed"
+import { HTTPException } from "hono/http-exception"
+import type { ThreadRecord } from "../CheckpointStorage.ts"
+import type { EffectCheckpointSaver } from "../Saver.ts"
+import { identity, mayAccess, OWNER } from "./Auth.ts"
+
+/**
+ * A thread as LangGraph's API answers it.
+ *
+ * @since 0.2.0
+ */
+export interface ThreadJson {
+  readonly thread_id: string
+  readonly created_at: string
+  readonly updated_at: string
+  readonly metadata: Record<string, unknown>
+  readonly status: "idle" | "busy" | "interrupted" | "error"
+}
+
+/** What the thread routes need to know of runs: whether a thread has one going. */
+export interface RunStatus {
+  readonly busy: (thread_id: string) => boolean
+}
+
+/**
+ * The `ThreadSaver`, and the same records for the routes this library adds.
+ *
+ * @since 0.2.0
+ */
+export interface Threads extends ThreadSaver {
+  /** The thread if the request may see it, else 404. */
+  readonly find: (thread_id: string) => Promise<ThreadJson>
+  /** Sets the record of a thread the server just made (a copy) as the request's own. */
+  readonly claim: (thread_id: string, metadata: Record<string, unknown>) => Promise<ThreadJson>
+  /** The request's own threads matching `metadata`. */
+  readonly count: (metadata: Record<string, unknown> | undefined) => Promise<number>
+}
+
+export const notFound = (thread_id: string): HTTPException =>
+  new HTTPException(404, { message: `Thread ${thread_id} not found` })
+
+/**
+ * Thread records over `saver`. `defaultGraph`: the graph a thread without
+ * `graph_id` (one a graph wrote before the server existed) is shown as, when
+ * the server serves only one.
+ *
+ * @since 0.2.0
+ */
+export const make = (
+  saver: EffectCheckpointSaver,
+  runs: RunStatus,
+  defaultGraph: string | undefined
+): Threads => {
+  const json = (record: ThreadRecord): ThreadJson => ({
+    thread_id: record.thread_id,
+    created_at: record.created_at.toISOString(),
+    updated_at: record.updated_at.toISOString(),
+    metadata: record.metadata.graph_id === undefined && defaultGraph !== undefined
+      ? { ...record.metadata, graph_id: defaultGraph }
+      : record.metadata,
+    status: runs.busy(record.thread_id) ? "busy" : "idle"
+  })
+  const visible = async (thread_id: string) => {
+    const record = await saver.getThread(thread_id)
+    return record !== undefined && mayAccess(record.metadata) ? record : undefined
+  }
+  const find = async (thread_id: string) => {
+    const record = await visible(thread_id)
+    if (record === undefined) throw notFound(thread_id)
+    return json(record)
+  }
+  /**
+   * The owner is the server's to set: whatever a client sends under its key
+   * is replaced, and it is added to every search.
+   */
+  const owned = (metadata: Record<string, unknown> | undefined) => {
+    const who = identity()
+    return who === undefined ? metadata : { ...metadata, [OWNER]: who }
+  }
+  return {
+    get: find,
+    find,
+    set: async (thread_id, { kind, metadata }) => {
+      const existing = await saver.getThread(thread_id)
+      if (existing !== undefined && !mayAccess(existing.metadata)) throw notFound(thread_id)
+      return json(await saver.setThread(thread_id, { kind, metadata: owned(metadata) }))
+    },
+    claim: async (thread_id, metadata) =>
+      json(await saver.setThread(thread_id, { kind: "put", metadata: owned(metadata) })),
+    delete: async (thread_id) => {
+      if ((await visible(thread_id)) === undefined) throw notFound(thread_id)
+      await saver.deleteThread(thread_id)
+    },
+    search: async function*({ limit, metadata, offset, sortBy, sortOrder }) {
+      const page = await saver.searchThreads({
+        metadata: owned(metadata),
+        limit,
+        offset,
+        sort_by: sortBy,
+        sort_order: sortOrder
+      })
+      for (const record of page.threads) yield { thread: json(record), total: page.total }
+    },
+    count: async (metadata) => (await saver.searchThreads({ metadata: owned(metadata), limit: 0 })).total
+  }
+}
