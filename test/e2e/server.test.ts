@@ -1,0 +1,322 @@
+/**
+ * The server through LangGraph's own client, unmodified: `@langchain/langgraph-sdk`'s
+ * `Client` against this library's server (a real port, on PGlite and on
+ * PostgreSQL) and against LangGraph's own embed server over `MemorySaver`
+ * (`referenceServer`), the same conversation on both: creating threads,
+ * streaming runs in three modes, state, history with `limit` and `before`,
+ * an `interrupt()` resumed with a `Command`, a fork by `updateState`,
+ * search. The two recordings must be equal once ids and timestamps are
+ * normalised. Then what only this server does, each checked against what
+ * the thread held before: rejoining a running stream (also after a dropped
+ * connection, from its last event id), cancelling a streaming run (its
+ * answer never lands), count, copy (the whole history), prune with both
+ * strategies and delete (every row counted), the errors a client gets, and
+ * the buffer a run nobody reads keeps.
+ */
+import { Client } from "@langchain/langgraph-sdk"
+import { mkdtemp, rm } from "node:fs/promises"
+import http from "node:http"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type LangGraphServer, serve } from "../../src/server.ts"
+import * as Tables from "../../src/sql/Tables.ts"
+import { approvedWith, chatGraph, replyTo } from "../support/chatGraph.ts"
+import { admin, createDatabase } from "../support/databases.ts"
+import { normalise } from "../support/differential.ts"
+import { type ReferenceServer, referenceServer } from "../support/referenceServer.ts"
+
+/** The status of `GET /info` asked with another `Host` header (fetch cannot set one). */
+const statusWithHost = (base: string, host: string) =>
+  new Promise<number>((resolve, reject) => {
+    const request = http.get(`${base}/info`, { headers: { host } }, (response) => {
+      response.resume()
+      resolve(response.statusCode ?? 0)
+    })
+    request.on("error", reject)
+  })
+
+type Chunk = { readonly event: string; readonly data: unknown }
+
+const human = (content: string) => ({ messages: [{ type: "human", content }] })
+
+/** Every chunk of a stream, as the SDK yields them. */
+const collect = async (stream: AsyncIterable<Chunk>): Promise<Array<Chunk>> => {
+  const chunks: Array<Chunk> = []
+  for await (const chunk of stream) chunks.push({ event: chunk.event, data: chunk.data })
+  return chunks
+}
+
+/** The texts of a state's messages. */
+const texts = (values: unknown): Array<string> =>
+  ((values as { messages?: Array<{ content: unknown }> }).messages ?? []).map((message) => String(message.content))
+
+/**
+ * The conversation both servers are asked, recorded: what every call
+ * answered. `chat` is the assistant serving `chatGraph()`.
+ */
+const conversation = async (client: Client): Promise<Array<readonly [string, unknown]>> => {
+  const recording: Array<readonly [string, unknown]> = []
+  const record = (label: string, value: unknown) => recording.push([label, value])
+  const thread = await client.threads.create({ metadata: { topic: "greeting", user: "ada" } })
+  record("create", thread)
+  const id = thread.thread_id
+  record(
+    "stream hello",
+    await collect(client.runs.stream(id, "chat", {
+      input: human("hello"),
+      streamMode: ["values", "updates", "messages-tuple"]
+    }))
+  )
+  record("state", await client.threads.getState(id))
+  record("stream approve", await collect(client.runs.stream(id, "chat", { input: human("please approve") })))
+  record("state at interrupt", await client.threads.getState(id))
+  record(
+    "resume",
+    await collect(client.runs.stream(id, "chat", { command: { resume: "yes" }, streamMode: ["values", "updates"] }))
+  )
+  record("state resumed", await client.threads.getState(id, undefined, { subgraphs: true }))
+  const history = await client.threads.getHistory(id)
+  record("history", history)
+  record("history limit 2", await client.threads.getHistory(id, { limit: 2 }))
+  const earlier = history.at(-3)!
+  record(
+    "history before",
+    // The embed server takes `before` as a checkpoint id (LangGraph Platform also takes a config).
+    await client.threads.getHistory(id, { before: earlier.checkpoint.checkpoint_id as never })
+  )
+  record("state at checkpoint", await client.threads.getState(id, earlier.checkpoint.checkpoint_id!))
+  // A fork: the state after the first answer, with another human message.
+  const afterHello = history.find((state) => texts(state.values).length === 2 && state.next.length === 0)!
+  const forked = await client.threads.updateState(id, {
+    values: human("a fork"),
+    checkpointId: afterHello.checkpoint.checkpoint_id!
+  })
+  record("fork", forked)
+  record("state forked", await client.threads.getState(id))
+  record(
+    "stream on the fork",
+    await collect(client.runs.stream(id, "chat", { input: null, streamMode: ["values"] }))
+  )
+  record("history after fork", await client.threads.getHistory(id, { limit: 3 }))
+  await client.threads.create({ metadata: { topic: "other", user: "ada" } })
+  record("search", await client.threads.search({ metadata: { topic: "greeting" } }))
+  record("get", await client.threads.get(id))
+  return recording
+}
+
+/**
+ * What the two may differ in: a checkpoint's metadata `run_id`, which this
+ * library's savers record by default (as LangGraph's PostgreSQL saver and
+ * Platform do; `deleteForRuns` and a cancel's rollback find a run's
+ * checkpoints by it) and `MemorySaver` does not.
+ */
+const comparable = (recording: unknown) =>
+  normalise(JSON.parse(JSON.stringify(recording), function(this: Record<string, unknown>, key, value) {
+    return key === "run_id" && "source" in this && "step" in this ? undefined : value
+  }))
+
+describe.each(
+  [
+    ["PGlite", async () => `pglite:${await mkdtemp(join(tmpdir(), "lce-server-"))}`],
+    ["PostgreSQL", async () => (await createDatabase("server")).url]
+  ] as const
+)("the server on %s, through LangGraph's SDK", (backend, database) => {
+  let server: LangGraphServer
+  let reference: ReferenceServer
+  let url: string
+  let client: Client
+  beforeAll(async () => {
+    url = await database()
+    server = await serve({
+      graphs: { chat: chatGraph(), slow: chatGraph({ slow: 40 }) },
+      database: url,
+      port: 0,
+      runs: { maxEvents: 64 }
+    })
+    reference = await referenceServer({ chat: chatGraph(), slow: chatGraph({ slow: 40 }) })
+    client = new Client({ apiUrl: server.url })
+  }, 120_000)
+  afterAll(async () => {
+    await server?.close()
+    await reference?.close()
+    if (url?.startsWith("pglite:")) await rm(url.slice("pglite:".length), { recursive: true, force: true })
+  })
+
+  it("answers the conversation as LangGraph's embed server on MemorySaver does", async () => {
+    const ours = await conversation(client)
+    const theirs = await conversation(new Client({ apiUrl: reference.url }))
+    expect(comparable(ours)).toEqual(comparable(theirs))
+    // And the conversation is what the graph says.
+    const state = ours.find(([label]) => label === "state resumed")![1]
+    expect(texts((state as { values: unknown }).values)).toEqual([
+      "hello",
+      replyTo("hello"),
+      "please approve",
+      replyTo("please approve"),
+      approvedWith("yes")
+    ])
+  }, 60_000)
+
+  it("lets a client rejoin a running stream, from its last event after a dropped connection", async () => {
+    const { thread_id } = await client.threads.create()
+    const run = await client.runs.create(thread_id, "slow", {
+      input: human("a long answer to wait for"),
+      streamMode: ["values", "messages-tuple"]
+    })
+    const first: Array<Chunk> = []
+    const dropped = new AbortController()
+    let lastEventId: string | undefined
+    // The SDK ends the stream quietly when its signal aborts.
+    for await (const chunk of client.runs.joinStream(thread_id, run.run_id, { signal: dropped.signal })) {
+      first.push(chunk)
+      lastEventId = (chunk as { id?: string }).id
+      if (first.length === 3) dropped.abort()
+    }
+    expect(first).toHaveLength(3)
+    const rest = await collect(client.runs.joinStream(thread_id, run.run_id, { lastEventId: lastEventId! }))
+    const whole = await collect(client.runs.joinStream(thread_id, run.run_id))
+    expect(whole.length).toBeGreaterThan(3)
+    expect([...first, ...rest].map((chunk) => chunk.data)).toEqual(whole.map((chunk) => chunk.data))
+    expect(texts((await client.threads.getState(thread_id)).values)).toEqual([
+      "a long answer to wait for",
+      replyTo("a long answer to wait for")
+    ])
+    expect((await client.runs.get(thread_id, run.run_id)).status).toBe("success")
+  }, 60_000)
+
+  it("stops a streaming run that is cancelled: its answer never lands, the thread takes the next", async () => {
+    const { thread_id } = await client.threads.create()
+    let run_id: string | undefined
+    const chunks: Array<Chunk> = []
+    for await (
+      const chunk of client.runs.stream(thread_id, "slow", {
+        input: human("an answer nobody will get to read"),
+        streamMode: ["messages-tuple"],
+        onRunCreated: (created) => {
+          run_id = created.run_id
+        }
+      })
+    ) {
+      chunks.push(chunk)
+      if (chunks.filter((c) => c.event === "messages").length === 2) {
+        await client.runs.cancel(thread_id, run_id!, true)
+      }
+    }
+    expect((await client.runs.get(thread_id, run_id!)).status).toBe("interrupted")
+    expect((await client.threads.get(thread_id)).status).toBe("idle")
+    expect(texts((await client.threads.getState(thread_id)).values)).not.toContain(
+      replyTo("an answer nobody will get to read")
+    )
+    await collect(client.runs.stream(thread_id, "chat", { input: human("next") }))
+    expect(texts((await client.threads.getState(thread_id)).values).at(-1)).toBe(replyTo("next"))
+  }, 60_000)
+
+  it("counts, copies the whole history, prunes with both strategies and deletes", async () => {
+    const made = []
+    for (const topic of ["a", "b", "b"]) {
+      const { thread_id } = await client.threads.create({ metadata: { topic, lifecycle: backend } })
+      for (const text of ["one", "two"]) await collect(client.runs.stream(thread_id, "chat", { input: human(text) }))
+      made.push(thread_id)
+    }
+    expect(await client.threads.count({ metadata: { lifecycle: backend } })).toBe(3)
+    expect(await client.threads.count({ metadata: { lifecycle: backend, topic: "b" } })).toBe(2)
+
+    const [a, b1, b2] = made as [string, string, string]
+    const copy = await client.threads.copy(a)
+    expect(copy.thread_id).not.toBe(a)
+    expect(copy.metadata).toMatchObject({ topic: "a", lifecycle: backend })
+    const strip = (history: unknown, thread_id: string) =>
+      normalise(JSON.parse(JSON.stringify(history).replaceAll(thread_id, "<thread>")))
+    expect(strip(await client.threads.getHistory(copy.thread_id), copy.thread_id)).toEqual(
+      strip(await client.threads.getHistory(a), a)
+    )
+
+    const before = await client.threads.getState(b1)
+    expect(await client.threads.prune([b1], { strategy: "keep_latest" })).toEqual({ pruned_count: 1 })
+    expect(await client.threads.getHistory(b1)).toHaveLength(1)
+    expect((await client.threads.getState(b1)).values).toEqual(before.values)
+    await collect(client.runs.stream(b1, "chat", { input: human("three") }))
+    expect(texts((await client.threads.getState(b1)).values)).toEqual([
+      "one",
+      replyTo("one"),
+      "two",
+      replyTo("two"),
+      "three",
+      replyTo("three")
+    ])
+
+    expect(await client.threads.prune([b2, crypto.randomUUID()], { strategy: "delete" })).toEqual({ pruned_count: 1 })
+    await expect(client.threads.get(b2)).rejects.toThrow(/404/)
+    await client.threads.delete(a)
+    await expect(client.threads.get(a)).rejects.toThrow(/404/)
+    expect(await client.threads.count({ metadata: { lifecycle: backend } })).toBe(2)
+    if (backend === "PostgreSQL") {
+      const tables = Tables.make()
+      const counts = await admin(async (pg) => {
+        const rows: Record<string, number> = {}
+        for (const table of [tables.checkpoints, tables.blobs, tables.writes, tables.pieces, tables.threads]) {
+          const result = await pg.query(`SELECT count(*)::int AS n FROM ${table} WHERE thread_id = ANY($1)`, [[a, b2]])
+          rows[table] = result.rows[0].n
+        }
+        return rows
+      }, url)
+      expect(Object.values(counts).every((n) => n === 0)).toBe(true)
+    }
+  }, 90_000)
+
+  it("answers what a client gets wrong as LangGraph Platform does", async () => {
+    const missing = crypto.randomUUID()
+    const get = await fetch(`${server.url}/threads/${missing}`)
+    expect(get.status).toBe(404)
+    expect(await get.json()).toEqual({ detail: `Thread ${missing} not found` })
+    expect((await fetch(`${server.url}/threads/${missing}/state`)).status).toBe(404)
+    expect((await fetch(`${server.url}/threads/${missing}/history`, { method: "POST", body: "{}" })).status).toBe(404)
+    const malformed = await fetch(`${server.url}/threads/search`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{ not json"
+    })
+    expect(malformed.status).toBe(422)
+    expect(await malformed.json()).toHaveProperty("detail")
+    const wrongShape = await fetch(`${server.url}/threads`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ metadata: "not an object" })
+    })
+    expect(wrongShape.status).toBe(422)
+    expect((await fetch(`${server.url}/threads/not-a-uuid`)).status).toBe(422)
+    // A page from another site may not call it: no CORS grant.
+    const foreign = await fetch(`${server.url}/info`, { headers: { origin: "https://evil.example" } })
+    expect(foreign.headers.get("access-control-allow-origin")).toBeNull()
+    const local = await fetch(`${server.url}/info`, { headers: { origin: "http://localhost:3000" } })
+    expect(local.headers.get("access-control-allow-origin")).toBe("http://localhost:3000")
+    // A name re-pointed at this machine does not reach it.
+    expect(await statusWithHost(server.url, "evil.example")).toBe(421)
+    expect(await statusWithHost(server.url, "localhost")).toBe(200)
+  })
+
+  it("reports one assistant per graph, as langgraph dev does", async () => {
+    const assistants = await client.assistants.search()
+    expect(assistants.map((assistant) => assistant.graph_id).sort()).toEqual(["chat", "slow"])
+    const chat = assistants.find((assistant) => assistant.graph_id === "chat")!
+    expect(await client.assistants.get(chat.assistant_id)).toEqual(chat)
+    const info = await (await fetch(`${server.url}/info`)).json()
+    expect(info).toMatchObject({ context: "js", flags: { assistants: true } })
+  })
+
+  it("keeps what the embed server caps: a run nobody reads holds at most its buffer", async () => {
+    const { thread_id } = await client.threads.create()
+    const text = "x".repeat(3 * 400)
+    const run = await client.runs.create(thread_id, "chat", {
+      input: human(text),
+      streamMode: ["messages-tuple"]
+    })
+    await client.runs.join(thread_id, run.run_id)
+    // 400 tokens were streamed; the run kept the last 64 events for a reader that never came.
+    const joined = await collect(client.runs.joinStream(thread_id, run.run_id))
+    expect(joined.length).toBeLessThanOrEqual(64)
+    expect(joined.length).toBeGreaterThan(32)
+    expect(texts((await client.threads.getState(thread_id)).values).at(-1)).toBe(replyTo(text))
+  }, 60_000)
+})
