@@ -64,7 +64,8 @@ const saveNote = (state: typeof State.State) => {
   }
 }
 
-export const buildAgent = (checkpointer: BaseCheckpointSaver) =>
+/** The agent over `checkpointer`; without one, for a server that sets its own. */
+export const buildAgent = (checkpointer?: BaseCheckpointSaver) =>
   new StateGraph(State)
     .addNode("model", model)
     .addNode("save_note", saveNote)
@@ -74,7 +75,14 @@ export const buildAgent = (checkpointer: BaseCheckpointSaver) =>
       (state) => (state.messages.at(-1) as AIMessage).tool_calls?.length ? "save_note" : END
     )
     .addEdge("save_note", "model")
-    .compile({ checkpointer })
+    .compile(checkpointer === undefined ? {} : { checkpointer })
+
+/**
+ * The agent as a server serves it: `npx langgraph-checkpoints serve
+ * ./examples/agent/graph.ts:graph` (see "Serving threads to LangGraph's
+ * clients" in the README).
+ */
+export const graph = buildAgent()
 
 export type Agent = ReturnType<typeof buildAgent>
 

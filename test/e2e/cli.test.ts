@@ -13,6 +13,7 @@ import { load } from "@langchain/core/load"
 import { type AIMessage, type BaseMessage, HumanMessage, type ToolMessage } from "@langchain/core/messages"
 import type { CheckpointTuple } from "@langchain/langgraph-checkpoint"
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres"
+import { Client } from "@langchain/langgraph-sdk"
 import { mkdtemp, readFile, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -44,7 +45,7 @@ import {
 } from "../support/inspectedGraph.ts"
 import { insertThreads } from "../support/manyThreads.ts"
 
-const { fails, ok, run } = usingCli()
+const { built, fails, ok, run } = usingCli()
 
 /**
  * Two lanes run side by side (one for each of the 2 cores this has to fit
@@ -1014,6 +1015,47 @@ const forestSuite = () =>
     )
   })
 
+/** `serve`: `npm start`'s agent over LangGraph's HTTP API, on PGlite, through the SDK. */
+const serveSuite = () =>
+  describe("serve", inSequence, () => {
+    const root = join(import.meta.dirname, "..", "..")
+    const agent = join(root, "examples", "agent", "graph.ts")
+
+    it("serves the example agent: the SDK creates a thread and streams a turn", inOrder(120_000), async () => {
+      const dataDir = await mkdtemp(join(tmpdir(), "lce-cli-serve-"))
+      const server = built().start(["serve", `${agent}:graph`, "--db", `pglite:${dataDir}`, "--port", "0"])
+      try {
+        const url = await server.take((line) => line.startsWith("http://127.0.0.1:"), 90_000)
+        const client = new Client({ apiUrl: url })
+        const [assistant] = await client.assistants.search()
+        expect(assistant).toMatchObject({ graph_id: "graph" })
+        const thread = await client.threads.create()
+        for await (
+          const _ of client.runs.stream(thread.thread_id, "graph", {
+            input: { messages: [{ type: "human", content: "Hi, I'm Ada." }] }
+          })
+        ) { /* to the end */ }
+        const state = await client.threads.getState(thread.thread_id)
+        const messages = (state.values as { messages: Array<{ type: string; content: string }> }).messages
+        expect(messages.map((message) => message.type)).toEqual(["human", "ai"])
+        expect(messages[1]!.content).toContain("Ada")
+      } finally {
+        // Ctrl-C: the server and its database closed, then the shell's code for an interrupt.
+        server.child.kill("SIGINT")
+        expect((await server.exited).code, server.describe()).toBe(130)
+        expect(server.stderr()).toBe("")
+        await rm(dataDir, { recursive: true, force: true })
+      }
+    })
+
+    it("names what it cannot serve", inOrder(), async () => {
+      expect((await fails(1, ["serve", join(root, "no-such-module.ts")])).stderr).toContain("cannot load")
+      expect((await fails(2, ["serve", `${agent}:nothing`])).stderr).toContain(
+        "no compiled graph exported as `nothing`"
+      )
+    })
+  })
+
 describe("PostgreSQL lane", lane, () => {
   backendSuite("PostgreSQL", postgresBackend, true)
   forestSuite()
@@ -1024,6 +1066,7 @@ describe("PostgreSQL lane", lane, () => {
 describe("PGlite lane", lane, () => {
   backendSuite("PGlite", pgliteBackend, false)
   exportSuite()
+  serveSuite()
 })
 
 // After the others, alone: its timing is the command's, not the machine's load.
