@@ -13,6 +13,7 @@
  * strategies and delete (every row counted), the errors a client gets, and
  * the buffer a run nobody reads keeps.
  */
+import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph"
 import { Client } from "@langchain/langgraph-sdk"
 import { mkdtemp, rm } from "node:fs/promises"
 import http from "node:http"
@@ -39,6 +40,13 @@ const statusWithHost = (base: string, host: string) =>
 type Chunk = { readonly event: string; readonly data: unknown }
 
 const human = (content: string) => ({ messages: [{ type: "human", content }] })
+
+/** The chat graph as a subgraph: one node of a parent graph. */
+const nestedGraph = () =>
+  new StateGraph(MessagesAnnotation).addNode("inner", chatGraph()).addEdge(START, "inner").addEdge("inner", END)
+    .compile()
+
+const graphs = () => ({ chat: chatGraph(), slow: chatGraph({ slow: 40 }), nested: nestedGraph() })
 
 /** Every chunk of a stream, as the SDK yields them. */
 const collect = async (stream: AsyncIterable<Chunk>): Promise<Array<Chunk>> => {
@@ -99,6 +107,26 @@ const conversation = async (client: Client): Promise<Array<readonly [string, unk
     await collect(client.runs.stream(id, "chat", { input: null, streamMode: ["values"] }))
   )
   record("history after fork", await client.threads.getHistory(id, { limit: 3 }))
+  // A subgraph paused inside: its state under the parent's task, and its stream's namespaces.
+  const nested = await client.threads.create({ metadata: { topic: "nested" } })
+  record(
+    "nested stream",
+    await collect(client.runs.stream(nested.thread_id, "nested", {
+      input: human("approve the inner one"),
+      streamMode: ["values", "updates"],
+      streamSubgraphs: true
+    }))
+  )
+  record("nested state with subgraphs", await client.threads.getState(nested.thread_id, undefined, { subgraphs: true }))
+  record(
+    "nested resume",
+    await collect(client.runs.stream(nested.thread_id, "nested", {
+      command: { resume: "yes" },
+      streamMode: ["values"],
+      streamSubgraphs: true
+    }))
+  )
+  record("nested history", await client.threads.getHistory(nested.thread_id))
   await client.threads.create({ metadata: { topic: "other", user: "ada" } })
   record("search", await client.threads.search({ metadata: { topic: "greeting" } }))
   record("get", await client.threads.get(id))
@@ -129,12 +157,12 @@ describe.each(
   beforeAll(async () => {
     url = await database()
     server = await serve({
-      graphs: { chat: chatGraph(), slow: chatGraph({ slow: 40 }) },
+      graphs: graphs(),
       database: url,
       port: 0,
       runs: { maxEvents: 64 }
     })
-    reference = await referenceServer({ chat: chatGraph(), slow: chatGraph({ slow: 40 }) })
+    reference = await referenceServer(graphs())
     client = new Client({ apiUrl: server.url })
   }, 120_000)
   afterAll(async () => {
@@ -147,6 +175,12 @@ describe.each(
     const ours = await conversation(client)
     const theirs = await conversation(new Client({ apiUrl: reference.url }))
     expect(comparable(ours)).toEqual(comparable(theirs))
+    // The subgraph's own state is there, under the parent's task paused in it.
+    const nested = ours.find(([label]) => label === "nested state with subgraphs")![1] as {
+      tasks: Array<{ state?: { values?: unknown; next?: Array<string> } }>
+    }
+    expect(nested.tasks[0]?.state?.next).toEqual(["review"])
+    expect(texts(nested.tasks[0]?.state?.values)).toEqual(["approve the inner one", replyTo("approve the inner one")])
     // And the conversation is what the graph says.
     const state = ours.find(([label]) => label === "state resumed")![1]
     expect(texts((state as { values: unknown }).values)).toEqual([
@@ -298,7 +332,7 @@ describe.each(
 
   it("reports one assistant per graph, as langgraph dev does", async () => {
     const assistants = await client.assistants.search()
-    expect(assistants.map((assistant) => assistant.graph_id).sort()).toEqual(["chat", "slow"])
+    expect(assistants.map((assistant) => assistant.graph_id).sort()).toEqual(["chat", "nested", "slow"])
     const chat = assistants.find((assistant) => assistant.graph_id === "chat")!
     expect(await client.assistants.get(chat.assistant_id)).toEqual(chat)
     const info = await (await fetch(`${server.url}/info`)).json()
