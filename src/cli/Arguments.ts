@@ -1,39 +1,18 @@
 /**
  * What every command takes the same way: the database (a connection string
- * first, else `DATABASE_URL`), its positional arguments, and the errors that
- * decide the exit code (`UsageError` 2, anything else 1).
+ * first, else `DATABASE_URL`) and its positional arguments. The errors that
+ * decide the exit code live in `Errors.ts`.
  *
  * @since 0.1.0
  */
-import { Data, Effect } from "effect"
+import { Effect } from "effect"
 import { Argument } from "effect/cli"
 import { existsSync, statSync } from "node:fs"
 import { join } from "node:path"
 import * as ConnectionString from "../ConnectionString.ts"
 import * as Database from "./Database.ts"
+import { UsageError } from "./Errors.ts"
 import * as Output from "./Output.ts"
-
-/**
- * The command line was wrong: exit code 2, with the command's help.
- *
- * @since 0.1.0
- */
-export class UsageError extends Data.TaggedError("UsageError")<{ readonly command: string; readonly detail: string }> {
-  override get message(): string {
-    return this.detail
-  }
-}
-
-/**
- * A failure the command words itself: exit code 1, one line.
- *
- * @since 0.1.0
- */
-export class CommandError extends Data.TaggedError("CommandError")<{ readonly detail: string }> {
-  override get message(): string {
-    return this.detail
-  }
-}
 
 /** What a path on disk is to the command line: a PGlite database, another directory, or nothing. */
 const onDisk = (path: string): "pglite" | "directory" | "none" => {
@@ -127,11 +106,3 @@ export const inDatabase =
   (command: string, args: ReadonlyArray<string>, access: Database.Access) =>
   <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     database(command, args).pipe(Effect.flatMap(([url]) => Effect.provide(effect, Database.layer(url, access))))
-
-/**
- * A thread the command would overwrite, in the command's words.
- *
- * @since 0.1.0
- */
-export const threadExists = (command: string, thread_id: string): CommandError =>
-  new CommandError({ detail: `${command}: thread "${thread_id}" already exists: pass --replace to overwrite it` })

@@ -16,8 +16,8 @@ import {
 } from "@effect/platform-node-shared"
 import { Cause, Effect, Exit, Layer } from "effect"
 import { CliError, Command } from "effect/cli"
-import { UsageError } from "./Arguments.ts"
 import { root } from "./Cli.ts"
+import { UsageError } from "./Errors.ts"
 import * as Output from "./Output.ts"
 
 /**

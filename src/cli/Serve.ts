@@ -18,7 +18,7 @@ import { Argument, Command, Flag } from "effect/cli"
 import { resolve } from "node:path"
 import { pathToFileURL } from "node:url"
 import type * as ServerEntry from "../server.ts"
-import { CommandError, UsageError } from "./Arguments.ts"
+import { CommandError, UsageError } from "./Errors.ts"
 import * as Output from "./Output.ts"
 
 type ServerModule = typeof ServerEntry

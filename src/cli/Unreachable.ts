@@ -11,7 +11,7 @@
  */
 import type { StorageFailure } from "../CheckpointError.ts"
 import * as ConnectionString from "../ConnectionString.ts"
-import { CommandError } from "./Arguments.ts"
+import { CommandError } from "./Errors.ts"
 
 /** What a socket error code or a server's SQLSTATE means to someone connecting. */
 const reasons: Record<string, string> = {

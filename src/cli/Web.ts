@@ -10,9 +10,9 @@
 import { Effect } from "effect"
 import { Flag } from "effect/cli"
 import * as Server from "../web/Server.ts"
-import { UsageError } from "./Arguments.ts"
 import * as Database from "./Database.ts"
 import { databaseCommand } from "./DatabaseCommand.ts"
+import { UsageError } from "./Errors.ts"
 import * as Output from "./Output.ts"
 
 /**

@@ -6,8 +6,8 @@
  */
 import { Effect } from "effect"
 import { Flag } from "effect/cli"
-import { threadExists } from "../Arguments.ts"
 import { databaseCommand, migrate, writeAccess } from "../DatabaseCommand.ts"
+import { threadExists } from "../Errors.ts"
 import * as Output from "../Output.ts"
 
 /**

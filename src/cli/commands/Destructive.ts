@@ -8,7 +8,7 @@
 import { Effect } from "effect"
 import { Prompt } from "effect/cli"
 import { Inspector, type Removal } from "../../inspector/Inspector.ts"
-import { UsageError } from "../Arguments.ts"
+import { UsageError } from "../Errors.ts"
 import * as Output from "../Output.ts"
 
 /** Says what would go: each thread's removal. */

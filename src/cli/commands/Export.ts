@@ -17,8 +17,8 @@ import { Effect, Option, Stream } from "effect"
 import { Flag } from "effect/cli"
 import { closeSync, constants, fchmodSync, fstatSync, ftruncateSync, openSync, type Stats, write } from "node:fs"
 import * as ExportFormat from "../../lifecycle/ExportFormat.ts"
-import { CommandError, UsageError } from "../Arguments.ts"
 import { databaseCommand } from "../DatabaseCommand.ts"
+import { CommandError, UsageError } from "../Errors.ts"
 import * as Output from "../Output.ts"
 
 /** Why an opened file is not one to write an export over, if it is not. */

@@ -7,8 +7,8 @@
 import { Effect, FileSystem, Stream } from "effect"
 import { Flag } from "effect/cli"
 import * as ExportFormat from "../../lifecycle/ExportFormat.ts"
-import { threadExists } from "../Arguments.ts"
 import { databaseCommand, migrate, writeAccess } from "../DatabaseCommand.ts"
+import { threadExists } from "../Errors.ts"
 import * as Output from "../Output.ts"
 
 /**

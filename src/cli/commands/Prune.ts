@@ -8,8 +8,8 @@
  */
 import { Effect } from "effect"
 import { Flag } from "effect/cli"
-import { UsageError } from "../Arguments.ts"
 import { databaseCommand, lifecycleAccess, lifecycleFlags } from "../DatabaseCommand.ts"
+import { UsageError } from "../Errors.ts"
 import { destructive } from "./Destructive.ts"
 
 /**

@@ -6,8 +6,8 @@
  */
 import { Effect, Option, Stream } from "effect"
 import { Flag } from "effect/cli"
-import { UsageError } from "../Arguments.ts"
 import { databaseCommand, json } from "../DatabaseCommand.ts"
+import { UsageError } from "../Errors.ts"
 import * as Output from "../Output.ts"
 import { date } from "./Text.ts"
 
