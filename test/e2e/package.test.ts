@@ -137,6 +137,46 @@ try {
 }
 `
 
+/**
+ * \`server.js [installed]\`: the server entry. Without its optional peers it
+ * loads, and \`serve\` names what to install; with them, a graph is served
+ * and a turn runs over LangGraph's HTTP API on the embedded default.
+ */
+const serverScript = `
+import { AIMessage } from "@langchain/core/messages"
+import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph"
+import { serve } from "langgraph-checkpoint-effect/server"
+
+const graph = new StateGraph(MessagesAnnotation)
+  .addNode("answer", (state) => ({ messages: [new AIMessage("heard " + state.messages.at(-1).text)] }))
+  .addEdge(START, "answer")
+  .addEdge("answer", END)
+  .compile()
+let server
+try {
+  server = await serve({ graphs: { agent: graph }, database: "pglite:", port: 0 })
+} catch (error) {
+  console.log(JSON.stringify({ _tag: error._tag, message: error.message }))
+  process.exit(0)
+}
+const call = async (path, body) => {
+  const response = await fetch(server.url + path, {
+    method: body === undefined ? "GET" : "POST",
+    headers: { "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body)
+  })
+  return response.json()
+}
+const thread = await call("/threads", {})
+await call("/threads/" + thread.thread_id + "/runs/wait", {
+  assistant_id: "agent",
+  input: { messages: [{ type: "human", content: "hi" }] }
+})
+const state = await call("/threads/" + thread.thread_id + "/state")
+console.log(JSON.stringify({ messages: state.values.messages.map((message) => message.content) }))
+await server.close()
+`
+
 /** Type-checked only: a broken subpath export or declaration file fails it. */
 const consumerTs = `
 import { AIMessage, HumanMessage } from "@langchain/core/messages"
@@ -273,6 +313,7 @@ beforeAll(async () => {
   await writeFile(join(project, "graph.js"), graphScript)
   await writeFile(join(project, "main.cjs"), commonJsScript)
   await writeFile(join(project, "missing.js"), missingScript)
+  await writeFile(join(project, "server.js"), serverScript)
   await writeFile(join(project, "consumer.ts"), consumerTs)
   await mkdir(join(project, "readme"))
   await writeFile(join(project, "readme", "context.d.ts"), readmeContext)
@@ -394,4 +435,26 @@ it("without @electric-sql/pglite installed, \"pglite:\" rejects with InvalidConf
   } finally {
     await rename(moved, installed)
   }
+})
+
+describe("the server entry, whose peers are optional", () => {
+  it("without @langchain/langgraph-api, hono and @hono/node-server: serve rejects naming the install command", async () => {
+    expect(JSON.parse(await node("server.js"))).toMatchObject({
+      _tag: "InvalidConfig",
+      message: expect.stringContaining("npm i @langchain/langgraph-api hono @hono/node-server")
+    })
+  })
+
+  it("with them installed: a graph served on the embedded default answers a turn", async () => {
+    await run("npm", [
+      "install",
+      "--prefer-offline",
+      "--no-audit",
+      "--no-fund",
+      "@langchain/langgraph-api@1.5.1",
+      "hono@4.13.5",
+      "@hono/node-server@2.1.0"
+    ])
+    expect(JSON.parse(await node("server.js"))).toEqual({ messages: ["hi", "heard hi"] })
+  }, 240_000)
 })
