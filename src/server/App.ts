@@ -156,7 +156,13 @@ export const make = (options: AppOptions): App => {
     c.res = failure(c, 422, JSON.stringify(body?.error?.issues ?? body ?? "Invalid request"))
   })
   Routes.register(app, { graphs: names, threads, saver: options.saver, started: new Date() })
-  RunRoutes.register(app, { embed: (request) => embed.fetch(request), runs, threads, saver: options.saver })
+  RunRoutes.register(app, {
+    embed: (request) => embed.fetch(request),
+    runs,
+    threads,
+    saver: options.saver,
+    graphOf: Routes.graphOf(names)
+  })
   app.route("/", embed)
   return { fetch: (request) => app.fetch(request), runs, close: () => runs.close() }
 }

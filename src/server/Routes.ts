@@ -24,6 +24,17 @@ const NAMESPACE_GRAPH = "6ba7b821-9dad-11d1-80b4-00c04fd430c8"
  */
 export const assistantId = (graph_id: string): string => uuidv5(graph_id, NAMESPACE_GRAPH)
 
+/**
+ * The graph id an assistant id names: a graph's own id, or the UUID of its
+ * assistant (what `/assistants/search` answers); anything else as given.
+ *
+ * @since 0.2.0
+ */
+export const graphOf = (graphs: ReadonlyArray<string>) => {
+  const byAssistant = new Map(graphs.map((graph_id) => [assistantId(graph_id), graph_id]))
+  return (assistant_id: string): string => byAssistant.get(assistant_id) ?? assistant_id
+}
+
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
@@ -127,6 +138,17 @@ export const register = (
     const assistant = assistants.find((assistant) => assistant.assistant_id === id || assistant.graph_id === id)
     if (assistant === undefined) throw new HTTPException(404, { message: `Assistant ${id} not found` })
     return c.json(assistant)
+  })
+
+  // A thread id that is taken: LangGraph Platform's `if_exists` (default `raise`, 409), which the
+  // embed server ignores (it would replace the thread's metadata).
+  app.post("/threads", async (c, next) => {
+    const { if_exists, thread_id } = await bodyOf(c)
+    if (typeof thread_id === "string" && (await saver.getThread(thread_id)) !== undefined) {
+      if (if_exists === "do_nothing") return c.json(await threads.find(thread_id))
+      throw new HTTPException(409, { message: `Thread ${thread_id} already exists` })
+    }
+    await next()
   })
 
   app.post("/threads/count", async (c) => c.json(await threads.count(metadataOf(await bodyOf(c)))))

@@ -48,9 +48,22 @@ export const register = (
     readonly runs: Registry
     readonly threads: Threads
     readonly saver: EffectCheckpointSaver
+    /** The graph id an `assistant_id` names (a graph id, or its assistant's UUID), as given when neither. */
+    readonly graphOf: (assistant_id: string) => string
   }
 ): void => {
-  const { embed, runs, saver, threads } = deps
+  const { embed, graphOf, runs, saver, threads } = deps
+  /** Starts of each thread, one at a time: a second start sees the first's run (or waits behind it). */
+  const starting = new Map<string, Promise<unknown>>()
+  const oneAtATime = <A>(thread_id: string, start: () => Promise<A>): Promise<A> => {
+    const next = (starting.get(thread_id) ?? Promise.resolve()).then(start, start)
+    starting.set(thread_id, next)
+    const forget = () => {
+      if (starting.get(thread_id) === next) starting.delete(thread_id)
+    }
+    next.then(forget, forget)
+    return next
+  }
 
   /** Makes room on the thread as the body's `multitask_strategy` says (409 for `reject`, the default). */
   const makeRoom = async (thread_id: string, strategy: unknown) => {
@@ -66,9 +79,19 @@ export const register = (
   }
 
   /** Starts a run through the embed server: the run, or the embed server's refusal as it gave it. */
-  const start = async (c: Context, thread_id: string, body: Record<string, unknown>): Promise<Run | Response> => {
+  const start = async (c: Context, thread_id: string, given: Record<string, unknown>): Promise<Run | Response> => {
     await threads.find(thread_id)
-    await makeRoom(thread_id, body.multitask_strategy)
+    const body = typeof given.assistant_id === "string"
+      ? { ...given, assistant_id: graphOf(given.assistant_id) }
+      : given
+    return oneAtATime(thread_id, async () => {
+      await makeRoom(thread_id, body.multitask_strategy)
+      return begin(c, thread_id, body)
+    })
+  }
+
+  /** The run itself, once the thread has room. */
+  const begin = async (c: Context, thread_id: string, body: Record<string, unknown>): Promise<Run | Response> => {
     const controller = new AbortController()
     const response = await embed(
       new Request(new URL(`/threads/${thread_id}/runs/stream`, c.req.url), {

@@ -28,7 +28,7 @@ import { randomUUID } from "node:crypto"
 export interface RunLimits {
   /** Events kept per run (default 10,000). */
   readonly maxEvents?: number | undefined
-  /** Bytes of event data kept per run (default 4 MiB). */
+  /** Bytes of event data kept per run (UTF-8; default 4 MiB). */
   readonly maxBytes?: number | undefined
   /** Finished runs kept for status and rejoining, per server (default 1,000). */
   readonly keepFinished?: number | undefined
@@ -45,6 +45,7 @@ interface RunEvent {
   readonly id: number
   readonly event: string
   readonly data: string
+  readonly bytes: number
 }
 
 /**
@@ -137,12 +138,13 @@ export class Run {
 
   push(event: string, data: string): void {
     if (event === "error") this.#failed = true
-    this.#events.push({ id: this.#next++, event, data })
-    this.#bytes += data.length
+    const bytes = Buffer.byteLength(data)
+    this.#events.push({ id: this.#next++, event, data, bytes })
+    this.#bytes += bytes
     while (
       this.#events.length > 1 &&
       (this.#events.length > this.#limits.maxEvents || this.#bytes > this.#limits.maxBytes)
-    ) this.#bytes -= this.#events.shift()!.data.length
+    ) this.#bytes -= this.#events.shift()!.bytes
     this.#notify()
   }
 

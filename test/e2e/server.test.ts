@@ -335,9 +335,42 @@ describe.each(
     expect(assistants.map((assistant) => assistant.graph_id).sort()).toEqual(["chat", "nested", "slow"])
     const chat = assistants.find((assistant) => assistant.graph_id === "chat")!
     expect(await client.assistants.get(chat.assistant_id)).toEqual(chat)
+    // A run may name the assistant by its UUID, as agent-chat-ui does after picking it.
+    const { thread_id } = await client.threads.create()
+    await collect(client.runs.stream(thread_id, chat.assistant_id, { input: human("by uuid") }))
+    expect(texts((await client.threads.getState(thread_id)).values)).toEqual(["by uuid", replyTo("by uuid")])
+    expect((await client.threads.get(thread_id)).metadata).toMatchObject({ graph_id: "chat" })
     const info = await (await fetch(`${server.url}/info`)).json()
     expect(info).toMatchObject({ context: "js", flags: { assistants: true } })
   })
+
+  it("refuses a taken thread id unless told to keep it, and one run at a time unless told to queue", async () => {
+    const { thread_id } = await client.threads.create({ metadata: { kept: true } })
+    await expect(client.threads.create({ threadId: thread_id, metadata: { kept: false } })).rejects.toThrow(/409/)
+    expect(await client.threads.create({ threadId: thread_id, ifExists: "do_nothing" })).toMatchObject({
+      metadata: { kept: true }
+    })
+    // Two runs at once: the second is refused (`reject`, the default) while the first goes on...
+    const first = await client.runs.create(thread_id, "slow", { input: human("first") })
+    await expect(client.runs.create(thread_id, "chat", { input: human("second") })).rejects.toThrow(/409/)
+    // ...and two queued behind it run after it, in order.
+    const queued = await Promise.all(
+      ["third", "fourth"].map((text, at) =>
+        new Promise((resolve) => setTimeout(resolve, at * 50)).then(() =>
+          client.runs.create(thread_id, "chat", { input: human(text), multitaskStrategy: "enqueue" })
+        )
+      )
+    )
+    for (const run of [first, ...queued]) await client.runs.join(thread_id, run.run_id)
+    expect(texts((await client.threads.getState(thread_id)).values)).toEqual([
+      "first",
+      replyTo("first"),
+      "third",
+      replyTo("third"),
+      "fourth",
+      replyTo("fourth")
+    ])
+  }, 60_000)
 
   it("keeps what the embed server caps: a run nobody reads holds at most its buffer", async () => {
     const { thread_id } = await client.threads.create()
