@@ -69,6 +69,11 @@ export interface ServerOptions {
   readonly port?: number | undefined
   /** What is kept of each run for its readers. */
   readonly runs?: RunLimits | undefined
+  /**
+   * Serves the embed server's thread event protocol too (default off: its
+   * runs are not bounded, see "Runs" in the README).
+   */
+  readonly protocol?: boolean | undefined
 }
 
 /**
@@ -123,7 +128,8 @@ export const serve = async (options: ServerOptions): Promise<LangGraphServer> =>
     auth: options.auth,
     cors: options.cors,
     hosts: loopback ? LOOPBACK : undefined,
-    runs: options.runs
+    runs: options.runs,
+    protocol: options.protocol
   })
   const server = await new Promise<ReturnType<typeof node.serve>>((resolve, reject) => {
     const listening = node.serve(

@@ -54,6 +54,13 @@ export interface AppOptions {
   /** Names the server answers to (`Host`); undefined: any. */
   readonly hosts?: ReadonlySet<string> | undefined
   readonly runs?: RunLimits | undefined
+  /**
+   * Serves the embed server's thread event protocol (`/threads/:id/commands`,
+   * `/threads/:id/stream/events`; default off). Its runs are outside the
+   * run registry: every event of a thread's latest run stays buffered, for
+   * as long as the process runs.
+   */
+  readonly protocol?: boolean | undefined
 }
 
 /**
@@ -148,6 +155,11 @@ export const make = (options: AppOptions): App => {
   }
   app.use("/threads/:thread_id", guard)
   app.use("/threads/:thread_id/*", guard)
+  if (options.protocol !== true) {
+    const off = (c: Context) => failure(c, 404, "The thread event protocol is off on this server (see `protocol`)")
+    app.all("/threads/:thread_id/commands", off)
+    app.all("/threads/:thread_id/stream/events", off)
+  }
   // The embed server's validators answer 400 with zod's issues; LangGraph Platform answers 422.
   app.use(async (c, next) => {
     await next()

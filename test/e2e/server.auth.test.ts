@@ -40,7 +40,9 @@ describe("the server with an auth handler", () => {
       graphs: { chat: chatGraph(), slow: chatGraph({ slow: 50 }) },
       database: `pglite:${dir}`,
       auth,
-      port: 0
+      port: 0,
+      // On, so that its guard is tested.
+      protocol: true
     })
     alice = new Client({ apiUrl: server.url, defaultHeaders: { authorization: "Bearer alice-token" } })
     bob = new Client({ apiUrl: server.url, defaultHeaders: { authorization: "Bearer bob-token" } })

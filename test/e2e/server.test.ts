@@ -320,6 +320,8 @@ describe.each(
     })
     expect(wrongShape.status).toBe(422)
     expect((await fetch(`${server.url}/threads/not-a-uuid`)).status).toBe(422)
+    // The embed server's thread event protocol is off unless asked for (its buffers are unbounded).
+    expect((await fetch(`${server.url}/threads/${missing}/commands`, { method: "POST", body: "{}" })).status).toBe(404)
     // A page from another site may not call it: no CORS grant.
     const foreign = await fetch(`${server.url}/info`, { headers: { origin: "https://evil.example" } })
     expect(foreign.headers.get("access-control-allow-origin")).toBeNull()
