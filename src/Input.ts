@@ -24,9 +24,29 @@ export const decodeRef = (operation: string, ref: CheckpointRef) =>
 export const decodeIdRef = (operation: string, ref: CheckpointIdRef) =>
   Schema.decodeEffect(CheckpointIdRef)(ref).pipe(Effect.mapError(invalidConfig(operation)))
 
-/** @since 0.1.0 */
-export const decodeThreadId = (operation: string, thread_id: string) =>
-  Schema.decodeEffect(CheckpointRef.fields.thread_id)(thread_id).pipe(Effect.mapError(invalidConfig(operation)))
+/**
+ * A thread id, decoded: as part of a config (`InvalidConfig`), or, given
+ * `argument`, as an argument the caller passed (`InvalidInput` naming it).
+ *
+ * @since 0.1.0
+ */
+export function decodeThreadId(operation: string, thread_id: string): Effect.Effect<string, InvalidConfig>
+export function decodeThreadId(
+  operation: string,
+  thread_id: string,
+  argument: string
+): Effect.Effect<string, InvalidInput>
+export function decodeThreadId(
+  operation: string,
+  thread_id: string,
+  argument?: string
+): Effect.Effect<string, InvalidConfig | InvalidInput> {
+  return Schema.decodeUnknownEffect(CheckpointRef.fields.thread_id)(thread_id).pipe(
+    Effect.mapError((error) =>
+      argument === undefined ? invalidConfig(operation)(error) : invalidInput(operation, argument)(error)
+    )
+  )
+}
 
 /**
  * The bounds of a JSON object a caller gives (a thread record's metadata):

@@ -10,7 +10,7 @@
  * @since 0.1.0
  */
 import { Clock, Duration, Effect, Result, Schema, Stream } from "effect"
-import { CheckpointHeader, CheckpointRef } from "../Checkpoint.ts"
+import { CheckpointHeader } from "../Checkpoint.ts"
 import { InvalidConfig, InvalidInput, ThreadExists, ThreadNotFound } from "../CheckpointError.ts"
 import type { Codec } from "../codec/Codec.ts"
 import { decodeThreadId, invalidInput } from "../Input.ts"
@@ -154,7 +154,7 @@ const moving = (driver: StorageDriver, codec: Codec) => {
   })
 
   const exportThread = Effect.fn("CheckpointStorage.exportThread")(function*(thread_id: string) {
-    const id = yield* decodeThreadIdInput("exportThread", thread_id)
+    const id = yield* decodeThreadId("exportThread", thread_id, "thread_id")
     yield* Effect.annotateCurrentSpan({ thread_id: id })
     const rows = yield* driver.threadRows(id)
     if (rows.checkpoints.length === 0) return yield* new ThreadNotFound({ operation: "exportThread", thread_id: id })
@@ -166,7 +166,7 @@ const moving = (driver: StorageDriver, codec: Codec) => {
     rows: ThreadRows,
     options: { readonly replace?: boolean | undefined } = {}
   ) {
-    const id = yield* decodeThreadIdInput("importThread", rows.thread_id)
+    const id = yield* decodeThreadId("importThread", rows.thread_id, "thread_id")
     yield* Effect.annotateCurrentSpan({ thread_id: id, ...sizes(rows) })
     const wrong = ThreadCheck.check(rows)
     if (wrong !== undefined) {
@@ -327,12 +327,6 @@ const reencrypting = (driver: StorageDriver, codec: Codec) => {
       )
     })).pipe(Stream.withSpan("CheckpointStorage.reencrypt"))
 }
-
-/** A thread id given as an argument (not a config), decoded. */
-const decodeThreadIdInput = (operation: string, thread_id: string) =>
-  Schema.decodeUnknownEffect(CheckpointRef.fields.thread_id)(thread_id).pipe(
-    Effect.mapError(invalidInput(operation, "thread_id"))
-  )
 
 /** What reading a checkpoint row decodes: its header, and its metadata's JSON text. */
 const CheckpointContent = Schema.Struct({
