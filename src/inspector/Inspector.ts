@@ -14,13 +14,14 @@
  * @since 0.1.0
  */
 import type { CheckpointTuple } from "@langchain/langgraph-checkpoint"
-import { Context, Duration, Effect, Layer, Option, Result, Schema, Stream } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Option, Result, Schema, Stream } from "effect"
 import { Name } from "../Checkpoint.ts"
 import { InvalidInput, type StorageFailure, ThreadNotFound } from "../CheckpointError.ts"
 import { CheckpointStorage, type ReadError } from "../CheckpointStorage.ts"
 import { invalidInput } from "../Input.ts"
 import * as ParentLinks from "../lifecycle/ParentLinks.ts"
 import * as Prune from "../lifecycle/Prune.ts"
+import * as Retention from "../lifecycle/Retention.ts"
 import type { Dialect } from "../sql/Dialect.ts"
 import * as SqlDriver from "../sql/SqlDriver.ts"
 import { type Statement, type Statements, statements } from "../sql/Statements.ts"
@@ -363,14 +364,17 @@ const planner = (
       Effect.gen(function*() {
         // Every thread, oldest activity last (a maintenance scan, a page at a time).
         const all = yield* Stream.runCollect(threads())
-        const cutoff = policy.inactiveFor === undefined
-          ? undefined
-          : Date.now() - Duration.toMillis(Duration.fromInputUnsafe(policy.inactiveFor))
-        const inactive = all.filter((thread) => cutoff !== undefined && thread.last_activity.getTime() < cutoff)
-        const gone = new Set(inactive.map((thread) => thread.thread_id))
+        const { deleted, trimmed } = Retention.plan(
+          {
+            inactiveFor: policy.inactiveFor === undefined ? undefined : Duration.fromInputUnsafe(policy.inactiveFor),
+            keepLast: policy.keepLast
+          },
+          yield* Clock.currentTimeMillis,
+          all
+        )
         const skipped: Array<RetentionPlan["skipped"][number]> = []
-        const trimmed = policy.keepLast === undefined ? [] : yield* keepNewest(
-          all.filter((thread) => !gone.has(thread.thread_id)).map((thread) => thread.thread_id),
+        const trims = policy.keepLast === undefined ? [] : yield* keepNewest(
+          trimmed.map((thread) => thread.thread_id),
           policy.keepLast,
           (thread_id, loop) =>
             Effect.sync(() => {
@@ -378,7 +382,7 @@ const planner = (
               return 0
             })
         )
-        return { removals: [...yield* wholeThreads([...gone]), ...trimmed], skipped }
+        return { removals: [...yield* wholeThreads(deleted.map((thread) => thread.thread_id)), ...trims], skipped }
       })
   }
 }

@@ -9,7 +9,7 @@
  *
  * @since 0.1.0
  */
-import { Clock, Duration, Effect, Result, Schema, Stream } from "effect"
+import { Clock, type Duration, Effect, Result, Schema, Stream } from "effect"
 import { CheckpointHeader } from "../Checkpoint.ts"
 import { InvalidConfig, InvalidInput, ThreadExists, ThreadNotFound } from "../CheckpointError.ts"
 import type { Codec } from "../codec/Codec.ts"
@@ -18,6 +18,7 @@ import * as Settings from "../Settings.ts"
 import type { StorageDriver, ThreadRows } from "../StorageDriver.ts"
 import * as ParentLinks from "./ParentLinks.ts"
 import * as Prune from "./Prune.ts"
+import * as Retention from "./Retention.ts"
 import * as ThreadCheck from "./ThreadCheck.ts"
 
 /**
@@ -266,17 +267,15 @@ const shrinking = (driver: StorageDriver, codec: Codec) => {
     const policy = yield* Schema.decodeUnknownEffect(Settings.RetentionSettings)(given, { reportInput: true }).pipe(
       Effect.mapError(invalidInput("applyRetention", "policy"))
     )
-    const keepLast = policy.keepLast
-    const now = yield* Clock.currentTimeMillis
-    const cutoff = policy.inactiveFor === undefined ? undefined : now - Duration.toMillis(policy.inactiveFor)
-    let threadsDeleted = 0
+    const { deleted, trimmed } = Retention.plan(policy, yield* Clock.currentTimeMillis, yield* driver.threads)
+    yield* Effect.forEach(deleted, ({ thread_id }) => driver.deleteThread(thread_id), { discard: true })
+    const threadsDeleted = deleted.length
     let checkpointsRemoved = 0
     const skipped: Array<{ readonly thread_id: string; readonly detail: string }> = []
-    for (const { last_activity, thread_id } of yield* driver.threads) {
-      if (cutoff !== undefined && last_activity.getTime() < cutoff) {
-        yield* driver.deleteThread(thread_id)
-        threadsDeleted++
-      } else if (keepLast !== undefined) {
+    // A thread whose parent links loop is left as it is, and named: the others are still trimmed.
+    const { keepLast } = policy
+    if (keepLast !== undefined) {
+      for (const { thread_id } of trimmed) {
         checkpointsRemoved += yield* keepNewest("applyRetention", thread_id, keepLast).pipe(
           Effect.catchTag("CorruptedCheckpoint", (error) => {
             skipped.push({ thread_id, detail: error.message })
