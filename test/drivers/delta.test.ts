@@ -13,14 +13,15 @@ import type { RunnableConfig } from "@langchain/core/runnables"
 import { DeltaSnapshot } from "@langchain/langgraph-checkpoint"
 import { Effect, Layer, Redacted } from "effect"
 import { createHash } from "node:crypto"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { FRAMED } from "../../src/codec/StorageFormat.ts"
 import { CheckpointStorage, EffectCheckpointSaver, MemoryDriver, type SaverOptions } from "../../src/index.ts"
 import * as Postgres from "../../src/postgres.ts"
 import type { StorageDriver } from "../../src/StorageDriver.ts"
 import { keyOf } from "../scenarios/encryption.ts"
 import { makeCountingSocket } from "../support/countingSocket.ts"
-import { admin, createDatabase } from "../support/databases.ts"
+import { admin } from "../support/databases.ts"
+import { drivers } from "../support/drivers.ts"
 
 /** A saver whose one connection counts what crosses the wire. */
 const counted = (url: string, options: SaverOptions = {}) => {
@@ -80,11 +81,8 @@ const populate = async (
 const plain = (history: unknown) => JSON.parse(JSON.stringify(history)) as unknown
 
 describe("DeltaChannel history on PostgreSQL", () => {
-  let database: Awaited<ReturnType<typeof createDatabase>>
-  beforeAll(async () => {
-    database = await createDatabase("delta")
-  }, 60_000)
-  afterAll(() => database.drop())
+  // The file's PostgreSQL store: savers over it write, and a saver over a counting connection to it reads.
+  const { databaseUrl, postgres } = drivers("delta")
 
   it.each(
     [
@@ -94,9 +92,9 @@ describe("DeltaChannel history on PostgreSQL", () => {
   )(
     "%s: a walk after the first sends neither the seed nor the pieces it read again, in one round trip",
     async (name, options: SaverOptions) => {
-      const writer = await EffectCheckpointSaver.fromConnString(database.url, options)
-      const { saver: reader, socket } = counted(database.url, options)
-      const fresh = await EffectCheckpointSaver.fromConnString(database.url, options)
+      const writer = postgres.saver(options)
+      const { saver: reader, socket } = counted(databaseUrl(), options)
+      const fresh = postgres.saver(options)
       try {
         const config = await populate(writer, `walks-${name}`, 200, 40, "first")
         const ask = (saver: EffectCheckpointSaver) =>
@@ -127,8 +125,8 @@ describe("DeltaChannel history on PostgreSQL", () => {
   )
 
   it("a walk sends no row for the checkpoints on its way that hold neither a value nor a write of its channels", async () => {
-    const writer = await EffectCheckpointSaver.fromConnString(database.url)
-    const { saver: reader, socket } = counted(database.url)
+    const writer = postgres.saver()
+    const { saver: reader, socket } = counted(databaseUrl())
     try {
       // The same history, with two checkpoints that write nothing after each step in the second.
       const dense = await populate(writer, "dense", 50, 20, "rows")
@@ -152,14 +150,14 @@ describe("DeltaChannel history on PostgreSQL", () => {
   })
 
   it("a snapshot is a framed list: its messages are pieces, stored once with the writes that hold them too", async () => {
-    const saver = await EffectCheckpointSaver.fromConnString(database.url)
+    const saver = postgres.saver()
     try {
       const config = await populate(saver, "framed", 30, 3, "framed")
       const stored = await admin(async (client) => ({
         types: (await client.query(`SELECT type FROM checkpoint_blobs WHERE thread_id = 'framed'`)).rows,
         pieces: (await client.query(`SELECT count(*)::int AS n FROM checkpoint_pieces WHERE thread_id = 'framed'`))
           .rows[0].n
-      }), database.url)
+      }), databaseUrl())
       expect(stored.types).toEqual([{ type: FRAMED }])
       // The snapshot's 30 messages, the 3 written after it, and the snapshot's frame.
       expect(stored.pieces).toBe(34)
@@ -174,8 +172,8 @@ describe("DeltaChannel history on PostgreSQL", () => {
   })
 
   it("a thread written again with other bytes under the same ids and versions reads back as written", async () => {
-    const writer = await EffectCheckpointSaver.fromConnString(database.url)
-    const { saver: reader } = counted(database.url)
+    const writer = postgres.saver()
+    const { saver: reader } = counted(databaseUrl())
     try {
       const config = await populate(writer, "again", 50, 5, "before")
       const ask = () => reader.getDeltaChannelHistory({ config, channels: ["messages"] }).then(plain)

@@ -8,7 +8,7 @@
 import { AIMessage, HumanMessage } from "@langchain/core/messages"
 import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph"
 import { Effect, Layer, ManagedRuntime, Stream } from "effect"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import * as StorageFormat from "../../src/codec/StorageFormat.ts"
 import {
   CheckpointError,
@@ -19,19 +19,14 @@ import {
   type StorageDriver
 } from "../../src/index.ts"
 import * as Pglite from "../../src/pglite.ts"
-import * as Postgres from "../../src/postgres.ts"
 import { canonical } from "../../src/testing/index.ts"
 import { keyOf } from "../scenarios/encryption.ts"
 import { build, populate, snapshot } from "../scenarios/lifecycle.ts"
-import { createDatabase } from "../support/databases.ts"
+import { drivers } from "../support/drivers.ts"
 
-let database: Awaited<ReturnType<typeof createDatabase>>
-beforeAll(async () => {
-  database = await createDatabase("export")
-}, 60_000)
-afterAll(async () => {
-  await database.drop()
-})
+// The file's stores: PostgreSQL, PGlite and memory. A test that needs a second store of a kind (an empty
+// target beside a source, a reader without the keys) opens its own.
+const d = drivers("export")
 
 type Storage = CheckpointStorage.CheckpointStorage["Service"]
 
@@ -133,8 +128,8 @@ describe("export and import", () => {
   const thread = (label: string) => `${label}-${process.pid}-${++run}`
 
   it("a PostgreSQL thread imported into PGlite reads back identically; the graph runs on", async () => {
-    const source = await open(Postgres.layer({ url: database.url, poolSize: 4 }))
-    const target = await open(Pglite.layer())
+    const source = await open(d.postgres.layer())
+    const target = await open(d.pglite.layer())
     try {
       const id = thread("moved")
       const lines = await roundTrip(source, target, id)
@@ -168,7 +163,7 @@ describe("export and import", () => {
   }, 120_000)
 
   it("memory to memory, several threads in one file", async () => {
-    const source = await open(CheckpointStorage.layerMemory)
+    const source = await open(d.memory.layer())
     const target = await open(CheckpointStorage.layerMemory)
     try {
       const ids = [thread("first"), thread("second")]
@@ -198,9 +193,9 @@ describe("export and import", () => {
   it("encrypted on both sides with the same keys: the rows stay sealed and read back", async () => {
     const encryption = Encryption.layer({ keys: { k1: keyOf(1) }, primary: "k1" })
     const source = await open(
-      Postgres.layer({ url: database.url, schema: "sealed", poolSize: 4 }).pipe(Layer.provide(encryption))
+      d.postgres.layer().pipe(Layer.provide(encryption))
     )
-    const target = await open(Pglite.layer().pipe(Layer.provide(encryption)))
+    const target = await open(d.pglite.layer().pipe(Layer.provide(encryption)))
     const plain = await open(Pglite.layer())
     try {
       const id = thread("sealed")
@@ -352,7 +347,7 @@ describe("export and import", () => {
       expect(({} as Record<string, unknown>).polluted).toBeUndefined()
       expect(Object.getPrototypeOf(rows)).toBe(Object.prototype)
       expect(Object.getPrototypeOf(rows!.checkpoints[0]!.checkpoint)).toBe(Object.prototype)
-      const memory = await open(CheckpointStorage.layerMemory)
+      const memory = await open(d.memory.layer())
       try {
         await memory.run((storage) => storage.importThread(rows!))
         const tuple = await memory.saver.getTuple({ configurable: { thread_id: "t" } })
@@ -365,7 +360,7 @@ describe("export and import", () => {
   })
 
   it("importThread refuses rows that are not a thread, naming what is wrong", async () => {
-    const memory = await open(CheckpointStorage.layerMemory)
+    const memory = await open(d.memory.layer())
     try {
       const id = thread("checked")
       await populate(memory.saver, id)

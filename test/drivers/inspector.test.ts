@@ -11,8 +11,8 @@ import { clean, cut } from "../../src/cli/Output.ts"
 import * as Inspector from "../../src/inspector/Inspector.ts"
 import * as Tree from "../../src/inspector/Tree.ts"
 import * as Values from "../../src/inspector/Values.ts"
-import * as Postgres from "../../src/postgres.ts"
 import { admin, withDatabase } from "../support/databases.ts"
+import { drivers } from "../support/drivers.ts"
 
 const checkpoint = (
   channel_values: Record<string, unknown>,
@@ -142,11 +142,15 @@ describe("terminal output", () => {
 })
 
 describe("threads, a page at a time", () => {
+  // The file's PostgreSQL store, which holds only these threads.
+  const { databaseUrl, postgres } = drivers("inspector")
+
   it.live("pages through threads whose activity falls in the same millisecond, each once", () =>
-    withDatabase("inspector_pages", (url) =>
-      Effect.gen(function*() {
+    Effect.suspend(() => {
+      const url = databaseUrl()
+      return Effect.gen(function*() {
         // This library's tables (a migrating open), then 450 threads touched at one instant, as a migration adopts them.
-        yield* Effect.scoped(Layer.build(Postgres.layer({ url })))
+        yield* Effect.scoped(Layer.build(postgres.layer()))
         yield* Effect.promise(() =>
           admin((client) =>
             client.query(`
@@ -166,9 +170,11 @@ describe("threads, a page at a time", () => {
           const second = yield* Stream.runCollect(inspector.threads({ limit: 10, after: all[9]!.cursor }))
           expect(second.map((thread) => thread.thread_id)).toEqual(all.slice(10, 20).map((thread) => thread.thread_id))
         }).pipe(Effect.provide(Database.layer(url, "read")))
-      })))
+      })
+    }))
 })
 
+// A database of its own: LangGraph's own tables, not this library's.
 describe("a database LangGraph's Python saver wrote", () => {
   it.live("shows a msgpack value as its type and size, never a crash, and the rest as stored", () =>
     withDatabase("inspector_msgpack", (url) =>

@@ -5,15 +5,21 @@
 import { describe, expect, it } from "@effect/vitest"
 import { uuid6 } from "@langchain/langgraph-checkpoint"
 import { Effect, Layer, Schedule, Stream } from "effect"
-import { CheckpointStorage, MemoryDriver } from "../../src/index.ts"
+import { afterEach } from "vitest"
+import { CheckpointStorage } from "../../src/index.ts"
+import { drivers } from "../support/drivers.ts"
 import { checkpoint as checkpointOf, metadata as metadataOf } from "../support/fixtures.ts"
+
+// The file's memory store; `layerMemory`'s own builds are what its tests are about.
+const { memory, memoryDriver } = drivers("memory")
+afterEach(() => memory.clear())
 
 const noShared = { pieces: [], requires: [] }
 
 describe("stored data that no longer decodes", () => {
   it.effect("is a CorruptedCheckpoint naming the thread, namespace and checkpoint", () =>
     Effect.gen(function*() {
-      const driver = MemoryDriver.make()
+      const driver = memoryDriver()
       const storage = yield* CheckpointStorage.make(driver)
       const id = uuid6(-1)
       const row = {
@@ -99,7 +105,7 @@ describe("CheckpointStorage.layerRetention", () => {
     }).pipe(
       Effect.provide(
         CheckpointStorage.layerRetention({ keepLast: 2 }, Schedule.spaced("20 millis")).pipe(
-          Layer.provideMerge(CheckpointStorage.layerMemory)
+          Layer.provideMerge(memory.layer())
         )
       )
     ))
