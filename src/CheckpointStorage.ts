@@ -674,6 +674,10 @@ export const layerDriver = <E, R>(
  * `Encryption`), so encoding costs and failures show here too; stored bytes
  * are copied in and out, never shared with callers.
  *
+ * The layer provides the driver beneath the storage too, as the
+ * `MemoryDriver` service: a program or a test can look at what is stored
+ * (`threads`, keyed as the SQL tables are) beside what the storage reads.
+ *
  * **Gotchas**
  *
  * Each build of the layer starts empty: two runtimes (or two tests) built
@@ -681,13 +685,17 @@ export const layerDriver = <E, R>(
  *
  * @since 0.1.0
  */
-export const layerMemory: Layer.Layer<CheckpointStorage, InvalidConfig> = Layer.effect(
+export const layerMemory: Layer.Layer<CheckpointStorage | MemoryDriver.MemoryDriver, InvalidConfig> = Layer.effect(
   CheckpointStorage,
-  // A new store, at the level this process writes: never above it, and always read.
-  Effect.map(FormatLevel.supported, (formatLevel) => MemoryDriver.make({ formatLevel })).pipe(
-    Effect.flatMap(make),
+  MemoryDriver.MemoryDriver.use(({ driver }) => make(driver)).pipe(
     Effect.catchIf((error) => !(error instanceof InvalidConfig), Effect.die)
   )
+).pipe(
+  Layer.provideMerge(Layer.effect(
+    MemoryDriver.MemoryDriver,
+    // A new store, at the level this process writes: never above it, and always read.
+    Effect.map(FormatLevel.supported, (formatLevel) => MemoryDriver.makeInspectable({ formatLevel }))
+  ))
 )
 
 /**

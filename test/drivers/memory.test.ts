@@ -6,7 +6,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { uuid6 } from "@langchain/langgraph-checkpoint"
 import { Effect, Layer, Schedule, Stream } from "effect"
 import { afterEach } from "vitest"
-import { CheckpointStorage } from "../../src/index.ts"
+import { CheckpointStorage, MemoryDriver } from "../../src/index.ts"
 import { drivers } from "../support/drivers.ts"
 import { checkpoint as checkpointOf, metadata as metadataOf } from "../support/fixtures.ts"
 
@@ -83,6 +83,18 @@ describe("CheckpointStorage.layerMemory", () => {
       yield* put.pipe(Effect.provide(CheckpointStorage.layerMemory))
       expect(yield* count.pipe(Effect.provide(CheckpointStorage.layerMemory))).toBe(0)
     }))
+
+  it.effect("provides the driver beneath the storage too: what a put stored is in its threads", () =>
+    Effect.gen(function*() {
+      const storage = yield* CheckpointStorage.CheckpointStorage
+      const { threads } = yield* MemoryDriver.MemoryDriver
+      expect(threads.size).toBe(0)
+      const stored = yield* storage.put({ thread_id: "seen" }, checkpointOf({ a: 1 }), metadataOf(), { a: 1 })
+      const namespace = threads.get("seen")?.namespaces.get("")
+      expect(namespace?.checkpoints.has(stored.checkpoint_id)).toBe(true)
+      yield* storage.deleteThread("seen")
+      expect(threads.has("seen")).toBe(false)
+    }).pipe(Effect.provide(CheckpointStorage.layerMemory)))
 })
 
 describe("CheckpointStorage.layerRetention", () => {
