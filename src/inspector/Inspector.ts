@@ -388,6 +388,66 @@ const planner = (
 }
 
 /**
+ * A page of a thread's history, each namespace laid out as a tree: the
+ * index says which checkpoints the page holds, and they are read whole
+ * (through the storage) a namespace at a time. `stored` checks the thread
+ * and namespace first.
+ */
+const historyPager = <E>(
+  storage: CheckpointStorage["Service"],
+  { q, run }: Sql,
+  stored: (operation: string, thread_id: string, checkpoint_ns: string | undefined) => Effect.Effect<void, E>
+) =>
+  Effect.fn("Inspector.historyPage")(function*(
+    thread_id: string,
+    options: {
+      readonly checkpoint_ns?: string | undefined
+      readonly offset?: number | undefined
+      readonly limit?: number | undefined
+    } = {}
+  ) {
+    yield* stored("history", thread_id, options.checkpoint_ns)
+    const index = yield* run("history", q.historyIndex, { thread_id, checkpoint_ns: options.checkpoint_ns })
+    let skip = options.offset ?? 0
+    let left = options.limit ?? Number.POSITIVE_INFINITY
+    const namespaces: Array<HistoryPage["namespaces"][number]> = []
+    for (const { entries, name, parent } of Namespaces.groups(index)) {
+      if (left <= 0) break
+      if (skip >= entries.length) {
+        skip -= entries.length
+        continue
+      }
+      const laid = Tree.layout(entries, (entry) => entry.checkpoint_id, (entry) => entry.parent_checkpoint_id)
+        .slice(skip, skip + left)
+      // The page's checkpoints, read whole: those after the one before the page, as many as it shows.
+      const read = yield* storage.list({
+        thread_id,
+        checkpoint_ns: name,
+        ...(skip === 0 ? {} : { before: entries[skip - 1]!.checkpoint_id }),
+        limit: laid.length
+      }).pipe(Stream.map(historyEntry), Stream.runCollect)
+      const byId = new Map(read.map((entry) => [entry.checkpoint_id, entry]))
+      // A checkpoint removed since the index was read is left out.
+      const rows = laid.flatMap((row) => {
+        const entry = byId.get(row.entry.checkpoint_id)
+        return entry === undefined ? [] : [{ ...row, entry }]
+      })
+      const started = parent === null ? undefined : read.find((entry) => entry.parents[parent] !== undefined)
+      const startedId = parent === null ? undefined : started?.parents[parent]
+      const startedAt = parent === null || startedId === undefined ? null : {
+        checkpoint_id: startedId,
+        step: yield* storage.getTuple({ thread_id, checkpoint_ns: parent, checkpoint_id: startedId }).pipe(
+          Effect.map((tuple) => Option.isSome(tuple) ? historyEntry(tuple.value).step : undefined)
+        )
+      }
+      namespaces.push({ name, parent, startedAt, total: entries.length, rows })
+      skip = 0
+      left -= laid.length
+    }
+    return { total: index.length, namespaces }
+  })
+
+/**
  * Builds the inspector over the `CheckpointStorage` and `SqlClient` in
  * context, reading `tables`.
  *
@@ -497,54 +557,7 @@ export const make = Effect.fnUntraced(function*(tables: Tables, dialect: Dialect
       )
     )
 
-  const historyPage = Effect.fn("Inspector.historyPage")(function*(
-    thread_id: string,
-    options: {
-      readonly checkpoint_ns?: string | undefined
-      readonly offset?: number | undefined
-      readonly limit?: number | undefined
-    } = {}
-  ) {
-    yield* stored("history", thread_id, options.checkpoint_ns)
-    const index = yield* run("history", q.historyIndex, { thread_id, checkpoint_ns: options.checkpoint_ns })
-    let skip = options.offset ?? 0
-    let left = options.limit ?? Number.POSITIVE_INFINITY
-    const namespaces: Array<HistoryPage["namespaces"][number]> = []
-    for (const { entries, name, parent } of Namespaces.groups(index)) {
-      if (left <= 0) break
-      if (skip >= entries.length) {
-        skip -= entries.length
-        continue
-      }
-      const laid = Tree.layout(entries, (entry) => entry.checkpoint_id, (entry) => entry.parent_checkpoint_id)
-        .slice(skip, skip + left)
-      // The page's checkpoints, read whole: those after the one before the page, as many as it shows.
-      const read = yield* storage.list({
-        thread_id,
-        checkpoint_ns: name,
-        ...(skip === 0 ? {} : { before: entries[skip - 1]!.checkpoint_id }),
-        limit: laid.length
-      }).pipe(Stream.map(historyEntry), Stream.runCollect)
-      const byId = new Map(read.map((entry) => [entry.checkpoint_id, entry]))
-      // A checkpoint removed since the index was read is left out.
-      const rows = laid.flatMap((row) => {
-        const entry = byId.get(row.entry.checkpoint_id)
-        return entry === undefined ? [] : [{ ...row, entry }]
-      })
-      const started = parent === null ? undefined : read.find((entry) => entry.parents[parent] !== undefined)
-      const startedId = parent === null ? undefined : started?.parents[parent]
-      const startedAt = parent === null || startedId === undefined ? null : {
-        checkpoint_id: startedId,
-        step: yield* storage.getTuple({ thread_id, checkpoint_ns: parent, checkpoint_id: startedId }).pipe(
-          Effect.map((tuple) => Option.isSome(tuple) ? historyEntry(tuple.value).step : undefined)
-        )
-      }
-      namespaces.push({ name, parent, startedAt, total: entries.length, rows })
-      skip = 0
-      left -= laid.length
-    }
-    return { total: index.length, namespaces }
-  })
+  const historyPage = historyPager(storage, sql, stored)
 
   const diff = Effect.fn("Inspector.diff")(function*(thread_id: string, a: string, b: string) {
     const [first, second] = yield* Effect.all([diffed(thread_id, a), diffed(thread_id, b)])
