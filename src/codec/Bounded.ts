@@ -1,6 +1,7 @@
 /**
  * What a storage service remembers between calls, bounded two ways: by the
- * bytes its entries retain (each entry says its size), and by time, so that
+ * bytes its entries retain (each entry says its size, counting the copies it
+ * owns, never a buffer it merely points into), and by time, so that
  * what the process remembers follows the threads it works on now, not every
  * thread it ever touched. An entry not used for `idleMs` goes; over the
  * budget, the least recently used goes first. Forgetting is always safe: a
@@ -10,6 +11,11 @@
  * Pure bookkeeping over one `Map` whose order is recency: a use moves an
  * entry to the end, so the idle and the oldest are at the front and each
  * eviction looks at no more entries than it removes.
+ *
+ * Every memory that grows with the workload (pieces, lists, walks' seeds,
+ * thread keys, sealed pieces) is one of these, so {@link forgetAll} empties
+ * them all at once. What is kept in a `WeakMap` instead is keyed by objects
+ * its caller holds, and goes with them.
  *
  * @since 0.1.0
  */
@@ -23,6 +29,20 @@
  * @since 0.1.0
  */
 export const IDLE_MS = 60_000
+
+/** Counts {@link forgetAll}s: a memory that saw fewer forgets what it holds before its next use. */
+let forgets = 0
+
+/**
+ * Empties every memory of this process at once, as if each had evicted
+ * everything: for tests, to forget between the steps of a read what it
+ * named as held.
+ *
+ * @since 0.1.0
+ */
+export const forgetAll = (): void => {
+  forgets++
+}
 
 /**
  * A bounded memory of values by key.
@@ -38,10 +58,10 @@ export interface Bounded<K, V> {
   readonly set: (key: K, value: V, size: number) => void
   /** Says the entry's size changed (it grew in place), as a use. */
   readonly resize: (key: K, size: number) => void
-  readonly delete: (key: K) => void
+  /** The keys, the least recently used first. */
+  readonly keys: () => IterableIterator<K>
   /** The bytes the entries retain, as they said. */
   readonly bytes: () => number
-  readonly size: () => number
 }
 
 /**
@@ -50,6 +70,8 @@ export interface Bounded<K, V> {
 export interface Options {
   /** Bytes the entries may retain together. */
   readonly budget: number
+  /** How many entries may be kept (default: as many as the budget allows). */
+  readonly most?: number | undefined
   /** How long an entry is kept unused (default: as long as the budget allows). */
   readonly idleMs?: number | undefined
   /** The clock (default `Date.now`). */
@@ -67,9 +89,21 @@ interface Entry<V> {
  *
  * @since 0.1.0
  */
-export const make = <K, V>({ budget, idleMs = Infinity, now = Date.now }: Options): Bounded<K, V> => {
+export const make = <K, V>(
+  { budget, idleMs = Infinity, most = Infinity, now = Date.now }: Options
+): Bounded<K, V> => {
   const entries = new Map<K, Entry<V>>()
   let bytes = 0
+  let forgotten = forgets
+  /** The entries, emptied first when {@link forgetAll} ran since their last use. */
+  const current = () => {
+    if (forgotten !== forgets) {
+      forgotten = forgets
+      entries.clear()
+      bytes = 0
+    }
+    return entries
+  }
   /** Moves an entry to the end, stamped now. */
   const touch = (key: K, entry: Entry<V>, at: number) => {
     entry.used = at
@@ -78,14 +112,14 @@ export const make = <K, V>({ budget, idleMs = Infinity, now = Date.now }: Option
   }
   const evict = (at: number) => {
     for (const [key, entry] of entries) {
-      if (bytes <= budget && at - entry.used < idleMs) return
+      if (bytes <= budget && entries.size <= most && at - entry.used < idleMs) return
       entries.delete(key)
       bytes -= entry.size
     }
   }
   return {
     get: (key) => {
-      const entry = entries.get(key)
+      const entry = current().get(key)
       if (entry === undefined) return undefined
       const at = now()
       if (at - entry.used >= idleMs) {
@@ -95,10 +129,10 @@ export const make = <K, V>({ budget, idleMs = Infinity, now = Date.now }: Option
       touch(key, entry, at)
       return entry.value
     },
-    peek: (key) => entries.get(key)?.value,
+    peek: (key) => current().get(key)?.value,
     set: (key, value, size) => {
       const at = now()
-      const previous = entries.get(key)
+      const previous = current().get(key)
       if (previous !== undefined) bytes -= previous.size
       entries.delete(key)
       entries.set(key, { value, size, used: at })
@@ -106,7 +140,7 @@ export const make = <K, V>({ budget, idleMs = Infinity, now = Date.now }: Option
       evict(at)
     },
     resize: (key, size) => {
-      const entry = entries.get(key)
+      const entry = current().get(key)
       if (entry === undefined) return
       bytes += size - entry.size
       entry.size = size
@@ -114,13 +148,10 @@ export const make = <K, V>({ budget, idleMs = Infinity, now = Date.now }: Option
       touch(key, entry, at)
       evict(at)
     },
-    delete: (key) => {
-      const entry = entries.get(key)
-      if (entry === undefined) return
-      entries.delete(key)
-      bytes -= entry.size
-    },
-    bytes: () => bytes,
-    size: () => entries.size
+    keys: () => current().keys(),
+    bytes: () => {
+      current()
+      return bytes
+    }
   }
 }

@@ -87,6 +87,7 @@ const NEEDS_KEYS = "it is encrypted: open the storage with encryption and the ke
  * @since 0.1.0
  */
 export const make = ({ format, sealing, sharing }: Parts): Open => {
+  // Weak: keyed by a page's map of pieces, which goes with the page.
   const openedPieces = new WeakMap<ReadonlyMap<string, Uint8Array>, Opened>()
 
   /** The pieces read with a page (the same map for each of its checkpoints), opened once. */

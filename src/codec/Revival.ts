@@ -142,6 +142,7 @@ const camelCase = (key: string): string => {
   )
 }
 
+// Weak: keyed by the allowlist's classes, which it holds.
 const aliasCache = new WeakMap<Constructor, Record<string, string>>()
 
 /** The constructor field each serialized kwargs key is for (LangChain's `lc_aliases`, inverted). */

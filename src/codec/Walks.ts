@@ -61,17 +61,13 @@ const PER_NAMESPACE = 8
 /** Below this, a blob costs less to send than to name. */
 const WORTH_KEEPING = 1024
 
-/** What is held of one namespace: its seeds by digest (most recent last), the keys of its last walk's pieces. */
+/** What is held of one namespace: its seeds by digest, the keys of its last walk's pieces. */
 interface Held {
-  readonly seeds: Map<string, Uint8Array>
+  readonly seeds: Bounded.Bounded<string, Uint8Array>
   pieces: Uint8Array
 }
 
-const sizeOf = (held: Held) => {
-  let size = held.pieces.byteLength
-  for (const bytes of held.seeds.values()) size += bytes.byteLength
-  return size
-}
+const sizeOf = (held: Held) => held.pieces.byteLength + held.seeds.bytes()
 
 /**
  * What walks of up to `budget` bytes in all hold (seeds and piece keys),
@@ -84,7 +80,11 @@ export const make = (limits: Partial<Bounded.Options> = {}): Walks => {
   const namespaces = Bounded.make<string, Held>({ budget: 32 * 1024 * 1024, idleMs: Bounded.IDLE_MS, ...limits })
   const heldAt = (namespace: string) => {
     let held = namespaces.peek(namespace)
-    if (held === undefined) namespaces.set(namespace, held = { seeds: new Map(), pieces: nothing.pieces }, 0)
+    if (held === undefined) {
+      // Its seeds bounded by number (each one a name the walk sends), their bytes by the namespaces' budget.
+      const seeds = Bounded.make<string, Uint8Array>({ budget: Infinity, most: PER_NAMESPACE })
+      namespaces.set(namespace, held = { seeds, pieces: nothing.pieces }, 0)
+    }
     return held
   }
 
@@ -105,12 +105,8 @@ export const make = (limits: Partial<Bounded.Options> = {}): Walks => {
       if (blob.bytes !== undefined) {
         if (blob.bytes.byteLength >= WORTH_KEEPING) {
           const held = heldAt(namespace)
-          held.seeds.delete(blob.digest)
-          held.seeds.set(blob.digest, owned(blob.bytes))
-          for (const oldest of held.seeds.keys()) {
-            if (held.seeds.size <= PER_NAMESPACE) break
-            held.seeds.delete(oldest)
-          }
+          const bytes = owned(blob.bytes)
+          held.seeds.set(blob.digest, bytes, bytes.byteLength)
           namespaces.resize(namespace, sizeOf(held))
         }
         return blob

@@ -8,13 +8,16 @@
  * @since 0.1.0
  */
 import { createHmac } from "node:crypto"
+import * as Bounded from "../Bounded.ts"
 import { type Cipher, isKeyId } from "../Encryption.ts"
 import type { Address, Element } from "../sharing/Elements.ts"
 import { HASH_BYTES } from "../StorageFormat.ts"
 import { headOf, type Sealer } from "./Frames.ts"
 
-/** Thread keys kept per process (each costs a derivation). */
-const KEPT_THREAD_KEYS = 1000
+/** The bytes of thread keys kept per process (each costs a derivation). */
+const KEPT_THREAD_KEY_BYTES = 1024 * 1024
+/** What a thread key retains besides its cache key's text: its objects, its head, its address key and memo. */
+const THREAD_KEY_BYTES = 512
 const utf8 = new TextEncoder()
 
 /**
@@ -30,6 +33,7 @@ export interface ThreadKey extends Sealer {
 
 /** A thread's piece addresses under `addressKey`, each element's computed once. */
 const addressesUnder = (addressKey: Uint8Array): Address => {
+  // Keyed by the elements the encoder holds (see `Elements`): an address goes with its element.
   const addresses = new WeakMap<Element, string>()
   return (element) => {
     let address = addresses.get(element)
@@ -53,8 +57,7 @@ const addressesUnder = (addressKey: Uint8Array): Address => {
  * @since 0.1.0
  */
 export const makeThreadKeys = (cipher: Cipher) => {
-  const heads = new Map<string, Uint8Array>()
-  const threadKeys = new Map<string, ThreadKey>()
+  const threadKeys = Bounded.make<string, ThreadKey>({ budget: KEPT_THREAD_KEY_BYTES, idleMs: Bounded.IDLE_MS })
   return (thread_id: string): ThreadKey | string => {
     const id = cipher.keyFor(thread_id)
     const cacheKey = JSON.stringify([id, thread_id])
@@ -63,12 +66,10 @@ export const makeThreadKeys = (cipher: Cipher) => {
     if (!isKeyId(id)) return `its key id ${JSON.stringify(id)} is not 1-64 letters, digits or ._:-`
     const key = cipher.key(id)
     if (key === undefined) return `its key "${id}" is not in the keyring`
-    let head = heads.get(id)
-    if (head === undefined) heads.set(id, head = headOf(id))
     // Addresses are keyed per thread: equal elements of two threads get unrelated addresses.
-    const found: ThreadKey = { id, key, head, address: addressesUnder(key.mac(utf8.encode(`thread ${thread_id}`))) }
-    threadKeys.set(cacheKey, found)
-    if (threadKeys.size > KEPT_THREAD_KEYS) threadKeys.delete(threadKeys.keys().next().value!)
+    const address = addressesUnder(key.mac(utf8.encode(`thread ${thread_id}`)))
+    const found: ThreadKey = { id, key, head: headOf(id), address }
+    threadKeys.set(cacheKey, found, THREAD_KEY_BYTES + 2 * cacheKey.length)
     return found
   }
 }

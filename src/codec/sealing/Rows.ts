@@ -8,13 +8,14 @@
  * @since 0.1.0
  */
 import type { BlobRow, Piece, SharedBase, WriteRow } from "../../StorageDriver.ts"
+import * as Bounded from "../Bounded.ts"
 import { isList, owned, pieceKey, SEALED_SUFFIX } from "../StorageFormat.ts"
 import { isSealed, type Keyring, laterFrame, open, openList, seal, type Sealer, sealList, VERSION } from "./Frames.ts"
 import type { ThreadKey } from "./Keys.ts"
 import { blobPlace, type CheckpointPlace, piecePlace, writePlace } from "./Places.ts"
 
-/** Pieces sealed lately, kept to be sent again without sealing them again. */
-const KEPT_SEALED_PIECES = 256
+/** The bytes of pieces sealed lately, kept to be sent again without sealing them again. */
+const KEPT_SEALED_PIECE_BYTES = 4 * 1024 * 1024
 
 /**
  * What reads found unsealed (and were allowed to use).
@@ -169,16 +170,14 @@ export const openWrite = (opener: Opener, at: CheckpointPlace, write: WriteRow, 
  * @since 0.1.0
  */
 export const makePieceSealer = () => {
-  const sealedPieces = new Map<string, Uint8Array>()
+  const sealedPieces = Bounded.make<string, Uint8Array>({ budget: KEPT_SEALED_PIECE_BYTES, idleMs: Bounded.IDLE_MS })
   return (key: ThreadKey, piece: Piece): Piece => {
     const address = pieceKey(piece.hash)
     const known = `${key.id} ${address}`
     let bytes = sealedPieces.get(known)
     if (bytes === undefined) {
-      bytes = seal(key, piece.bytes, piecePlace(address))
-      bytes = owned(bytes)
-      sealedPieces.set(known, bytes)
-      if (sealedPieces.size > KEPT_SEALED_PIECES) sealedPieces.delete(sealedPieces.keys().next().value!)
+      bytes = owned(seal(key, piece.bytes, piecePlace(address)))
+      sealedPieces.set(known, bytes, bytes.byteLength + known.length)
     }
     return { hash: piece.hash, bytes }
   }

@@ -110,9 +110,10 @@ export const makeEncoder = (dumpJson: DumpJson, mayFrame: () => boolean = () => 
     readonly element: Element
     readonly below: number
   }
+  // Weak: keyed by the caller's values (LangGraph's messages), each text goes with its value.
   const texts = new WeakMap<object, Known>()
   /**
-   * The last array encoded or read whose first item is the key, and what was known
+   * The last array encoded or read whose first item is the key (held weakly), and what was known
    * of each of its items. LangGraph hands the saver a new array at every
    * step holding the same objects, so an item found at the same position
    * takes that position's text as its candidate without a lookup. A
