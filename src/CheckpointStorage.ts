@@ -45,7 +45,7 @@ import * as ThreadLifecycle from "./lifecycle/ThreadLifecycle.ts"
 import type { ReencryptProgress, RetentionPolicy, RetentionReport } from "./lifecycle/ThreadLifecycle.ts"
 import * as MemoryDriver from "./memory/MemoryDriver.ts"
 import * as Settings from "./Settings.ts"
-import type { CheckpointRow, FormatStatus, StorageDriver, StoredCheckpoint, ThreadRows } from "./StorageDriver.ts"
+import type { FormatStatus, StorageDriver, StoredCheckpoint, ThreadRows } from "./StorageDriver.ts"
 import * as ThreadRecords from "./ThreadRecords.ts"
 import type { ThreadPage, ThreadQuery, ThreadRecord, ThreadUpdate } from "./ThreadRecords.ts"
 
@@ -543,12 +543,15 @@ const Channels = Schema.Array(Name)
 
 /** The service's reads: `getTuple`, `list` and `getDeltaChannelHistory`, fetched and decoded. */
 const reading = (driver: StorageDriver, codec: Codec.Codec) => {
-  /** Checkpoints older than format 4 kept pending sends as writes on their parent. */
-  const parentSends = (row: CheckpointRow, parent: string) =>
-    driver.channelWrites({ thread_id: row.thread_id, checkpoint_ns: row.checkpoint_ns, checkpoint_id: parent }, TASKS)
-
-  const decodeStored = (stored: StoredCheckpoint, remember = false, recognize = false) =>
-    codec.decodeTuple(stored, { remember, recognize, parentSends })
+  /** A stored checkpoint decoded, with its parent's pending sends first read when it is older than format 4. */
+  const decodeStored = Effect.fnUntraced(function*(
+    stored: StoredCheckpoint,
+    options: { readonly remember?: boolean; readonly recognize?: boolean } = {}
+  ) {
+    const from = codec.sendsFrom(stored)
+    const sends = from === undefined ? undefined : yield* driver.channelWrites(from, TASKS)
+    return yield* codec.decodeTuple(stored, { remember: false, ...options, sends })
+  })
 
   const getTuple = Effect.fn("CheckpointStorage.getTuple")(function*(ref: CheckpointRef) {
     const location = yield* decodeRef("getTuple", ref)
@@ -560,7 +563,8 @@ const reading = (driver: StorageDriver, codec: Codec.Codec) => {
         Effect.flatMap(Option.match({
           onNone: () => Effect.succeedNone,
           // The latest checkpoint is what a graph's next step writes again, one item longer.
-          onSome: (stored) => Effect.asSome(decodeStored(stored, true, location.checkpoint_id === undefined))
+          onSome: (stored) =>
+            Effect.asSome(decodeStored(stored, { remember: true, recognize: location.checkpoint_id === undefined }))
         }))
       )
     const known = codec.knownPieces(location)

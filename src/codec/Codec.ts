@@ -84,18 +84,26 @@ export interface Codec {
   /** The hashes (back to back) of the pieces this process holds for a namespace: what a read need not fetch. */
   readonly knownPieces: (location: { readonly thread_id: string; readonly checkpoint_ns: string }) => Uint8Array
   /**
+   * Where a stored checkpoint's pending sends are to be read before it is
+   * decoded (the writes of `TASKS` there): its parent, for a checkpoint
+   * older than LangGraph's format 4, which kept them there; `undefined`
+   * for any other.
+   */
+  readonly sendsFrom: (stored: StoredCheckpoint) => Sealing.CheckpointPlace | undefined
+  /**
    * A stored checkpoint as LangGraph's tuple (`remember`: keep what the
    * thread's next put extends; `recognize`: and its lists' items, for a read
-   * of the latest checkpoint).
+   * of the latest checkpoint; `sends`: the writes read where `sendsFrom`
+   * said).
    */
-  readonly decodeTuple: <E>(
+  readonly decodeTuple: (
     stored: StoredCheckpoint,
     options: {
       readonly remember: boolean
-      readonly recognize?: boolean
-      readonly parentSends: (row: CheckpointRow, parent: string) => Effect.Effect<ReadonlyArray<WriteRow>, E>
+      readonly recognize?: boolean | undefined
+      readonly sends?: ReadonlyArray<WriteRow> | undefined
     }
-  ) => Effect.Effect<CheckpointTuple, CorruptedCheckpoint | IncompatibleFormat | E>
+  ) => Effect.Effect<CheckpointTuple, CorruptedCheckpoint | IncompatibleFormat>
   /** What a delta-history walk of a namespace need not fetch: seeds this process holds, pieces its last walk read. */
   readonly knownToWalk: (
     location: { readonly thread_id: string; readonly checkpoint_ns: string }

@@ -28,10 +28,23 @@ import type { BlobRow, CheckpointRow, StoredCheckpoint, WriteRow } from "../Stor
 import { noPieces, type Open, type Pieces } from "./Open.ts"
 import { corrupted, type Parts, unopened, unreadable } from "./Parts.ts"
 import { newTally, report, type Tally } from "./Report.ts"
+import type { CheckpointPlace } from "./Sealing.ts"
 import * as Serializer from "./Serializer.ts"
 import * as Sharing from "./Sharing.ts"
 import { isList, references, unframe } from "./StorageFormat.ts"
 import * as Walks from "./Walks.ts"
+
+/**
+ * Where a stored checkpoint's pending sends are: on its parent, as writes,
+ * for a checkpoint older than LangGraph's format 4; `undefined` for any
+ * other. Read from the header as stored, before anything is decoded.
+ */
+const sendsFrom = ({ row }: StoredCheckpoint): CheckpointPlace | undefined => {
+  const v: unknown = (row.checkpoint as { readonly v?: unknown } | null)?.v
+  return typeof v === "number" && v < 4 && row.parent_checkpoint_id !== undefined
+    ? { thread_id: row.thread_id, checkpoint_ns: row.checkpoint_ns, checkpoint_id: row.parent_checkpoint_id }
+    : undefined
+}
 
 const sortWrites = (writes: ReadonlyArray<WriteRow>): Array<WriteRow> =>
   writes
@@ -157,15 +170,15 @@ export const make = (parts: Parts, { keepRead, open, openWrites }: Open) => {
    * reads is what the thread's next put extends, and its pieces are kept;
    * `recognize`: a read of the latest checkpoint, which a graph's next step
    * writes again with one more item (its items' texts are learned);
-   * `parentSends`: the pending sends checkpoints older than format 4 kept as
-   * writes on their parent.
+   * `sends`: the writes read where `sendsFrom` said, for a checkpoint that
+   * needs them.
    */
-  const decodeTuple = Effect.fnUntraced(function*<E>(
+  const decodeTuple = Effect.fnUntraced(function*(
     stored: StoredCheckpoint,
     options: {
       readonly remember: boolean
-      readonly recognize?: boolean
-      readonly parentSends: (row: CheckpointRow, parent: string) => Effect.Effect<ReadonlyArray<WriteRow>, E>
+      readonly recognize?: boolean | undefined
+      readonly sends?: ReadonlyArray<WriteRow> | undefined
     }
   ) {
     const tally = newTally()
@@ -178,14 +191,9 @@ export const make = (parts: Parts, { keepRead, open, openWrites }: Open) => {
         yield* loadChannelValues(row, header, blobs, pieces, tally, options.remember, options.recognize)
       )
     }
-    if (header.v < 4 && row.parent_checkpoint_id !== undefined) {
+    if (options.sends !== undefined && row.parent_checkpoint_id !== undefined) {
       const parent = { ...row, checkpoint_id: row.parent_checkpoint_id }
-      const sends = yield* loadWrites(
-        row,
-        yield* openWrites(parent, yield* options.parentSends(row, row.parent_checkpoint_id), tally),
-        noPieces,
-        tally
-      )
+      const sends = yield* loadWrites(row, yield* openWrites(parent, options.sends, tally), noPieces, tally)
       const versions = Object.values(checkpoint.channel_versions)
       checkpoint.channel_values[TASKS] = sends.map(([, , value]) => value)
       checkpoint.channel_versions[TASKS] = versions.length > 0 ? maxChannelVersion(...versions) : 1
@@ -276,5 +284,5 @@ export const make = (parts: Parts, { keepRead, open, openWrites }: Open) => {
   const knownToWalk = (location: { readonly thread_id: string; readonly checkpoint_ns: string }) =>
     walks.known(location)
 
-  return { decodeTuple, deltaHistory, knownToWalk }
+  return { sendsFrom, decodeTuple, deltaHistory, knownToWalk }
 }
