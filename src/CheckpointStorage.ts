@@ -9,7 +9,7 @@
  * @since 0.1.0
  */
 import { TASKS } from "@langchain/langgraph-checkpoint"
-import { Context, Effect, Layer, Option, Schedule, Schema, type Scope, Stream } from "effect"
+import { Clock, Context, Effect, Layer, Option, Schedule, Schema, type Scope, Stream } from "effect"
 import {
   ChannelVersions,
   Checkpoint,
@@ -522,21 +522,37 @@ const writing = (driver: StorageDriver, codec: Codec.Codec) => {
   return { put, putWrites }
 }
 
+const isNotHeld = (error: unknown): error is Codec.NotHeld => error instanceof Codec.NotHeld
+
 /**
  * A read that names what this process holds (`known`), so that the server
  * leaves it out. Should some of it leave memory before the answer is
- * decoded (which then fails as corrupted), the read runs once more, naming
- * `nothing`.
+ * decoded (`NotHeld`, a `checkpoint.not_held` event on the span), the read
+ * runs once more, naming `nothing`; any other failure, damage above all
+ * (`CorruptedCheckpoint`), is the caller's after one read.
  */
 const namingHeld = <K, A, E, R>(
-  read: (known: K) => Effect.Effect<A, E | CorruptedCheckpoint, R>,
+  read: (known: K) => Effect.Effect<A, E | Codec.NotHeld, R>,
   known: K,
   empty: boolean,
   nothing: K
-): Effect.Effect<A, E | CorruptedCheckpoint, R> =>
-  empty ? read(known) : read(known).pipe(
-    Effect.catchIf((error): error is CorruptedCheckpoint => error instanceof CorruptedCheckpoint, () => read(nothing))
+): Effect.Effect<A, E | CorruptedCheckpoint, R> => {
+  const afresh = Effect.suspend(() => withoutNaming(read(nothing)))
+  return empty ? afresh : read(known).pipe(
+    Effect.catchIf(isNotHeld, (gone) =>
+      Effect.all([Effect.currentSpan, Clock.currentTimeNanos]).pipe(
+        Effect.tap(([span, now]) => Effect.sync(() => span.event("checkpoint.not_held", now, { detail: gone.detail }))),
+        Effect.ignore,
+        Effect.andThen(afresh)
+      ))
   )
+}
+
+/** A read that named nothing: what it still finds missing, the driver left out unasked, which is damage to it. */
+const withoutNaming = <A, E, R>(
+  read: Effect.Effect<A, E | Codec.NotHeld, R>
+): Effect.Effect<A, E | CorruptedCheckpoint, R> =>
+  Effect.catchIf(read, isNotHeld, (gone) => Effect.fail(gone.corrupted))
 
 /** The channels a delta history is asked for: names stored as keys. */
 const Channels = Schema.Array(Name)
@@ -546,7 +562,7 @@ const reading = (driver: StorageDriver, codec: Codec.Codec) => {
   /** A stored checkpoint decoded, with its parent's pending sends first read when it is older than format 4. */
   const decodeStored = Effect.fnUntraced(function*(
     stored: StoredCheckpoint,
-    options: { readonly remember?: boolean; readonly recognize?: boolean } = {}
+    options: { readonly remember?: boolean; readonly recognize?: boolean; readonly named?: Uint8Array } = {}
   ) {
     const from = codec.sendsFrom(stored)
     const sends = from === undefined ? undefined : yield* driver.channelWrites(from, TASKS)
@@ -564,7 +580,9 @@ const reading = (driver: StorageDriver, codec: Codec.Codec) => {
           onNone: () => Effect.succeedNone,
           // The latest checkpoint is what a graph's next step writes again, one item longer.
           onSome: (stored) =>
-            Effect.asSome(decodeStored(stored, { remember: true, recognize: location.checkpoint_id === undefined }))
+            Effect.asSome(
+              decodeStored(stored, { remember: true, recognize: location.checkpoint_id === undefined, named: known })
+            )
         }))
       )
     const known = codec.knownPieces(location)
@@ -589,7 +607,7 @@ const reading = (driver: StorageDriver, codec: Codec.Codec) => {
         before: decoded.before || undefined,
         limit: decoded.limit,
         filter
-      }).pipe(Stream.mapEffect((stored) => decodeStored(stored)))
+      }).pipe(Stream.mapEffect((stored) => withoutNaming(decodeStored(stored))))
     })).pipe(Stream.withSpan("CheckpointStorage.list"))
 
   const getDeltaChannelHistory = Effect.fn("CheckpointStorage.getDeltaChannelHistory")(function*(
@@ -607,7 +625,7 @@ const reading = (driver: StorageDriver, codec: Codec.Codec) => {
     const walk = (known: Walks.Known) =>
       driver.ancestors(location, wanted, known).pipe(
         Effect.flatMap(({ chain, loopsAt }) =>
-          loopsAt === undefined ? codec.deltaHistory(chain, wanted) : Effect.fail(
+          loopsAt === undefined ? codec.deltaHistory(chain, wanted, known) : Effect.fail(
             new CorruptedCheckpoint({
               thread_id: location.thread_id,
               checkpoint_ns: location.checkpoint_ns,

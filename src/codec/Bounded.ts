@@ -5,8 +5,9 @@
  * what the process remembers follows the threads it works on now, not every
  * thread it ever touched. An entry not used for `idleMs` goes; over the
  * budget, the least recently used goes first. Forgetting is always safe: a
- * read then fetches what it would have named, a put lays its list out
- * against what it reads back.
+ * read then fetches what it would have named (one that named it meanwhile
+ * fails as `NotHeld`, and is read again naming nothing), a put lays its
+ * list out against what it reads back.
  *
  * Pure bookkeeping over one `Map` whose order is recency: a use moves an
  * entry to the end, so the idle and the oldest are at the front and each

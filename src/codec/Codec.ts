@@ -36,6 +36,7 @@ import type * as Sealing from "./Sealing.ts"
 import type * as Walks from "./Walks.ts"
 
 export type { EncodedCheckpoint, Layout } from "./Encode.ts"
+export { NotHeld } from "./Parts.ts"
 
 /**
  * Counts record-shaped values that reads left as inert data (not allowed,
@@ -50,7 +51,9 @@ export { inertRecords } from "./Report.ts"
  * each member one step of an operation. Values in, rows out on the write
  * side (`encode*`, then `remember` once stored); rows in, values out on the
  * read side (`decodeTuple`, `deltaHistory`), with what the thread's next
- * step needs remembered in between.
+ * step needs remembered in between. A read that named what this process
+ * holds (`knownPieces`, `knownToWalk`) and finds it gone fails as
+ * `NotHeld`, for the service to read again naming nothing.
  *
  * @since 0.1.0
  */
@@ -93,29 +96,31 @@ export interface Codec {
   /**
    * A stored checkpoint as LangGraph's tuple (`remember`: keep what the
    * thread's next put extends; `recognize`: and its lists' items, for a read
-   * of the latest checkpoint; `sends`: the writes read where `sendsFrom`
-   * said).
+   * of the latest checkpoint; `named`: the `knownPieces` the read named;
+   * `sends`: the writes read where `sendsFrom` said).
    */
   readonly decodeTuple: (
     stored: StoredCheckpoint,
     options: {
       readonly remember: boolean
       readonly recognize?: boolean | undefined
+      readonly named?: Uint8Array | undefined
       readonly sends?: ReadonlyArray<WriteRow> | undefined
     }
-  ) => Effect.Effect<CheckpointTuple, CorruptedCheckpoint | IncompatibleFormat>
+  ) => Effect.Effect<CheckpointTuple, CorruptedCheckpoint | IncompatibleFormat | Parts.NotHeld>
   /** What a delta-history walk of a namespace need not fetch: seeds this process holds, pieces its last walk read. */
   readonly knownToWalk: (
     location: { readonly thread_id: string; readonly checkpoint_ns: string }
   ) => Walks.Known
   /**
    * Each wanted channel's writes along an ancestor chain (nearest first) back to its stored value, the seed.
-   * Fails as corrupted when a seed or piece the walk left out (see `knownToWalk`) is no longer held.
+   * `NotHeld` when a seed or piece the walk `named` (see `knownToWalk`) is no longer held.
    */
   readonly deltaHistory: (
     chain: ReadonlyArray<StoredCheckpoint>,
-    wanted: ReadonlyArray<string>
-  ) => Effect.Effect<Record<string, DeltaChannelHistory>, CorruptedCheckpoint | IncompatibleFormat>
+    wanted: ReadonlyArray<string>,
+    named: Walks.Known
+  ) => Effect.Effect<Record<string, DeltaChannelHistory>, CorruptedCheckpoint | IncompatibleFormat | Parts.NotHeld>
   /** A thread's rows for `target`: a copy, or the same thread under its current key. */
   readonly reseal: (
     operation: string,

@@ -4,6 +4,8 @@
  * a record-shaped value that is not allowed stays inert data, counted in the
  * tally (see `Report`), and never fails a read. Answers LangGraph's tuple of
  * a checkpoint, and the delta histories of channels along a parent chain.
+ * What a read named as held and this process no longer holds fails it as
+ * `NotHeld`, never as `CorruptedCheckpoint`, which is damage.
  *
  * @since 0.1.0
  */
@@ -26,13 +28,20 @@ import {
 import { type CorruptedCheckpoint, formatIssue, type IncompatibleFormat } from "../CheckpointError.ts"
 import type { BlobRow, CheckpointRow, StoredCheckpoint, WriteRow } from "../StorageDriver.ts"
 import { noPieces, type Open, type Pieces } from "./Open.ts"
-import { corrupted, type Parts, unopened, unreadable } from "./Parts.ts"
+import { corrupted, NotHeld, type Parts, unopened, unreadable } from "./Parts.ts"
 import { newTally, report, type Tally } from "./Report.ts"
 import type { CheckpointPlace } from "./Sealing.ts"
 import * as Serializer from "./Serializer.ts"
 import * as Sharing from "./Sharing.ts"
-import { isList, references, unframe } from "./StorageFormat.ts"
+import { isList, references, unframe, unpackHashes } from "./StorageFormat.ts"
 import * as Walks from "./Walks.ts"
+
+/** The pieces a decoding finds: those read, opened, and the hashes (back to back) of those the read named as held. */
+interface Found extends Pieces {
+  readonly named: Uint8Array
+}
+
+const nothingFound: Found = { ...noPieces, named: Walks.nothing.pieces }
 
 /**
  * Where a stored checkpoint's pending sends are: on its parent, as writes,
@@ -76,21 +85,34 @@ const loading = ({ format, json, sealing, serializer, sharing }: Parts) => {
         corrupted(row, `${what} does not deserialize: ${new Serializer.SerializerError({ cause }).message}`)
     })
 
+  /**
+   * A piece found nowhere: one that did not open is damage, and so is one
+   * the read did not name (storage lost it); one it named, memory let go.
+   */
+  const missing = (row: CheckpointRow, what: string, key: string, pieces: Found) => {
+    const wrong = pieces.unreadable.get(key)
+    if (wrong === undefined && unpackHashes(pieces.named)?.includes(key) === true) {
+      return new NotHeld({ place: row, detail: `${what}: a piece the read named is no longer held` })
+    }
+    return unopened(format, row, `${what}: a piece it refers to ${wrong ?? "is missing"}`)
+  }
+
   /** Reads a stored value; a shared list is first rebuilt from its pieces. */
   const load = (
     row: CheckpointRow,
     what: string,
     stored: Pick<BlobRow, "type" | "bytes" | "base">,
-    pieces: Pieces,
+    pieces: Found,
     tally: Tally,
     remembering?: { readonly channel: string; readonly version: string; readonly recognize: boolean }
-  ): Effect.Effect<unknown, CorruptedCheckpoint | IncompatibleFormat> => {
+  ): Effect.Effect<unknown, CorruptedCheckpoint | IncompatibleFormat | NotHeld> => {
     // An encoding of a newer release, or of a level above this process's, is not damage: say so.
     const newer = unreadable(format, row, stored.type)
     if (newer !== undefined) return Effect.fail(newer)
     if (isList(stored.type)) {
-      const decoded = sharing.decode(row.thread_id, stored, pieces.readable, pieces.unreadable)
+      const decoded = sharing.decode(row.thread_id, stored, pieces.readable)
       if (typeof decoded === "string") return Effect.fail(unopened(format, row, `${what}: ${decoded}`))
+      if ("missing" in decoded) return Effect.fail(missing(row, what, decoded.missing, pieces))
       // A framed list is read as its whole text; a list's pieces are parsed one by one.
       const text = stored.type === Sharing.FRAMED ? unframe(decoded.texts) : decoded.texts
       if (typeof text === "string") return Effect.fail(corrupted(row, `${what}: ${text}`))
@@ -123,7 +145,7 @@ const loading = ({ format, json, sealing, serializer, sharing }: Parts) => {
       )
     )
 
-  const loadWrites = (row: CheckpointRow, writes: ReadonlyArray<WriteRow>, pieces: Pieces, tally: Tally) =>
+  const loadWrites = (row: CheckpointRow, writes: ReadonlyArray<WriteRow>, pieces: Found, tally: Tally) =>
     Effect.forEach(
       sortWrites(writes),
       (write) =>
@@ -141,7 +163,7 @@ const loading = ({ format, json, sealing, serializer, sharing }: Parts) => {
     row: CheckpointRow,
     header: CheckpointHeader,
     blobs: ReadonlyArray<BlobRow>,
-    pieces: Pieces,
+    pieces: Found,
     tally: Tally,
     remember = false,
     recognize = false
@@ -170,20 +192,23 @@ export const make = (parts: Parts, { keepRead, open, openWrites }: Open) => {
    * reads is what the thread's next put extends, and its pieces are kept;
    * `recognize`: a read of the latest checkpoint, which a graph's next step
    * writes again with one more item (its items' texts are learned);
-   * `sends`: the writes read where `sendsFrom` said, for a checkpoint that
-   * needs them.
+   * `named`: the pieces the read named as held; `sends`: the writes read
+   * where `sendsFrom` said, for a checkpoint that needs them.
    */
   const decodeTuple = Effect.fnUntraced(function*(
     stored: StoredCheckpoint,
     options: {
       readonly remember: boolean
       readonly recognize?: boolean | undefined
+      readonly named?: Uint8Array | undefined
       readonly sends?: ReadonlyArray<WriteRow> | undefined
     }
   ) {
     const tally = newTally()
-    const { blobs, pieces, row, writes } = yield* open(stored, tally)
-    if (options.remember) keepRead(row.thread_id, pieces)
+    const opened = yield* open(stored, tally)
+    const { blobs, row, writes } = opened
+    if (options.remember) keepRead(row.thread_id, opened.pieces)
+    const pieces: Found = { ...opened.pieces, named: options.named ?? nothingFound.named }
     const header = yield* decodeHeader(row)
     const checkpoint: Checkpoint = {
       ...header,
@@ -193,7 +218,7 @@ export const make = (parts: Parts, { keepRead, open, openWrites }: Open) => {
     }
     if (options.sends !== undefined && row.parent_checkpoint_id !== undefined) {
       const parent = { ...row, checkpoint_id: row.parent_checkpoint_id }
-      const sends = yield* loadWrites(row, yield* openWrites(parent, options.sends, tally), noPieces, tally)
+      const sends = yield* loadWrites(row, yield* openWrites(parent, options.sends, tally), nothingFound, tally)
       const versions = Object.values(checkpoint.channel_versions)
       checkpoint.channel_values[TASKS] = sends.map(([, , value]) => value)
       checkpoint.channel_versions[TASKS] = versions.length > 0 ? maxChannelVersion(...versions) : 1
@@ -215,8 +240,8 @@ export const make = (parts: Parts, { keepRead, open, openWrites }: Open) => {
 
   /**
    * A walk's checkpoint with every blob's bytes: those the driver left out
-   * (this process holds them) from memory; when one left memory meanwhile,
-   * the checkpoint is unreadable as read, and the walk is run again.
+   * (this process named them) from memory; when one left memory meanwhile,
+   * `NotHeld`, and the walk is run again.
    */
   const withSeeds = (stored: StoredCheckpoint) => {
     if (stored.blobs.length === 0) return Effect.succeed(stored)
@@ -224,7 +249,9 @@ export const make = (parts: Parts, { keepRead, open, openWrites }: Open) => {
     for (const blob of stored.blobs) {
       const whole = walks.fill(stored.row, blob)
       if (whole === undefined) {
-        return Effect.fail(corrupted(stored.row, `channel "${blob.channel}": its value left memory since the walk`))
+        return Effect.fail(
+          new NotHeld({ place: stored.row, detail: `channel "${blob.channel}": its value left memory since the walk` })
+        )
       }
       blobs.push(whole)
     }
@@ -234,11 +261,12 @@ export const make = (parts: Parts, { keepRead, open, openWrites }: Open) => {
   /**
    * For each of `wanted`, the writes along `chain` (ancestors, nearest
    * first) back to the nearest checkpoint that stored a value for it, oldest
-   * first, and that value as the seed.
+   * first, and that value as the seed. `named`: what the walk named as held.
    */
   const deltaHistory = Effect.fnUntraced(function*(
     chain: ReadonlyArray<StoredCheckpoint>,
-    wanted: ReadonlyArray<string>
+    wanted: ReadonlyArray<string>,
+    named: Walks.Known
   ) {
     // Collected newest first, reversed at the end.
     const collected = new Map(wanted.map((channel) => [channel, [] as Array<StoredWrite>]))
@@ -251,11 +279,13 @@ export const make = (parts: Parts, { keepRead, open, openWrites }: Open) => {
     for (const stored of chain) {
       if (remaining.size === 0) break
       const tally = newTally()
-      const { blobs, pieces, row, writes } = yield* open(yield* withSeeds(stored), tally, { metadata: false })
-      if (!kept.has(pieces.readable)) {
-        kept.add(pieces.readable)
-        keepRead(row.thread_id, pieces)
+      const opened = yield* open(yield* withSeeds(stored), tally, { metadata: false })
+      const { blobs, row, writes } = opened
+      if (!kept.has(opened.pieces.readable)) {
+        kept.add(opened.pieces.readable)
+        keepRead(row.thread_id, opened.pieces)
       }
+      const pieces: Found = { ...opened.pieces, named: named.pieces }
       const wantedWrites = writes.filter((write) => remaining.has(write.channel))
       for (const write of wantedWrites) for (const key of references(write)) read.add(key)
       const stepWrites = yield* loadWrites(row, wantedWrites, pieces, tally)

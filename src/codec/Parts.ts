@@ -2,11 +2,12 @@
  * What the codec's rooms (`Encode`, `Open`, `Decode`) share, built once per
  * storage service: the serializer, the JSON metadata and shared lists are
  * written in, structural sharing, and sealing when `Encryption` is provided;
- * with the two helpers every room needs (a thread's key, a corrupted row).
+ * with the helpers every room needs (a thread's key, a corrupted row, a
+ * piece no longer held).
  *
  * @since 0.1.0
  */
-import { Effect, Option } from "effect"
+import { Data, Effect, Option } from "effect"
 import { CorruptedCheckpoint, IncompatibleFormat, InvalidConfig } from "../CheckpointError.ts"
 import type { FormatLevel } from "../FormatLevel.ts"
 import { Encryption } from "./Encryption.ts"
@@ -93,6 +94,25 @@ export const corrupted = (place: Sealing.CheckpointPlace, detail: string): Corru
     checkpoint_id: place.checkpoint_id,
     detail
   })
+
+/**
+ * What a read named as held (a piece, a walk's seed: the driver left its
+ * bytes out) and this process no longer holds when it decodes the answer:
+ * its memory moved on in between. Not damage, and never the caller's to
+ * see: the service reads again naming nothing (see `CheckpointStorage`),
+ * and only a `CorruptedCheckpoint` says a row is damaged.
+ *
+ * @since 0.1.0
+ */
+export class NotHeld extends Data.TaggedError("NotHeld")<{
+  readonly place: Sealing.CheckpointPlace
+  readonly detail: string
+}> {
+  /** What it says of an answer to a read that named nothing: the driver left out bytes it was not asked to. */
+  get corrupted(): CorruptedCheckpoint {
+    return corrupted(this.place, `${this.detail}, though the read named nothing`)
+  }
+}
 
 /**
  * A row in an encoding this process does not read (`levelOf`: of a newer

@@ -101,6 +101,16 @@ export interface Decoded {
 }
 
 /**
+ * A piece a stored list refers to that neither this process nor the read
+ * holds, by key.
+ *
+ * @since 0.1.0
+ */
+export interface Missing {
+  readonly missing: string
+}
+
+/**
  * A value encoded as a list: its stored type and elements.
  *
  * @since 0.1.0
@@ -131,16 +141,16 @@ export interface Sharing {
     address?: Address
   ) => { readonly type: string; readonly bytes: Uint8Array; readonly pieces: ReadonlyArray<Piece> }
   /**
-   * A stored list's bytes from the pieces its thread's rows hold, or what is
-   * wrong; records nothing. A piece this process kept for the thread (its
-   * bytes proven to match its key) is taken before one read with the list.
+   * A stored list's bytes from the pieces its thread's rows hold, the first
+   * piece found nowhere, or what is wrong; records nothing. A piece this
+   * process kept for the thread (its bytes proven to match its key) is taken
+   * before one read with the list.
    */
   readonly decode: (
     thread_id: string,
     row: Layout.StoredList & { readonly type: string },
-    pieces: ReadonlyMap<string, Uint8Array>,
-    unreadable?: ReadonlyMap<string, string>
-  ) => Decoded | string
+    pieces: ReadonlyMap<string, Uint8Array>
+  ) => Decoded | Missing | string
   /** Records a list read, for the next step of its channel to extend. */
   readonly remember: (place: ListPlace, decoded: Decoded) => void
   /**
@@ -200,14 +210,14 @@ export const make = (
       keep(thread_id, elements, keys)
       return Layout.ownList(type, elements, keys)
     },
-    decode: (thread_id, row, pieces, unreadable) => {
+    decode: (thread_id, row, pieces) => {
       const keys = Layout.entriesOf(row)
       if (typeof keys === "string") return keys
       const texts: Array<Uint8Array> = []
       const held = cache.of(thread_id)
       for (const key of keys) {
         const bytes = held.get(key) ?? pieces.get(key)
-        if (bytes === undefined) return `a piece it refers to ${unreadable?.get(key) ?? "is missing"}`
+        if (bytes === undefined) return { missing: key }
         texts.push(bytes)
       }
       return { type: row.type, keys, texts, base: Layout.baseOf(row.base) }

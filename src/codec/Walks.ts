@@ -11,8 +11,8 @@
  * Seeds are held by content (the digest the database computes of the stored
  * bytes, sealed or not), never by version alone: a thread deleted and written
  * again may store other bytes under the same version. A seed or a piece
- * that left memory between a walk and its decoding fails that decoding; the
- * caller runs the walk again naming none.
+ * that left memory between a walk and its decoding fails that decoding as
+ * `NotHeld` (see `Parts`); the caller runs the walk again naming none.
  *
  * @since 0.1.0
  */

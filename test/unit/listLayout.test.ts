@@ -16,10 +16,15 @@ import * as StorageFormat from "../../src/codec/StorageFormat.ts"
 import type { SharedBase } from "../../src/StorageDriver.ts"
 
 const utf8 = new TextEncoder()
-const text = (read: Uint8Array | { readonly bytes: Uint8Array } | Sharing.Decoded | string) =>
-  typeof read === "string" ? read : new TextDecoder().decode(
+const text = (read: Uint8Array | { readonly bytes: Uint8Array } | Sharing.Decoded | Sharing.Missing | string) =>
+  typeof read === "string" ? read : "missing" in read ? `missing ${read.missing}` : new TextDecoder().decode(
     read instanceof Uint8Array ? read : "texts" in read ? StorageFormat.join(read.texts) : read.bytes
   )
+/** A list read back, or the test fails saying why not. */
+const decoded = (read: Sharing.Decoded | Sharing.Missing | string): Sharing.Decoded => {
+  if (typeof read === "string" || "missing" in read) throw new Error(text(read))
+  return read
+}
 const dumpJson = (value: unknown) => utf8.encode(JSON.stringify(value) ?? "")
 const at = { thread_id: "t", checkpoint_ns: "" }
 
@@ -206,8 +211,7 @@ describe("decode", () => {
     const writer = Sharing.make(dumpJson)
     const first = writer.layOut(at, "messages", "1", sharedOf(writer, messages(20)), { fresh: false })
     const reader = Sharing.make(dumpJson)
-    const read = reader.decode(at.thread_id, first.blob, piecesOf([first]))
-    if (typeof read === "string") throw new Error(read)
+    const read = decoded(reader.decode(at.thread_id, first.blob, piecesOf([first])))
     const next = () => reader.layOut(at, "messages", "2", sharedOf(reader, messages(21)), { fresh: false })
     expect(next().blob.base).toBeUndefined()
     reader.remember({ ...at, channel: "messages", version: "1" }, read)
@@ -219,7 +223,9 @@ describe("decode", () => {
     const laid = writer.layOut(at, "messages", "1", sharedOf(writer, messages(4)), { fresh: false })
     const reader = () => Sharing.make(dumpJson)
     const pieces = piecesOf([laid])
-    expect(reader().decode(at.thread_id, laid.blob, new Map())).toBe("a piece it refers to is missing")
+    expect(reader().decode(at.thread_id, laid.blob, new Map())).toEqual({
+      missing: StorageFormat.references(laid.blob)[0]
+    })
     expect(reader().decode(at.thread_id, { type: StorageFormat.SHARED, bytes: laid.blob.bytes!.subarray(1) }, pieces))
       .toBe(
         "its list is not a whole number of hashes"
@@ -316,8 +322,7 @@ describe("content addresses are verified, never trusted", () => {
     const { laid, pieces } = stored(messages(4), message(99))
     const reader = Sharing.make(dumpJson)
     reader.keepRead(at.thread_id, pieces)
-    const read = reader.decode(at.thread_id, laid.blob, pieces)
-    if (typeof read === "string") throw new Error(read)
+    const read = decoded(reader.decode(at.thread_id, laid.blob, pieces))
     reader.remember(place, read)
     const known = StorageFormat.unpackHashes(reader.knownPieces(at))!
     expect(known).toHaveLength(3)
@@ -326,7 +331,7 @@ describe("content addresses are verified, never trusted", () => {
     const other = { thread_id: "other", checkpoint_ns: "" }
     reader.remember({ ...other, channel: "messages", version: "1" }, read)
     expect(reader.knownPieces(other).byteLength).toBe(0)
-    expect(reader.decode(other.thread_id, laid.blob, new Map())).toBe("a piece it refers to is missing")
+    expect(reader.decode(other.thread_id, laid.blob, new Map())).toHaveProperty("missing")
   })
 
   it("an item read from a forged piece is learned under its bytes' own hash: the next put sends it as new", () => {
@@ -334,8 +339,7 @@ describe("content addresses are verified, never trusted", () => {
     const { laid, pieces } = stored(items, message(99))
     const reader = Sharing.make(dumpJson)
     reader.keepRead(at.thread_id, pieces)
-    const read = reader.decode(at.thread_id, laid.blob, pieces)
-    if (typeof read === "string") throw new Error(read)
+    const read = decoded(reader.decode(at.thread_id, laid.blob, pieces))
     reader.remember(place, read)
     const value = read.texts.map((bytes) => JSON.parse(new TextDecoder().decode(bytes)) as unknown)
     reader.recognize(place, value, read, true)
@@ -361,8 +365,7 @@ describe("framed lists", () => {
     const encoded = sharedOf(sharing, value)
     expect(encoded.type).toBe(StorageFormat.FRAMED)
     const laid = sharing.layOut(at, "c", "1", encoded, { fresh: true })
-    const read = Sharing.make(plusDump).decode(at.thread_id, laid.blob, piecesOf([laid]))
-    if (typeof read === "string") throw new Error(read)
+    const read = decoded(Sharing.make(plusDump).decode(at.thread_id, laid.blob, piecesOf([laid])))
     expect(read.type).toBe(StorageFormat.FRAMED)
     return text(StorageFormat.unframe(read.texts))
   }
