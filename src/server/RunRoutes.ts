@@ -36,22 +36,22 @@ const bodyOf = async (c: Context): Promise<Record<string, unknown>> => {
   return body as Record<string, unknown>
 }
 
+/** What the run routes need. */
+interface Deps {
+  readonly embed: Fetch
+  readonly runs: Registry
+  readonly threads: Threads
+  readonly saver: EffectCheckpointSaver
+  /** The graph id an `assistant_id` names (a graph id, or its assistant's UUID), as given when neither. */
+  readonly graphOf: (assistant_id: string) => string
+}
+
 /**
- * Registers the run routes on `app`, ahead of the embed server's.
- *
- * @since 0.2.0
+ * How runs start: one at a time per thread (a second start sees the first's
+ * run, or waits behind it), after making room as the run's
+ * `multitask_strategy` says, through the embed server.
  */
-export const register = (
-  app: Hono,
-  deps: {
-    readonly embed: Fetch
-    readonly runs: Registry
-    readonly threads: Threads
-    readonly saver: EffectCheckpointSaver
-    /** The graph id an `assistant_id` names (a graph id, or its assistant's UUID), as given when neither. */
-    readonly graphOf: (assistant_id: string) => string
-  }
-): void => {
+const starter = (deps: Deps) => {
   const { embed, graphOf, runs, saver, threads } = deps
   /** Starts of each thread, one at a time: a second start sees the first's run (or waits behind it). */
   const starting = new Map<string, Promise<unknown>>()
@@ -110,7 +110,17 @@ export const register = (
     void pump(response.body, run)
     return run
   }
+  return start
+}
 
+/**
+ * Registers the run routes on `app`, ahead of the embed server's.
+ *
+ * @since 0.2.0
+ */
+export const register = (app: Hono, deps: Deps): void => {
+  const { embed, runs, saver, threads } = deps
+  const start = starter(deps)
   /** The thread's run named in the path, as the request may see it. */
   const runOf = async (c: Context) => {
     const { run_id, thread_id } = c.req.param() as { thread_id: string; run_id: string }
