@@ -121,6 +121,7 @@ export const make = (options: AppOptions): App => {
   })
   const app = new Hono()
   app.onError((error, c) => answer(c, error))
+  app.use((_, next) => Threads.inRequest(next))
   app.notFound((c) => failure(c, 404, `${c.req.method} ${c.req.path} is not a route of this server`))
   const { hosts } = options
   if (hosts !== undefined) {

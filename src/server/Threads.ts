@@ -9,6 +9,7 @@
  */
 import type { ThreadSaver } from "@langchain/langgraph-api/experimental/embed"
 import { HTTPException } from "hono/http-exception"
+import { AsyncLocalStorage } from "node:async_hooks"
 import type { ThreadRecord } from "../CheckpointStorage.ts"
 import type { EffectCheckpointSaver } from "../Saver.ts"
 import { identity, mayAccess, OWNER } from "./Auth.ts"
@@ -45,6 +46,17 @@ export interface Threads extends ThreadSaver {
   readonly count: (metadata: Record<string, unknown> | undefined) => Promise<number>
 }
 
+/** Each request's reads of thread records, by thread id: a run's start asks for its thread three times. */
+const requestScope = new AsyncLocalStorage<Map<string, Promise<ThreadRecord | undefined>>>()
+
+/**
+ * Runs `f` as one request: within it, a thread record is read once, and
+ * what the request writes is what it reads after.
+ *
+ * @since 0.2.0
+ */
+export const inRequest = <A>(f: () => A): A => requestScope.run(new Map(), f)
+
 export const notFound = (thread_id: string): HTTPException =>
   new HTTPException(404, { message: `Thread ${thread_id} not found` })
 
@@ -69,8 +81,23 @@ export const make = (
       : record.metadata,
     status: runs.busy(record.thread_id) ? "busy" : "idle"
   })
+  /** The record, read once per request. */
+  const read = (thread_id: string): Promise<ThreadRecord | undefined> => {
+    const memo = requestScope.getStore()
+    if (memo === undefined) return saver.getThread(thread_id)
+    let record = memo.get(thread_id)
+    if (record === undefined) {
+      memo.set(thread_id, record = saver.getThread(thread_id))
+      record.catch(() => memo.delete(thread_id))
+    }
+    return record
+  }
+  const wrote = <R extends ThreadRecord | undefined>(thread_id: string, record: R): R => {
+    requestScope.getStore()?.set(thread_id, Promise.resolve(record))
+    return record
+  }
   const visible = async (thread_id: string) => {
-    const record = await saver.getThread(thread_id)
+    const record = await read(thread_id)
     return record !== undefined && mayAccess(record.metadata) ? record : undefined
   }
   const find = async (thread_id: string) => {
@@ -90,15 +117,21 @@ export const make = (
     get: find,
     find,
     set: async (thread_id, { kind, metadata }) => {
-      const existing = await saver.getThread(thread_id)
+      const existing = await read(thread_id)
       if (existing !== undefined && !mayAccess(existing.metadata)) throw notFound(thread_id)
-      return json(await saver.setThread(thread_id, { kind, metadata: owned(metadata) }))
+      const update = owned(metadata) ?? {}
+      // The embed server patches every run's thread with its graph: nothing to write when it is so already.
+      const unchanged = kind === "patch" && existing !== undefined &&
+        Object.entries(update).every(([key, value]) => JSON.stringify(existing.metadata[key]) === JSON.stringify(value))
+      if (unchanged) return json(existing)
+      return json(wrote(thread_id, await saver.setThread(thread_id, { kind, metadata: update })))
     },
     claim: async (thread_id, metadata) =>
-      json(await saver.setThread(thread_id, { kind: "put", metadata: owned(metadata) })),
+      json(wrote(thread_id, await saver.setThread(thread_id, { kind: "put", metadata: owned(metadata) }))),
     delete: async (thread_id) => {
       if ((await visible(thread_id)) === undefined) throw notFound(thread_id)
       await saver.deleteThread(thread_id)
+      wrote(thread_id, undefined)
     },
     search: async function*({ limit, metadata, offset, sortBy, sortOrder }) {
       const page = await saver.searchThreads({
