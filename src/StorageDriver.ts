@@ -7,7 +7,7 @@
  * (memory, SQL) gets the same semantics and errors for free. The rows mirror
  * the three LangGraph tables: checkpoints, per-channel blobs keyed by
  * (thread, namespace, channel, version) and written once, and pending
- * writes; plus the pieces of shared lists (see `codec/StorageFormat`).
+ * writes; plus the pieces of shared lists (see `StorageFormat`).
  *
  * @since 0.1.0
  */

@@ -27,13 +27,13 @@ import {
 } from "../Checkpoint.ts"
 import { type CorruptedCheckpoint, formatIssue, type IncompatibleFormat } from "../CheckpointError.ts"
 import type { BlobRow, CheckpointRow, StoredCheckpoint, WriteRow } from "../StorageDriver.ts"
+import { isList, references, unframe, unpackHashes } from "../StorageFormat.ts"
 import { noPieces, type Open, type Pieces } from "./Open.ts"
 import { corrupted, NotHeld, type Parts, unopened, unreadable } from "./Parts.ts"
 import { newTally, report, type Tally } from "./Report.ts"
 import type { CheckpointPlace } from "./Sealing.ts"
 import * as Serializer from "./Serializer.ts"
 import * as Sharing from "./Sharing.ts"
-import { isList, references, unframe, unpackHashes } from "./StorageFormat.ts"
 import * as Walks from "./Walks.ts"
 
 /** The pieces a decoding finds: those read, opened, and the hashes (back to back) of those the read named as held. */

@@ -10,13 +10,13 @@
 import { Data, Effect, Option } from "effect"
 import { CorruptedCheckpoint, IncompatibleFormat, InvalidConfig } from "../CheckpointError.ts"
 import type { FormatLevel } from "../FormatLevel.ts"
+import { FRAMED, levelOf, LEVELS } from "../StorageFormat.ts"
 import { Encryption } from "./Encryption.ts"
 import * as Revival from "./Revival.ts"
 import * as Sealing from "./Sealing.ts"
 import { isLaterFrame } from "./sealing/Frames.ts"
 import * as Serializer from "./Serializer.ts"
 import * as Sharing from "./Sharing.ts"
-import { FRAMED, levelOf, LEVELS } from "./StorageFormat.ts"
 
 /** The level framed lists belong to: written once the store is raised to it. */
 const FRAMED_LEVEL = levelOf(FRAMED)!

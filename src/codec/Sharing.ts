@@ -31,6 +31,7 @@
  */
 import { Context } from "effect"
 import type { Piece } from "../StorageDriver.ts"
+import { hashOf } from "../StorageFormat.ts"
 import { type Location, makeListMemory, makePieceCache } from "./sharing/Caches.ts"
 import {
   type Address,
@@ -41,7 +42,6 @@ import {
   plainAddress
 } from "./sharing/Elements.ts"
 import * as Layout from "./sharing/Layout.ts"
-import { hashOf } from "./StorageFormat.ts"
 
 /** The storage format, as it was exported here before it had a module of its own. */
 export {
@@ -55,7 +55,7 @@ export {
   references,
   SEALED_SUFFIX,
   SHARED
-} from "./StorageFormat.ts"
+} from "../StorageFormat.ts"
 
 /** Elements and lists, as they were exported here before they had rooms of their own. */
 export type { Address, DumpJson, Element, Encoded } from "./sharing/Elements.ts"

@@ -17,8 +17,8 @@
  * @since 0.1.0
  */
 import type { BlobRow, KnownToWalk } from "../StorageDriver.ts"
+import { namespaceKey, owned, packHashes } from "../StorageFormat.ts"
 import * as Bounded from "./Bounded.ts"
-import { namespaceKey, owned, packHashes } from "./StorageFormat.ts"
 
 /** A namespace: where a seed was read. */
 interface Place {

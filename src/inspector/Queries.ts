@@ -8,11 +8,11 @@
  *
  * @since 0.1.0
  */
-import * as StorageFormat from "../codec/StorageFormat.ts"
 import * as Jsonb from "../sql/Jsonb.ts"
 import { listTypes } from "../sql/Projection.ts"
 import { statement } from "../sql/Statements.ts"
 import type { Tables } from "../sql/Tables.ts"
+import * as StorageFormat from "../StorageFormat.ts"
 
 /**
  * One thread, summed up.

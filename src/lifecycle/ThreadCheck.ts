@@ -16,8 +16,8 @@
 import { depthOf } from "../codec/JsonPlus.ts"
 import { MAX_DEPTH } from "../codec/Revival.ts"
 import { VERSION } from "../codec/sealing/Frames.ts"
-import * as StorageFormat from "../codec/StorageFormat.ts"
 import type { ThreadRows } from "../StorageDriver.ts"
+import * as StorageFormat from "../StorageFormat.ts"
 import * as ParentLinks from "./ParentLinks.ts"
 
 /**

@@ -8,8 +8,8 @@
  * @since 0.1.0
  */
 import { Context, Effect, Layer, Semaphore } from "effect"
-import { NEWEST_LEVEL } from "../codec/StorageFormat.ts"
 import type { StorageDriver } from "../StorageDriver.ts"
+import { NEWEST_LEVEL } from "../StorageFormat.ts"
 import { reads } from "./Reads.ts"
 import { records } from "./Records.ts"
 import type { Threads, ThreadState } from "./ThreadState.ts"

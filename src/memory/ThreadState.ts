@@ -7,8 +7,8 @@
  *
  * @since 0.1.0
  */
-import * as StorageFormat from "../codec/StorageFormat.ts"
 import type { BlobRow, CheckpointRow, SharedBase, StoredCheckpoint, WriteRow } from "../StorageDriver.ts"
+import * as StorageFormat from "../StorageFormat.ts"
 
 /**
  * One namespace of a thread, as the driver holds it.

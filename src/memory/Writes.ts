@@ -9,8 +9,8 @@
  * @since 0.1.0
  */
 import { Effect } from "effect"
-import * as StorageFormat from "../codec/StorageFormat.ts"
 import type { BlobRow, Piece, StorageDriver, ThreadRows, WriteRow } from "../StorageDriver.ts"
+import * as StorageFormat from "../StorageFormat.ts"
 import {
   copy,
   hold,

@@ -12,8 +12,8 @@
  *
  * @since 0.1.0
  */
-import * as StorageFormat from "../codec/StorageFormat.ts"
 import type { BlobRow, CheckpointRow, SharedBase, StoredCheckpoint, ThreadRows, WriteRow } from "../StorageDriver.ts"
+import * as StorageFormat from "../StorageFormat.ts"
 import * as Jsonb from "./Jsonb.ts"
 import type { Tables } from "./Tables.ts"
 

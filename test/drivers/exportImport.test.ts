@@ -9,7 +9,6 @@ import { AIMessage, HumanMessage } from "@langchain/core/messages"
 import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph"
 import { Effect, Layer, ManagedRuntime, Stream } from "effect"
 import { describe, expect, it } from "vitest"
-import * as StorageFormat from "../../src/codec/StorageFormat.ts"
 import {
   CheckpointError,
   CheckpointStorage,
@@ -19,6 +18,7 @@ import {
   type StorageDriver
 } from "../../src/index.ts"
 import * as Pglite from "../../src/pglite.ts"
+import * as StorageFormat from "../../src/StorageFormat.ts"
 import { canonical } from "../../src/testing/index.ts"
 import { keyOf } from "../scenarios/encryption.ts"
 import { build, populate, snapshot } from "../scenarios/lifecycle.ts"

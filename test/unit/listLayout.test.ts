@@ -12,8 +12,8 @@ import { MAX_DEPTH } from "../../src/codec/Revival.ts"
 import * as Sharing from "../../src/codec/Sharing.ts"
 import { makeListMemory, makePieceCache } from "../../src/codec/sharing/Caches.ts"
 import type * as Layout from "../../src/codec/sharing/Layout.ts"
-import * as StorageFormat from "../../src/codec/StorageFormat.ts"
 import type { SharedBase } from "../../src/StorageDriver.ts"
+import * as StorageFormat from "../../src/StorageFormat.ts"
 
 const utf8 = new TextEncoder()
 const text = (read: Uint8Array | { readonly bytes: Uint8Array } | Sharing.Decoded | Sharing.Missing | string) =>

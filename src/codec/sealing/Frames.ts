@@ -8,8 +8,8 @@
  *
  * @since 0.1.0
  */
+import { HASH_BYTES, SEALED_SUFFIX } from "../../StorageFormat.ts"
 import type { DataKey } from "../Encryption.ts"
-import { HASH_BYTES, SEALED_SUFFIX } from "../StorageFormat.ts"
 
 /**
  * The frame format's version, its first byte. An unsealed piece is JSON

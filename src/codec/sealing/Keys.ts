@@ -8,10 +8,10 @@
  * @since 0.1.0
  */
 import { createHmac } from "node:crypto"
+import { HASH_BYTES } from "../../StorageFormat.ts"
 import * as Bounded from "../Bounded.ts"
 import { type Cipher, isKeyId } from "../Encryption.ts"
 import type { Address, Element } from "../sharing/Elements.ts"
-import { HASH_BYTES } from "../StorageFormat.ts"
 import { headOf, type Sealer } from "./Frames.ts"
 
 /** The bytes of thread keys kept per process (each costs a derivation). */

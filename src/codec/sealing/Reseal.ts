@@ -6,8 +6,8 @@
  * @since 0.1.0
  */
 import type { CheckpointRow, Piece, ThreadRows } from "../../StorageDriver.ts"
+import { hashOf, isList, pieceKey, references, SEALED_SUFFIX } from "../../StorageFormat.ts"
 import { SEALED_METADATA } from "../Encryption.ts"
-import { hashOf, isList, pieceKey, references, SEALED_SUFFIX } from "../StorageFormat.ts"
 import { isSealed, isUnder, listTrailer } from "./Frames.ts"
 import type { ThreadKey } from "./Keys.ts"
 import { openSecret, sealMetadata, sealSecret } from "./Metadata.ts"

@@ -8,8 +8,8 @@
  * @since 0.1.0
  */
 import type { BlobRow, Piece, SharedBase, WriteRow } from "../../StorageDriver.ts"
+import { isList, owned, pieceKey, SEALED_SUFFIX } from "../../StorageFormat.ts"
 import * as Bounded from "../Bounded.ts"
-import { isList, owned, pieceKey, SEALED_SUFFIX } from "../StorageFormat.ts"
 import { isSealed, type Keyring, laterFrame, open, openList, seal, type Sealer, sealList, VERSION } from "./Frames.ts"
 import type { ThreadKey } from "./Keys.ts"
 import { blobPlace, type CheckpointPlace, piecePlace, writePlace } from "./Places.ts"

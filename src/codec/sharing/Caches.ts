@@ -6,8 +6,8 @@
  *
  * @since 0.1.0
  */
+import { namespaceKey, owned, packHashes } from "../../StorageFormat.ts"
 import * as Bounded from "../Bounded.ts"
-import { namespaceKey, owned, packHashes } from "../StorageFormat.ts"
 import type { List } from "./Layout.ts"
 
 /** The bytes of pieces kept in memory. */

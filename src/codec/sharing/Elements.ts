@@ -10,7 +10,7 @@
  * @since 0.1.0
  */
 import { DeltaSnapshot } from "@langchain/langgraph-checkpoint"
-import { FRAMED, framed, frameOf, hashOf, join, owned, SHARED } from "../StorageFormat.ts"
+import { FRAMED, framed, frameOf, hashOf, join, owned, SHARED } from "../../StorageFormat.ts"
 import { Trace } from "./Trace.ts"
 
 /**

@@ -13,7 +13,7 @@
  * @since 0.1.0
  */
 import type { BlobRow, Piece, SharedBase } from "../../StorageDriver.ts"
-import { BASE_DEPTH, packHashes, pieceOf, unpackHashes } from "../StorageFormat.ts"
+import { BASE_DEPTH, packHashes, pieceOf, unpackHashes } from "../../StorageFormat.ts"
 import type { Element } from "./Elements.ts"
 
 /**

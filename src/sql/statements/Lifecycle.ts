@@ -6,8 +6,8 @@
  *
  * @since 0.1.0
  */
-import * as StorageFormat from "../../codec/StorageFormat.ts"
 import type { IndexEntry, ThreadRows } from "../../StorageDriver.ts"
+import * as StorageFormat from "../../StorageFormat.ts"
 import * as Jsonb from "../Jsonb.ts"
 import { hashesOf, listTypes, threadProjection, type ThreadRow, toThreadRows } from "../Projection.ts"
 import type { Tables } from "../Tables.ts"

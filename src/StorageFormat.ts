@@ -4,11 +4,13 @@
  * pieces a row refers to, and how deep bases go. Drivers and the inspector
  * read stored rows through this module alone, so they never load the codec
  * (LangChain's message classes, the serializer); it is pure and has no state.
+ * It lives beside `StorageDriver.ts`, beneath the codec and the drivers
+ * alike, so that no driver imports anything from `codec/`.
  *
  * @since 0.1.0
  */
 import { createHash } from "node:crypto"
-import type { Piece } from "../StorageDriver.ts"
+import type { Piece } from "./StorageDriver.ts"
 
 /**
  * The storage `type` of a shared list (format 1). Its bytes are the
