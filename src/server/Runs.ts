@@ -32,6 +32,8 @@ export interface RunLimits {
   readonly maxBytes?: number | undefined
   /** Finished runs kept for status and rejoining, per server (default 1,000). */
   readonly keepFinished?: number | undefined
+  /** Bytes of the logs of finished runs kept, per server (default 64 MiB): the oldest go first. */
+  readonly keepFinishedBytes?: number | undefined
 }
 
 /** The limits with their defaults applied. */
@@ -244,7 +246,7 @@ export const pump = async (body: ReadableStream<Uint8Array>, run: Run): Promise<
 
 /**
  * Every run of this server still known, by id, with finished ones forgotten
- * oldest first beyond `keepFinished`.
+ * oldest first beyond `keepFinished` runs or `keepFinishedBytes` of their logs.
  *
  * @since 0.2.0
  */
@@ -252,13 +254,15 @@ export class Registry {
   readonly limits: Limits
   readonly #runs = new Map<string, Run>()
   readonly #active = new Map<string, Run>()
-  readonly #finished: Array<string> = []
+  readonly #finished: Array<Run> = []
+  #finishedBytes = 0
 
   constructor(limits: RunLimits = {}) {
     this.limits = {
       maxEvents: limits.maxEvents ?? 10_000,
       maxBytes: limits.maxBytes ?? 4 * 1024 * 1024,
-      keepFinished: limits.keepFinished ?? 1_000
+      keepFinished: limits.keepFinished ?? 1_000,
+      keepFinishedBytes: limits.keepFinishedBytes ?? 64 * 1024 * 1024
     }
   }
 
@@ -269,8 +273,16 @@ export class Registry {
     this.#active.set(thread_id, run)
     void run.ended.then(() => {
       if (this.#active.get(thread_id) === run) this.#active.delete(thread_id)
-      this.#finished.push(run.run_id)
-      while (this.#finished.length > this.limits.keepFinished) this.#runs.delete(this.#finished.shift()!)
+      this.#finished.push(run)
+      this.#finishedBytes += run.held.bytes
+      while (
+        this.#finished.length > this.limits.keepFinished ||
+        (this.#finished.length > 1 && this.#finishedBytes > this.limits.keepFinishedBytes)
+      ) {
+        const oldest = this.#finished.shift()!
+        this.#finishedBytes -= oldest.held.bytes
+        this.#runs.delete(oldest.run_id)
+      }
     })
     return run
   }
@@ -294,7 +306,10 @@ export class Registry {
   }
 
   remove(run: Run): void {
-    if (run.done) this.#runs.delete(run.run_id)
+    if (!run.done) return
+    this.#runs.delete(run.run_id)
+    const at = this.#finished.indexOf(run)
+    if (at !== -1) this.#finishedBytes -= this.#finished.splice(at, 1)[0]!.held.bytes
   }
 
   /** Stops every run and waits for them to end. */
