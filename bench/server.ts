@@ -26,7 +26,7 @@ import { cpus, loadavg, totalmem } from "node:os"
 import { join } from "node:path"
 import { parseArgs } from "node:util"
 import { serve } from "../src/server.ts"
-import { chatGraph, replyTo } from "../test/support/chatGraph.ts"
+import { chatGraph, type Message, messagesOf, replyTo } from "../test/support/chatGraph.ts"
 import { admin } from "../test/support/databases.ts"
 import { ensureServer } from "../test/support/postgresServer.ts"
 import { referenceServer } from "../test/support/referenceServer.ts"
@@ -67,14 +67,6 @@ interface Chunk {
   readonly event: string
   readonly data: unknown
 }
-
-interface Message {
-  readonly type?: string
-  readonly content?: unknown
-}
-
-const messagesOf = (values: unknown): ReadonlyArray<Message> =>
-  (values as { messages?: ReadonlyArray<Message> } | undefined)?.messages ?? []
 
 /** One client's thread and its turns, in the order sent: `ok` when acknowledged (the stream ended with the answer). */
 interface Thread {

@@ -15,7 +15,7 @@ import { setFlagsFromString } from "node:v8"
 import { runInNewContext } from "node:vm"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type LangGraphServer, serve } from "../../src/server.ts"
-import { chatGraph, replyTo } from "../support/chatGraph.ts"
+import { chatGraph, messagesOf, replyTo } from "../support/chatGraph.ts"
 import { createDatabase } from "../support/databases.ts"
 
 const CLIENTS = 50
@@ -38,14 +38,6 @@ const collector = (): (() => void) | undefined => {
     return undefined
   }
 }
-
-interface Message {
-  readonly type?: string
-  readonly content?: unknown
-}
-
-const messagesOf = (values: unknown): ReadonlyArray<Message> =>
-  (values as { messages?: ReadonlyArray<Message> } | undefined)?.messages ?? []
 
 interface Thread {
   readonly client: Client

@@ -112,3 +112,13 @@ export const chatGraph = (options: ChatGraphOptions = {}) => {
     .addEdge("review", END)
     .compile()
 }
+
+/** A message as LangGraph's API answers it (a thread's state, a stream's values). */
+export interface Message {
+  readonly type?: string
+  readonly content?: unknown
+}
+
+/** The messages of a state's values as the API answers them. */
+export const messagesOf = (values: unknown): ReadonlyArray<Message> =>
+  (values as { messages?: ReadonlyArray<Message> } | undefined)?.messages ?? []
