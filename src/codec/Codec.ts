@@ -44,7 +44,6 @@ export { NotHeld } from "./Parts.ts"
  *
  * @since 0.1.0
  */
-export { inertRecords } from "./Report.ts"
 
 /**
  * The codec of one storage service: what `CheckpointStorage` asks of it,
@@ -149,7 +148,7 @@ export interface Codec {
  * (`Sealing`). Reading: rows opened first, shared lists reassembled from
  * their pieces, then safe revival (`Revival`): a record-shaped value that is
  * not allowed stays inert data, counted on the operation's span
- * (`checkpoint.inert_records` events) and in {@link inertRecords}, and never
+ * (`checkpoint.inert_records` events) and in `Metrics.inertRecords`, and never
  * fails a read.
  *
  * **Gotchas**

@@ -6,19 +6,9 @@
  * @since 0.1.0
  */
 import { Clock, Effect, Metric } from "effect"
+import { inertRecords, plaintextRows } from "../Metrics.ts"
 import type { CheckpointRow } from "../StorageDriver.ts"
-import * as Sealing from "./Sealing.ts"
-
-/**
- * Counts record-shaped values that reads left as inert data (not allowed,
- * malformed or too deep).
- *
- * @since 0.1.0
- */
-export const inertRecords = Metric.counter("langgraph_checkpoint_inert_records", {
-  description: "Record-shaped values read back as inert data instead of being revived",
-  incremental: true
-})
+import type * as Sealing from "./Sealing.ts"
 
 /**
  * What decoding one checkpoint left inert, and read without a seal: counted
@@ -45,7 +35,7 @@ export const newTally = (): Tally => ({ inert: 0, plaintext: 0 })
  */
 export const report = (row: CheckpointRow, tally: Tally): Effect.Effect<void> =>
   Effect.andThen(
-    tally.plaintext === 0 ? Effect.void : Metric.update(Sealing.plaintextRows, tally.plaintext),
+    tally.plaintext === 0 ? Effect.void : Metric.update(plaintextRows, tally.plaintext),
     reportInert(row, tally)
   )
 

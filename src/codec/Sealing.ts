@@ -31,7 +31,6 @@
  *
  * @since 0.1.0
  */
-import { Metric } from "effect"
 import type { BlobRow, CheckpointRow, Piece, ThreadRows, WriteRow } from "../StorageDriver.ts"
 import type { Encryption } from "./Encryption.ts"
 import { makeThreadKeys, type ThreadKey } from "./sealing/Keys.ts"
@@ -45,16 +44,6 @@ export { isSealed } from "./sealing/Frames.ts"
 export type { ThreadKey } from "./sealing/Keys.ts"
 export type { CheckpointPlace } from "./sealing/Places.ts"
 export type { OpenedPieces, Tally } from "./sealing/Rows.ts"
-
-/**
- * Counts rows read without a seal under `allowPlaintext`.
- *
- * @since 0.1.0
- */
-export const plaintextRows = Metric.counter("langgraph_checkpoint_plaintext_rows", {
-  description: "Rows read without encryption while allowPlaintext is on",
-  incremental: true
-})
 
 /**
  * The sealing of one storage service: rows sealed for their place on the

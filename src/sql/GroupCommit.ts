@@ -34,6 +34,7 @@ import { Deferred, Duration, Effect, Exit, Metric, Request, RequestResolver, Sem
 import type { Request as Call } from "effect/Request"
 import type { Location } from "../Checkpoint.ts"
 import type { StorageFailure } from "../CheckpointError.ts"
+import { batchSizes } from "../Metrics.ts"
 import type { BlobRow, CheckpointRow, Piece, PutOutcome, PutShared, WriteRow } from "../StorageDriver.ts"
 
 /**
@@ -58,16 +59,6 @@ export interface GroupCommitOptions {
    */
   readonly maxBatch?: number | undefined
 }
-
-/**
- * The sizes of the batches calls rode in.
- *
- * @since 0.1.0
- */
-export const batchSizes = Metric.histogram("langgraph_checkpoint_batch_size", {
-  description: "Calls (put and putWrites) sent together in one batch",
-  boundaries: [1, 2, 4, 8, 16, 32, 64, 128, 256]
-})
 
 /**
  * One `put`, as the driver stores it.

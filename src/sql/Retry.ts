@@ -38,6 +38,7 @@
 import { Clock, Context, Duration, Effect, Metric, Schedule } from "effect"
 import type { SqlError } from "effect/sql"
 import { StorageFailure } from "../CheckpointError.ts"
+import { retries } from "../Metrics.ts"
 
 /**
  * The SQLSTATE the server reported, if the failure is a server error
@@ -214,16 +215,6 @@ export const RetryPolicy = Context.Reference<Policy>("langgraph-checkpoint-effec
  */
 export const Reconnect = Context.Reference<Effect.Effect<void>>("langgraph-checkpoint-effect/Retry/Reconnect", {
   defaultValue: () => Effect.void
-})
-
-/**
- * Counts retried attempts, by operation and SQLSTATE.
- *
- * @since 0.1.0
- */
-export const retries = Metric.counter("langgraph_checkpoint_retries", {
-  description: "Storage operations run again after a retryable failure",
-  incremental: true
 })
 
 /**

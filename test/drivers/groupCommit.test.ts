@@ -7,10 +7,9 @@ import { describe, expect, it } from "@effect/vitest"
 import { uuid6 } from "@langchain/langgraph-checkpoint"
 import { Effect, Fiber, Layer, Metric, Option, Redacted, Stream, Tracer } from "effect"
 import { SqlClient } from "effect/sql"
-import { CheckpointStorage } from "../../src/index.ts"
+import { CheckpointStorage, Metrics } from "../../src/index.ts"
 import * as Pglite from "../../src/pglite.ts"
 import * as Postgres from "../../src/postgres.ts"
-import * as GroupCommit from "../../src/sql/GroupCommit.ts"
 import { lostConnectionRetries } from "../scenarios/conflicts.ts"
 import { makeCountingSocket } from "../support/countingSocket.ts"
 import { admin, createDatabase, withDatabase } from "../support/databases.ts"
@@ -46,7 +45,7 @@ const recording = () => {
   return { spans, tracer }
 }
 
-const batchCount = Metric.value(GroupCommit.batchSizes).pipe(Effect.map((state) => state.count))
+const batchCount = Metric.value(Metrics.batchSizes).pipe(Effect.map((state) => state.count))
 
 /** The scenarios every SQL storage passes with group commit. */
 const scenarios = (name: string, layer: () => Layer.Layer<CheckpointStorage.CheckpointStorage, unknown>) =>

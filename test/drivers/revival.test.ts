@@ -14,8 +14,8 @@ import { Pool } from "pg"
 import { afterAll, beforeAll } from "vitest"
 import {
   CheckpointStorage,
-  Codec,
   EffectCheckpointSaver,
+  Metrics,
   SafeJsonPlusSerializer,
   type SaverOptions
 } from "../../src/index.ts"
@@ -186,7 +186,7 @@ describe("inert records are counted", () => {
         { prompt: 1, quote: 1, clean: 1 }
       )
       yield* storage.putWrites(ref, [["prompt", real()]], { task_id: "task-1" })
-      const count = Metric.value(Codec.inertRecords).pipe(Effect.map((state) => state.count))
+      const count = Metric.value(Metrics.inertRecords).pipe(Effect.map((state) => state.count))
       const before = yield* count
       const tuple = yield* storage.getTuple(ref).pipe(Effect.withTracer(tracer))
       expect(yield* count).toBe(before + 3)

@@ -8,12 +8,12 @@
 import { uuid6 } from "@langchain/langgraph-checkpoint"
 import { Effect, type Layer, Metric, Stream } from "effect"
 import { expect } from "vitest"
-import { CheckpointStorage, Retry } from "../../src/index.ts"
+import { CheckpointStorage, Metrics } from "../../src/index.ts"
 import { checkpoint, metadata } from "../support/fixtures.ts"
 
 /** Retries counted so far of an operation failing with a SQLSTATE. */
 export const retryCount = (operation: string, sqlstate: string) =>
-  Metric.value(Metric.withAttributes(Retry.retries, { operation, sqlstate })).pipe(Effect.map((state) => state.count))
+  Metric.value(Metric.withAttributes(Metrics.retries, { operation, sqlstate })).pipe(Effect.map((state) => state.count))
 
 /** Retries counted so far of `operations` that met a lost connection (a terminated backend, a dead socket). */
 export const lostConnectionRetries = (operations: ReadonlyArray<string>) =>

@@ -13,8 +13,8 @@ import {
   CheckpointError,
   type EffectCheckpointSaver,
   type Encryption,
-  type SaverOptions,
-  Sealing
+  Metrics,
+  type SaverOptions
 } from "../../src/index.ts"
 
 export const keyOf = (byte: number) => Buffer.alloc(32, byte).toString("base64")
@@ -67,7 +67,7 @@ const delta = async (saver: EffectCheckpointSaver, thread_id: string) => {
 
 const failure = (promise: Promise<unknown>) => promise.then(() => undefined, (error: unknown) => error)
 
-const plaintextRead = () => Effect.runSync(Metric.value(Sealing.plaintextRows)).count
+const plaintextRead = () => Effect.runSync(Metric.value(Metrics.plaintextRows)).count
 
 /** A storage savers with different options open one at a time. */
 export interface EncryptionDriver {
