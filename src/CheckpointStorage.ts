@@ -41,8 +41,8 @@ import * as Codec from "./codec/Codec.ts"
 import * as Walks from "./codec/Walks.ts"
 import * as FormatLevel from "./FormatLevel.ts"
 import { decodeIdRef, decodeRef, decodeThreadId, invalidInput } from "./Input.ts"
+import type { ReencryptProgress, RetentionPolicy, RetentionReport } from "./lifecycle/Reports.ts"
 import * as ThreadLifecycle from "./lifecycle/ThreadLifecycle.ts"
-import type { ReencryptProgress, RetentionPolicy, RetentionReport } from "./lifecycle/ThreadLifecycle.ts"
 import * as MemoryDriver from "./memory/MemoryDriver.ts"
 import * as Settings from "./Settings.ts"
 import type { FormatStatus, StorageDriver, StoredCheckpoint, ThreadRows } from "./StorageDriver.ts"
@@ -64,13 +64,8 @@ export type WriteError = InvalidConfig | InvalidInput | SerializationFailed | St
 /** @since 0.1.0 */
 export type PutError = WriteError | CheckpointNotFound
 
-export type {
-  ReencryptProgress,
-  ReencryptSummary,
-  RetentionPolicy,
-  RetentionReport
-} from "./lifecycle/ThreadLifecycle.ts"
-export { summarizeReencrypt } from "./lifecycle/ThreadLifecycle.ts"
+export type { ReencryptProgress, ReencryptSummary, RetentionPolicy, RetentionReport } from "./lifecycle/Reports.ts"
+export { summarizeReencrypt } from "./lifecycle/Reports.ts"
 export type { ThreadPage, ThreadQuery, ThreadRecord, ThreadUpdate } from "./ThreadRecords.ts"
 
 /** @since 0.1.0 */
@@ -342,7 +337,13 @@ export interface FormatReport extends FormatStatus {
  *
  * @since 0.1.0
  */
-export const make = Effect.fnUntraced(function*(driver: StorageDriver) {
+export const make = (
+  driver: StorageDriver
+): Effect.Effect<CheckpointStorage["Service"], InvalidConfig | StorageFailure | FormatError, Scope.Scope> =>
+  service(driver)
+
+/** The service over `driver`: its format level opened, its codec built, the operations composed. */
+const service = Effect.fnUntraced(function*(driver: StorageDriver) {
   const format = yield* openFormat(driver)
   const codec = yield* Codec.make(format)
   const deleteThread = Effect.fn("CheckpointStorage.deleteThread")(function*(thread_id: string) {
