@@ -17,6 +17,7 @@ import * as Sealing from "./Sealing.ts"
 import { isLaterFrame } from "./sealing/Frames.ts"
 import * as Serializer from "./Serializer.ts"
 import * as Sharing from "./Sharing.ts"
+import * as SharingEnabled from "./SharingEnabled.ts"
 
 /** The level framed lists belong to: written once the store is raised to it. */
 const FRAMED_LEVEL = levelOf(FRAMED)!
@@ -51,7 +52,7 @@ export const make = Effect.fnUntraced(function*(format: Pick<FormatLevel, "level
   const json = serializer.json ?? Serializer.Serializer.defaultValue().json!
   // An element of a shared list is one level below its list, of a framed list two.
   const sharing = Sharing.make(
-    serializer.json !== undefined && (yield* Sharing.Enabled)
+    serializer.json !== undefined && (yield* SharingEnabled.Enabled)
       ? (value, below) => json.dump(value, Revival.MAX_DEPTH - below)
       : undefined,
     { framing: () => format.level() >= FRAMED_LEVEL }

@@ -4,7 +4,8 @@
  * face, a short `make` over its rooms: encoding elements
  * (`sharing/Elements.ts`, with `sharing/Trace.ts`), laying a list against
  * its base and reading one back (`sharing/Layout.ts`, pure), and what is
- * kept in memory between steps (`sharing/Caches.ts`).
+ * kept in memory between steps (`sharing/Caches.ts`). Its switch, the one
+ * part a user sets, is `SharingEnabled.ts` (the package's `Sharing`).
  *
  * A channel value or pending write that is an array (above all `messages`)
  * is stored as a *list*: the hashes of its elements, each element's bytes
@@ -29,7 +30,6 @@
  *
  * @since 0.1.0
  */
-import { Context } from "effect"
 import type { Piece } from "../StorageDriver.ts"
 import { hashOf } from "../StorageFormat.ts"
 import { type Location, makeListMemory, makePieceCache } from "./sharing/Caches.ts"
@@ -60,17 +60,6 @@ export {
 /** Elements and lists, as they were exported here before they had rooms of their own. */
 export type { Address, DumpJson, Element, Encoded } from "./sharing/Elements.ts"
 export type { Laid } from "./sharing/Layout.ts"
-
-/**
- * Whether storage services write shared lists (default `true`). Turn it off
- * to keep every value in the plain encoding LangGraph's own savers read;
- * shared lists already stored keep reading back either way.
- *
- * @since 0.1.0
- */
-export const Enabled = Context.Reference<boolean>("langgraph-checkpoint-effect/Sharing/Enabled", {
-  defaultValue: () => true
-})
 
 /**
  * Where a channel's list is stored: its namespace, channel and version.
