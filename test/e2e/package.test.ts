@@ -7,8 +7,8 @@
  * connection string, persistent ones continue in a second process, the
  * declarations type-check under NodeNext and Bundler resolution, CommonJS can
  * `require()` every entry, a missing driver package is a typed error that
- * says how to install it, and every TypeScript block of the README
- * type-checks as a user would paste it.
+ * says how to install it, and every TypeScript block of the README and of
+ * docs/ type-checks as a user would paste it (and their links resolve).
  */
 import { execFile } from "node:child_process"
 import { mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from "node:fs/promises"
@@ -261,21 +261,50 @@ const tsconfigs = {
   }
 }
 
+/** The documentation whose TypeScript blocks are type-checked: the README and every guide of docs/. */
+const documents = async (): Promise<Array<string>> => [
+  "README.md",
+  ...(await readdir(join(root, "docs"))).filter((file) => file.endsWith(".md")).sort().map((file) => `docs/${file}`)
+]
+
 /**
- * The README's TypeScript blocks, each with the line it starts on. A block
+ * The TypeScript blocks of the README and of docs/, each with the file it
+ * is in (`README`, `docs-operations`) and the line it starts on. A block
  * is pasted as a module of its own, next to the user's own code it names
  * (`readmeContext`), but nothing else: what it uses of the package, it
- * imports.
+ * imports. A block in another language (`tsx`, `sh`, `sql`) is not checked.
  */
-const readmeBlocks = async () => {
-  const readme = await readFile(join(root, "README.md"), "utf8")
-  return [...readme.matchAll(/^```(?:ts|typescript)\n([\s\S]*?)^```/gm)].map((match) => ({
-    line: readme.slice(0, match.index).split("\n").length + 1,
-    code: match[1]!
-  }))
+const readmeBlocks = async () =>
+  (await Promise.all((await documents()).map(async (document) => {
+    const text = await readFile(join(root, document), "utf8")
+    return [...text.matchAll(/^```(?:ts|typescript)\n([\s\S]*?)^```/gm)].map((match) => ({
+      document: document.replace(/\.md$/, "").replaceAll("/", "-"),
+      line: text.slice(0, match.index).split("\n").length + 1,
+      code: match[1]!
+    }))
+  }))).flat()
+
+/** A GitHub heading anchor: lower case, punctuation but `-` and `_` dropped, spaces as `-`. */
+const anchorOf = (heading: string) => heading.toLowerCase().replace(/[^\p{L}\p{M}\p{N}_\- ]/gu, "").replaceAll(" ", "-")
+
+/** The anchors of a Markdown file's headings (outside code blocks), a repeated one numbered as GitHub does. */
+const anchorsOf = (text: string): Set<string> => {
+  const anchors = new Set<string>()
+  const seen = new Map<string, number>()
+  let fenced = false
+  for (const line of text.split("\n")) {
+    if (line.startsWith("```")) fenced = !fenced
+    const heading = fenced ? undefined : /^#{1,6} (.*)$/.exec(line)?.[1]
+    if (heading === undefined) continue
+    const anchor = anchorOf(heading)
+    const times = seen.get(anchor) ?? 0
+    seen.set(anchor, times + 1)
+    anchors.add(times === 0 ? anchor : `${anchor}-${times}`)
+  }
+  return anchors
 }
 
-/** What the README's blocks leave to the user: their graph and its input, their URL, their saver. */
+/** What the documentation's blocks leave to the user: their graph and its input, their URL, their saver. */
 const readmeContext = `
 declare const graph: {
   compile(options: { checkpointer: import("@langchain/langgraph-checkpoint").BaseCheckpointSaver }): {
@@ -318,7 +347,7 @@ beforeAll(async () => {
   await mkdir(join(project, "readme"))
   await writeFile(join(project, "readme", "context.d.ts"), readmeContext)
   for (const block of await readmeBlocks()) {
-    await writeFile(join(project, "readme", `line-${block.line}.ts`), `${block.code}\nexport {}\n`)
+    await writeFile(join(project, "readme", `${block.document}-line-${block.line}.ts`), `${block.code}\nexport {}\n`)
   }
   for (const [name, config] of Object.entries(tsconfigs)) {
     await writeFile(join(project, name), JSON.stringify(config, null, 2))
@@ -397,11 +426,32 @@ describe("the declarations type-check in the consumer", () => {
   }, 120_000)
 })
 
-it("every TypeScript block of the README type-checks against the installed package", async () => {
-  expect((await readmeBlocks()).length).toBeGreaterThan(0)
-  // A diagnostic names the README line the block starts on: readme/line-<n>.ts.
+it("every TypeScript block of the README and of docs/ type-checks against the installed package", async () => {
+  const blocks = await readmeBlocks()
+  expect(blocks.some((block) => block.document === "README")).toBe(true)
+  expect(blocks.some((block) => block.document.startsWith("docs-"))).toBe(true)
+  // A diagnostic names the file and the line the block starts on: readme/README-line-<n>.ts,
+  // readme/docs-<guide>-line-<n>.ts.
   expect(await typeCheck("tsconfig.readme.json")).toEqual([])
 }, 120_000)
+
+it("every link between the README and docs/ reaches a file, and a heading of it", async () => {
+  const broken: Array<string> = []
+  for (const document of await documents()) {
+    const text = (await readFile(join(root, document), "utf8")).replace(/^```[\s\S]*?^```/gm, "")
+    for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+      if (/^[a-z]+:/.test(target!)) continue
+      const [path, anchor] = target!.split("#") as [string, string | undefined]
+      const file = path === "" ? document : join(document, "..", path)
+      const linked = await readFile(join(root, file), "utf8").catch(() => undefined)
+      if (linked === undefined) broken.push(`${document}: ${target} (no file ${file})`)
+      else if (anchor !== undefined && !anchorsOf(linked).has(anchor)) {
+        broken.push(`${document}: ${target} (no heading)`)
+      }
+    }
+  }
+  expect(broken).toEqual([])
+})
 
 it("installs only what it uses: no Redis or HTTP client comes with it", async () => {
   // A checkpointer's install should hold no surprise (a peer dependency of @effect/platform-node once
