@@ -48,7 +48,7 @@ import * as Sharing from "./codec/SharingEnabled.ts"
 import * as ConnectionString from "./ConnectionString.ts"
 import * as FormatLevel from "./FormatLevel.ts"
 import * as Settings from "./Settings.ts"
-import type { ConnectionSettings } from "./sql/Pool.ts"
+import type { ConnectionSettings } from "./sql/Options.ts"
 import * as Retry from "./sql/Retry.ts"
 
 /**

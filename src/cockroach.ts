@@ -18,7 +18,8 @@ import { type Config, Effect, type Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import type { InvalidConfig, StorageFailure } from "./CheckpointError.ts"
 import type { CheckpointStorage, FormatError } from "./CheckpointStorage.ts"
-import { toWireUrl } from "./ConnectionString.ts"
+import * as ConnectionString from "./ConnectionString.ts"
+import type { PoolOptions } from "./sql/Options.ts"
 import * as Pool from "./sql/Pool.ts"
 import * as Retry from "./sql/Retry.ts"
 import * as Tables from "./sql/Tables.ts"
@@ -26,7 +27,7 @@ import * as Tables from "./sql/Tables.ts"
 /**
  * @since 0.1.0
  */
-export interface CockroachOptions extends Omit<Pool.PoolOptions, "isolation"> {
+export interface CockroachOptions extends Omit<PoolOptions, "isolation"> {
   /**
    * The isolation of the transactions opened on the pool (default
    * `serializable`, CockroachDB's own default, which single statements get
@@ -35,27 +36,23 @@ export interface CockroachOptions extends Omit<Pool.PoolOptions, "isolation"> {
   readonly isolation?: "serializable" | "read committed" | undefined
 }
 
-export {
-  /**
-   * A `cockroachdb://` URL in the `postgres://` form the wire client reads.
-   *
-   * @since 0.1.0
-   */
-  toWireUrl
-} from "./ConnectionString.ts"
+/**
+ * A `cockroachdb://` URL in the `postgres://` form the wire client reads.
+ *
+ * @since 0.1.0
+ */
+export const toWireUrl: (url: string) => string = ConnectionString.toWireUrl
 
 const wire = (url: CockroachOptions["url"]) =>
   url === undefined ? url : Redacted.isRedacted(url) ? Redacted.make(toWireUrl(Redacted.value(url))) : toWireUrl(url)
 
-export {
-  /**
-   * Settings for short-lived processes: one connection, closed when idle
-   * (see `Postgres.serverless`).
-   *
-   * @since 0.1.0
-   */
-  serverless
-} from "./sql/Pool.ts"
+/**
+ * Settings for short-lived processes: one connection, closed when idle
+ * (see `Postgres.serverless`).
+ *
+ * @since 0.1.0
+ */
+export const serverless: { readonly poolSize: 1; readonly idleTimeout: "5 seconds" } = Pool.serverless
 
 /**
  * The storage with a pool of its own, closed when the layer is released.
@@ -73,9 +70,11 @@ export const layer = (
  *
  * @since 0.1.0
  */
-export const layerSqlClient = (options: CockroachOptions) => Pool.client(poolOptions(options))
+export const layerSqlClient = (
+  options: CockroachOptions
+): Layer.Layer<SqlClient.SqlClient, StorageFailure | InvalidConfig> => Pool.client(poolOptions(options))
 
-const poolOptions = (options: CockroachOptions): Pool.PoolOptions => ({
+const poolOptions = (options: CockroachOptions): PoolOptions => ({
   ...options,
   url: wire(options.url),
   isolation: options.isolation ?? "serializable"

@@ -27,6 +27,7 @@ import type { CheckpointStorage, FormatError } from "./CheckpointStorage.ts"
 import * as Owner from "./pglite/Owner.ts"
 import * as Snapshot from "./pglite/Snapshot.ts"
 import * as Settings from "./Settings.ts"
+import type { SqlStorageOptions } from "./sql/Options.ts"
 import * as SqlStorage from "./sql/SqlStorage.ts"
 
 export type { Snapshot } from "./pglite/Snapshot.ts"
@@ -34,7 +35,7 @@ export type { Snapshot } from "./pglite/Snapshot.ts"
 /**
  * @since 0.1.0
  */
-export interface PgliteOptions extends Omit<SqlStorage.SqlStorageOptions, "dialect"> {
+export interface PgliteOptions extends Omit<SqlStorageOptions, "dialect"> {
   /**
    * A directory to persist the database in (created if missing, unless
    * `readOnly`). Without one, the database lives in memory and goes with

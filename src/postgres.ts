@@ -8,39 +8,61 @@
  *
  * @since 0.1.0
  */
-import type { Config, Layer } from "effect"
-import type { InvalidConfig, StorageFailure } from "./CheckpointError.ts"
+import type { Config, Effect, Layer } from "effect"
+import type { SqlClient } from "effect/sql"
+import type { IncompatibleSchema, InvalidConfig, StorageFailure } from "./CheckpointError.ts"
 import type { CheckpointStorage, FormatError } from "./CheckpointStorage.ts"
+import type { PoolOptions, SqlStorageOptions } from "./sql/Options.ts"
 import * as Pool from "./sql/Pool.ts"
+import * as SqlStorage from "./sql/SqlStorage.ts"
 
-export {
-  /**
-   * The storage over an application's own `SqlClient` (e.g. from
-   * `PgClient.layer`), sharing its pool.
-   *
-   * @since 0.1.0
-   */
-  layer as layerClient,
-  layerMigrations,
-  migrate,
-  type SqlStorageOptions
-} from "./sql/SqlStorage.ts"
+export type { ConnectionSettings, SqlStorageOptions, TlsOptions } from "./sql/Options.ts"
 
-export {
-  /**
-   * Settings for short-lived processes (serverless functions, edge workers):
-   * one connection, closed after 5 idle seconds. Spread it into the options:
-   * `Postgres.layer({ url, ...Postgres.serverless })`.
-   *
-   * @since 0.1.0
-   */
-  serverless
-} from "./sql/Pool.ts"
+/**
+ * The storage over an application's own `SqlClient` (e.g. from
+ * `PgClient.layer`), sharing its pool and its transactions. A malformed
+ * number or duration among `options` is an `InvalidConfig` naming it,
+ * before a statement is sent.
+ *
+ * @since 0.1.0
+ */
+export const layerClient: (
+  options?: SqlStorageOptions
+) => Layer.Layer<CheckpointStorage, StorageFailure | FormatError | InvalidConfig, SqlClient.SqlClient> =
+  SqlStorage.layer
+
+/**
+ * Runs the migrations on the client in context.
+ *
+ * @since 0.1.0
+ */
+export const migrate: (
+  options?: Pick<SqlStorageOptions, "schema" | "dialect" | "retry" | "retryWindow">
+) => Effect.Effect<void, StorageFailure | IncompatibleSchema | InvalidConfig, SqlClient.SqlClient> = SqlStorage.migrate
+
+/**
+ * Runs the migrations when built, and provides nothing: a deploy step.
+ *
+ * @since 0.1.0
+ */
+export const layerMigrations: (
+  options?: Pick<SqlStorageOptions, "schema" | "dialect" | "retry" | "retryWindow">
+) => Layer.Layer<never, StorageFailure | IncompatibleSchema | InvalidConfig, SqlClient.SqlClient> =
+  SqlStorage.layerMigrations
+
+/**
+ * Settings for short-lived processes (serverless functions, edge workers):
+ * one connection, closed after 5 idle seconds. Spread it into the options:
+ * `Postgres.layer({ url, ...Postgres.serverless })`.
+ *
+ * @since 0.1.0
+ */
+export const serverless: { readonly poolSize: 1; readonly idleTimeout: "5 seconds" } = Pool.serverless
 
 /**
  * @since 0.1.0
  */
-export type PostgresOptions = Pool.PoolOptions
+export type PostgresOptions = PoolOptions
 
 /**
  * The storage with a pool of its own, closed when the layer is released.
@@ -57,7 +79,9 @@ export const layer = (
  *
  * @since 0.1.0
  */
-export const layerSqlClient = (options: PostgresOptions) => Pool.client(options)
+export const layerSqlClient = (
+  options: PostgresOptions
+): Layer.Layer<SqlClient.SqlClient, StorageFailure | InvalidConfig> => Pool.client(options)
 
 /**
  * The settings `layerConfig` reads by default: `DATABASE_URL`, and

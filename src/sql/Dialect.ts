@@ -7,12 +7,8 @@
  *
  * @since 0.1.0
  */
+import type { Dialect } from "./Options.ts"
 import type { Tables } from "./Tables.ts"
-
-/**
- * @since 0.1.0
- */
-export type Dialect = "postgres" | "cockroach"
 
 /**
  * How concurrent migrators wait for each other.

@@ -36,29 +36,7 @@ import type { Location } from "../Checkpoint.ts"
 import type { StorageFailure } from "../CheckpointError.ts"
 import { batchSizes } from "../Metrics.ts"
 import type { BlobRow, CheckpointRow, Piece, PutOutcome, PutShared, WriteRow } from "../StorageDriver.ts"
-
-/**
- * @since 0.1.0
- */
-export interface GroupCommitOptions {
-  /**
-   * Batches in flight at once (default 4). Calls arriving while that many
-   * are out wait and leave together in the next.
-   */
-  readonly concurrency?: number | undefined
-  /**
-   * How long a batch waits for company even when a slot is free (default
-   * none): a little latency for fewer statements, for throughput-first
-   * deployments.
-   */
-  readonly window?: Duration.Input | undefined
-  /**
-   * Calls per batch at most (default 16): small batches keep the server
-   * storing one while this process prepares the next, where one batch of
-   * every waiting call would leave each side idle in turn.
-   */
-  readonly maxBatch?: number | undefined
-}
+import type { GroupCommitOptions } from "./Options.ts"
 
 /**
  * One `put`, as the driver stores it.

@@ -12,98 +12,20 @@
  * @since 0.1.0
  */
 import { PgClient } from "@effect/sql-pg"
-import { Config, Context, type Duration, Effect, Layer, Redacted, Schema } from "effect"
+import { Config, Context, Effect, Layer, Redacted, Schema } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
 import { SqlClient, SqlError } from "effect/sql"
 import type { ConnectionOptions } from "node:tls"
 import { formatIssue, InvalidConfig, StorageFailure } from "../CheckpointError.ts"
 import type { CheckpointStorage, FormatError } from "../CheckpointStorage.ts"
 import * as Settings from "../Settings.ts"
-import type { Dialect } from "./Dialect.ts"
+import type { ConnectionSettings, Dialect, PoolOptions, TlsOptions } from "./Options.ts"
 import * as Pooler from "./Pooler.ts"
 import * as Retry from "./Retry.ts"
 import * as Sockets from "./Sockets.ts"
 import * as SqlStorage from "./SqlStorage.ts"
 import * as Tls from "./Tls.ts"
 import * as Transactions from "./Transactions.ts"
-
-/**
- * The pool's connections: how many, for how long, and how they speak.
- *
- * @since 0.1.0
- */
-export interface ConnectionSettings {
-  /** The most connections the pool opens (default 10): an integer, 1 or more. */
-  readonly poolSize?: number | undefined
-  /**
-   * How long a connection may sit unused before the pool closes it (default
-   * 60 seconds). Keep it below whatever reaps idle connections in front of
-   * the server (a pooler's `client_idle_timeout`, a load balancer's idle
-   * timeout, the server's `idle_session_timeout`); a connection closed by
-   * them anyway is replaced silently on next use. Finite, more than 0.
-   */
-  readonly idleTimeout?: Duration.Input | undefined
-  /**
-   * The longest a connection lives, however busy (default: no limit). Set
-   * it to spread connections over servers that DNS or a load balancer adds
-   * later, or to follow a pooler's `server_lifetime`. Finite, more than 0
-   * (leave it out for no limit).
-   */
-  readonly connectionTTL?: Duration.Input | undefined
-  /**
-   * Bounds every statement of the storage (default: none). A statement
-   * still running then is cancelled on the server (a cancel request, which
-   * poolers forward) and the call fails with a `StorageFailure` that is not
-   * retried. It is enforced by this process, not sent as the
-   * `statement_timeout` setting, which poolers refuse at connect. Finite,
-   * more than 0 (leave it out for no bound).
-   */
-  readonly statementTimeout?: Duration.Input | undefined
-  /**
-   * Use named prepared statements. By default, yes unless a connection
-   * pooler answers when the pool starts (see `Pooler`); the URL's
-   * `prepare=false` or `prepare=true` decides too (this option wins). Turn it
-   * on behind PgBouncer 1.21+ with `max_prepared_statements` set, or a
-   * session-mode pooler.
-   */
-  readonly prepare?: boolean | undefined
-}
-
-/**
- * @since 0.1.0
- */
-export interface PoolOptions extends Omit<SqlStorage.SqlStorageOptions, "dialect">, ConnectionSettings {
-  /** A `postgres://` URL. Explicit fields below win over its parts. */
-  readonly url?: string | Redacted.Redacted | undefined
-  readonly host?: string | undefined
-  readonly port?: number | undefined
-  readonly database?: string | undefined
-  readonly username?: string | undefined
-  readonly password?: string | Redacted.Redacted | undefined
-  /** Reported to the server as `application_name`. */
-  readonly applicationName?: string | undefined
-  /**
-   * The largest message the client accepts from the server, in bytes
-   * (default 1 GiB, PostgreSQL's own limit for one value). A checkpoint and
-   * its channel values come back as one row.
-   */
-  readonly maxMessageSize?: number | undefined
-  /**
-   * The isolation level of the transactions opened on the pool — the
-   * storage's own (`deleteThread`, the thread lifecycle, migrations) and any
-   * opened through `layerSqlClient` (default: the server's). It begins each
-   * transaction (`BEGIN ISOLATION LEVEL …`); a single statement outside a
-   * transaction runs at the server's default (see `Transactions`).
-   * Serialization failures it may cause are retried.
-   */
-  readonly isolation?: "serializable" | "repeatable read" | "read committed" | undefined
-  /**
-   * TLS for the connections: `true`, or TLS options (a `ca`, a client `cert`
-   * and `key`, …). Without it, the URL's `sslmode`, `sslrootcert`,
-   * `sslcert` and `sslkey` decide (see `Tls`).
-   */
-  readonly ssl?: boolean | Tls.TlsOptions | undefined
-}
 
 /**
  * Settings for processes that live for a request or a few (serverless
@@ -131,7 +53,7 @@ const plain = (value: string | Redacted.Redacted | undefined) =>
 /** The pool configuration of the options: no startup parameters (see the module's description). */
 const poolConfig = (
   options: PoolOptions,
-  ssl: boolean | Tls.TlsOptions | undefined,
+  ssl: boolean | TlsOptions | undefined,
   sockets: Sockets.Sockets
 ): PgClient.PgPoolConfig => ({
   url: redacted(options.url),

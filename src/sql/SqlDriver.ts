@@ -32,33 +32,12 @@ import { Context, Duration, Effect, Option, Stream } from "effect"
 import { SqlClient, SqlError } from "effect/sql"
 import { StorageFailure } from "../CheckpointError.ts"
 import type { StorageDriver, StoredCheckpoint } from "../StorageDriver.ts"
-import type { Dialect } from "./Dialect.ts"
 import * as GroupCommit from "./GroupCommit.ts"
 import * as Migrations from "./Migrations.ts"
+import type { Dialect, SqlDriverOptions } from "./Options.ts"
 import * as Retry from "./Retry.ts"
 import { searchVariant, type Statement, statements } from "./Statements.ts"
 import type { Tables } from "./Tables.ts"
-
-/**
- * @since 0.1.0
- */
-export interface SqlDriverOptions {
-  /** Checkpoints fetched per `list` query (default 100). */
-  readonly pageSize?: number | undefined
-  /**
-   * How concurrent `put`s and `putWrites` share statements (see
-   * `GroupCommit`); `false` sends each call alone.
-   */
-  readonly groupCommit?: GroupCommit.GroupCommitOptions | false | undefined
-  /**
-   * Bounds each statement (default: none): one still running then is
-   * interrupted, which cancels it on the server, and fails without retry.
-   * Enforced here rather than as `statement_timeout`, which poolers refuse
-   * at connect and which a single statement outside a transaction could
-   * only get from the role's or database's settings.
-   */
-  readonly statementTimeout?: Duration.Input | undefined
-}
 
 /** The failure of a statement that outlived `statementTimeout`. */
 const timedOut = (timeout: Duration.Duration) =>

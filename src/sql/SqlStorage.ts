@@ -4,72 +4,19 @@
  *
  * @since 0.1.0
  */
-import { type Duration, Effect, Layer } from "effect"
+import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { type IncompatibleSchema, type InvalidConfig, StorageFailure } from "../CheckpointError.ts"
 import { type CheckpointStorage, type FormatError, layerDriver } from "../CheckpointStorage.ts"
 import * as FormatLevel from "../FormatLevel.ts"
 import * as Settings from "../Settings.ts"
 import type { StorageDriver } from "../StorageDriver.ts"
-import type { Dialect } from "./Dialect.ts"
 import * as Layout from "./Layout.ts"
 import * as Migrations from "./Migrations.ts"
+import type { SqlStorageOptions } from "./Options.ts"
 import * as Retry from "./Retry.ts"
 import * as SqlDriver from "./SqlDriver.ts"
 import * as Tables from "./Tables.ts"
-
-/**
- * @since 0.1.0
- */
-export interface SqlStorageOptions extends SqlDriver.SqlDriverOptions {
-  /** The database schema that holds the tables (default `public`). */
-  readonly schema?: string | undefined
-  /** The database behind the client (default `postgres`; PGlite is `postgres`). */
-  readonly dialect?: Dialect | undefined
-  /** How retryable failures are retried (default `Retry.defaultPolicy`); wins over `retryWindow`. */
-  readonly retry?: Retry.Policy | undefined
-  /**
-   * How long an operation keeps retrying (default `Retry.defaultWindow`,
-   * 10 seconds): long enough for the failover of a primary to its standby,
-   * as in `Retry.windowed`. Raise it to ride out a managed failover (often
-   * 30 seconds or more); 0 turns retries off. Finite: a window without end
-   * is an `InvalidConfig` (it would keep a start on an unreachable server
-   * from ever failing).
-   */
-  readonly retryWindow?: Duration.Input | undefined
-  /**
-   * Run the migrations when the layer starts (default `true`). With `false`
-   * the layer only checks that the schema is current, e.g. when migrations
-   * run as a separate deploy step with a schema-owner role.
-   */
-  readonly migrate?: boolean | undefined
-  /**
-   * Open the database for reading only (default `false`).
-   *
-   * **When to use**: to look into a database that must not change — a
-   * production database from a support shell, a restored backup, or one
-   * LangGraph's own PostgreSQL savers wrote (JavaScript or Python), which is
-   * then read as it is instead of being migrated.
-   *
-   * **Details**: no migration runs and nothing is created; the schema is
-   * checked instead, and may be this library's, fully migrated, or
-   * LangGraph's (see `Layout.resolve`). Reads (`getTuple`, `list`,
-   * `getDeltaChannelHistory`) work on both. Every write (`put`,
-   * `putWrites`, `deleteThread` and the thread lifecycle) fails with a
-   * `StorageFailure` before it reaches a connection. The layers that open
-   * their own connections also make the server refuse writes: the
-   * PostgreSQL and CockroachDB pools begin every transaction `READ ONLY`
-   * (not a session default, which poolers refuse), PGlite's session is
-   * read-only. For a guarantee from the server itself on every statement,
-   * connect as a role that may only read.
-   *
-   * **Gotchas**: `migrate` is ignored. A database without checkpoint tables,
-   * part-way through this library's migrations, or newer than this library
-   * fails with `IncompatibleSchema`. PGlite does not create a `dataDir`
-   * that holds no database: that is an `InvalidConfig`.
-   */
-  readonly readOnly?: boolean | undefined
-}
 
 /**
  * Runs the migrations on the client in context.

@@ -22,26 +22,7 @@
 import { Effect, Redacted } from "effect"
 import { readFileSync } from "node:fs"
 import { InvalidConfig } from "../CheckpointError.ts"
-
-/**
- * TLS settings for the connections (a subset of Node's `tls.ConnectionOptions`,
- * declared here so that this package's types need no `@types/node`).
- *
- * @since 0.1.0
- */
-export interface TlsOptions {
-  /** The CA certificates the server is verified against (default: the system's). */
-  readonly ca?: string | Uint8Array | ReadonlyArray<string | Uint8Array> | undefined
-  /** A client certificate and its key (PEM). */
-  readonly cert?: string | Uint8Array | undefined
-  readonly key?: string | Uint8Array | undefined
-  /** The name the certificate must carry (default: the host connected to). */
-  readonly servername?: string | undefined
-  /** `false` accepts any certificate: encryption without authentication. */
-  readonly rejectUnauthorized?: boolean | undefined
-  /** Replaces the host name check (`() => undefined` skips it, as `verify-ca` does). */
-  readonly checkServerIdentity?: ((host: string, certificate: unknown) => Error | undefined) | undefined
-}
+import type { TlsOptions } from "./Options.ts"
 
 /** libpq's TLS parameters that have no equivalent here. */
 const unsupported = ["sslcrl", "sslcrldir", "sslpassword", "sslcertmode", "sslkeylogfile", "requiressl"]
