@@ -25,6 +25,7 @@ import { Duplex } from "node:stream"
 import { type DatabaseLocked, InvalidConfig, StorageFailure } from "./CheckpointError.ts"
 import type { CheckpointStorage, FormatError } from "./CheckpointStorage.ts"
 import * as Owner from "./pglite/Owner.ts"
+import * as Serving from "./pglite/Serving.ts"
 import * as Snapshot from "./pglite/Snapshot.ts"
 import * as Settings from "./Settings.ts"
 import type { SqlStorageOptions } from "./sql/Options.ts"
@@ -164,7 +165,7 @@ const openDirectory = (dataDir: string, readOnly: boolean, sharedBuffers: string
       })
     const owner = yield* Owner.acquire(dataDir)
     const pglite = yield* create(owner.directory, readOnly, sharedBuffers)
-    owner.serve(Snapshot.serve(owner, pglite))
+    owner.serve(Serving.serve(owner, pglite))
     // Stop serving before the database closes.
     yield* Effect.addFinalizer(() => Effect.sync(() => owner.serve(undefined)))
     return pglite
