@@ -20,14 +20,9 @@
 import type { AddressInfo } from "node:net"
 import { InvalidConfig } from "./CheckpointError.ts"
 import { EffectCheckpointSaver, type SaverOptions } from "./Saver.ts"
-import type * as App from "./server/App.ts"
-import type { AuthHandler } from "./server/Auth.ts"
-import type { RunLimits } from "./server/Runs.ts"
+import type { AuthHandler, CorsOptions, Graph, RunLimits } from "./server/Options.ts"
 
-export type { CorsOptions, Graph as CompiledGraph } from "./server/App.ts"
-export type { Authenticated, AuthHandler } from "./server/Auth.ts"
-export type { RunJson, RunLimits, RunState } from "./server/Runs.ts"
-export type { ThreadJson } from "./server/Threads.ts"
+export type { Authenticated, AuthHandler, CorsOptions, Graph as CompiledGraph, RunLimits } from "./server/Options.ts"
 
 /** The optional peer dependencies, loaded when a server starts: a missing one is named with its install command. */
 const load = async () => {
@@ -48,7 +43,7 @@ const load = async () => {
  */
 export interface ServerOptions {
   /** The graphs to serve, by graph id (each is also an assistant of that id). Compile them without a checkpointer. */
-  readonly graphs: Readonly<Record<string, App.Graph>>
+  readonly graphs: Readonly<Record<string, Graph>>
   /** The saver to store threads with; closed with the server only if the server opened it. */
   readonly checkpointer?: EffectCheckpointSaver | undefined
   /** Or a connection string to open one (`pglite:<dir>`, `postgres://…`, `cockroachdb://…`, `memory:`). */
@@ -62,7 +57,7 @@ export interface ServerOptions {
    */
   readonly auth?: AuthHandler | undefined
   /** Which web pages may call the server (default: pages served from loopback). */
-  readonly cors?: App.CorsOptions | undefined
+  readonly cors?: CorsOptions | undefined
   /** Default `127.0.0.1`. */
   readonly host?: string | undefined
   /** Default 2024 (LangGraph's); 0 for any free port. */

@@ -17,30 +17,12 @@ import { type Context, Hono } from "hono"
 import { cors } from "hono/cors"
 import { HTTPException } from "hono/http-exception"
 import type { EffectCheckpointSaver } from "../Saver.ts"
-import { authenticate, type AuthHandler } from "./Auth.ts"
+import { authenticate } from "./Auth.ts"
+import type { AuthHandler, CorsOptions, Graph, RunLimits } from "./Options.ts"
 import * as Routes from "./Routes.ts"
 import * as RunRoutes from "./RunRoutes.ts"
-import { Registry, type RunLimits } from "./Runs.ts"
+import { Registry } from "./Runs.ts"
 import * as Threads from "./Threads.ts"
-
-/**
- * A compiled graph, as the embed server takes it.
- *
- * @since 0.2.0
- */
-export type Graph = Parameters<typeof createEmbedServer>[0]["graph"][string]
-
-/**
- * Which web pages may call the server from a browser.
- *
- * @since 0.2.0
- */
-export interface CorsOptions {
-  /** Origins allowed (`"*"` for any). */
-  readonly origins: string | ReadonlyArray<string>
-  /** Whether browsers may send cookies and credentials (not with `"*"`). */
-  readonly credentials?: boolean | undefined
-}
 
 /**
  * @since 0.2.0

@@ -11,30 +11,10 @@
  *
  * @since 0.2.0
  */
-import type { Auth } from "@langchain/langgraph-sdk/auth"
 import type { MiddlewareHandler } from "hono"
 import { HTTPException } from "hono/http-exception"
 import { AsyncLocalStorage } from "node:async_hooks"
-
-/**
- * What an authentication handler answers for a request it accepts: an
- * identity, or a user with one. Throwing (LangGraph's `HTTPException` with
- * 401 or 403, or any error: 401) refuses the request.
- *
- * @since 0.2.0
- */
-export type Authenticated = string | { readonly identity: string; readonly [key: string]: unknown }
-
-/**
- * An authentication handler: LangGraph's `Auth` (its `authenticate`
- * callback runs; `on` authorization callbacks are not), or a function of the
- * request.
- *
- * @since 0.2.0
- */
-export type AuthHandler =
-  | Auth
-  | ((request: Request) => Authenticated | Promise<Authenticated>)
+import type { AuthHandler } from "./Options.ts"
 
 /** The metadata key holding a thread's owner. */
 export const OWNER = "owner"

@@ -19,22 +19,7 @@
  * @since 0.2.0
  */
 import { randomUUID } from "node:crypto"
-
-/**
- * How much of a run the server keeps for its readers.
- *
- * @since 0.2.0
- */
-export interface RunLimits {
-  /** Events kept per run (default 10,000). */
-  readonly maxEvents?: number | undefined
-  /** Bytes of event data kept per run (UTF-8; default 4 MiB). */
-  readonly maxBytes?: number | undefined
-  /** Finished runs kept for status and rejoining, per server (default 1,000). */
-  readonly keepFinished?: number | undefined
-  /** Bytes of the logs of finished runs kept, per server (default 64 MiB): the oldest go first. */
-  readonly keepFinishedBytes?: number | undefined
-}
+import type { RunLimits } from "./Options.ts"
 
 /** The limits with their defaults applied. */
 type Limits = { readonly [K in keyof RunLimits]-?: number }
