@@ -13,7 +13,7 @@
 import { execFile } from "node:child_process"
 import { mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { dirname, join, relative } from "node:path"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createDatabase } from "../support/databases.ts"
@@ -507,4 +507,41 @@ describe("the server entry, whose peers are optional", () => {
     ])
     expect(JSON.parse(await node("server.js"))).toEqual({ messages: ["hi", "heard hi"] })
   }, 240_000)
+})
+
+/**
+ * The declaration files a user's editor and type checker walk, from every
+ * entry of `exports`: what the package promises to keep. Relative imports
+ * (`from "./x.ts"`, `import("./x.ts")`; declarations keep the sources'
+ * `.ts` specifiers) lead to `.d.ts` files beside them.
+ */
+const declarationClosure = async (pkg: string): Promise<Map<string, number>> => {
+  const manifest = JSON.parse(await readFile(join(pkg, "package.json"), "utf8")) as {
+    readonly exports: Record<string, string | { readonly types?: string }>
+  }
+  const entries = Object.values(manifest.exports).flatMap((entry) =>
+    typeof entry === "object" && entry.types !== undefined ? [join(pkg, entry.types)] : []
+  )
+  const lines = new Map<string, number>()
+  const pending = [...entries]
+  while (pending.length > 0) {
+    const file = pending.pop()!
+    if (lines.has(file)) continue
+    const text = await readFile(file, "utf8")
+    lines.set(file, text.split("\n").length)
+    for (const [, specifier] of text.matchAll(/(?:from\s+|import\(\s*)["'](\.{1,2}\/[^"']+)["']/g)) {
+      pending.push(join(dirname(file), specifier!.replace(/\.(?:d\.)?[cm]?[jt]s$/, "") + ".d.ts"))
+    }
+  }
+  return lines
+}
+
+it("declares a public surface by intent: no file of the codec's inner rooms, at most 36 files", async () => {
+  const pkg = join(project, "node_modules/langgraph-checkpoint-effect")
+  const closure = await declarationClosure(pkg)
+  const files = [...closure.keys()].map((file) => relative(join(pkg, "dist"), file)).sort()
+  const total = [...closure.values()].reduce((sum, count) => sum + count, 0)
+  console.log(`declaration closure: ${files.length} files, ${total} lines\n  ${files.join("\n  ")}`)
+  expect(files.filter((file) => /^codec\/(?:sealing|sharing)\//.test(file))).toEqual([])
+  expect(files.length).toBeLessThanOrEqual(36)
 })
