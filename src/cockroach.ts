@@ -22,6 +22,7 @@ import * as ConnectionString from "./ConnectionString.ts"
 import type { PoolOptions } from "./sql/Options.ts"
 import * as Pool from "./sql/Pool.ts"
 import * as Retry from "./sql/Retry.ts"
+import * as Retrying from "./sql/Retrying.ts"
 import * as Tables from "./sql/Tables.ts"
 
 /**
@@ -173,10 +174,10 @@ const runAll = (operation: string, statements: ReadonlyArray<string>) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const policy = yield* Retry.RetryPolicy
-    const reconnect = yield* Retry.Reconnect
+    const reconnect = yield* Retrying.Reconnect
     for (const statement of statements) {
       yield* sql.unsafe(statement).pipe(
-        Retry.retrying(operation, policy, reconnect),
+        Retrying.retrying(operation, policy, reconnect),
         Effect.catchIf((failure) => failure.sqlState === "42710", () => Effect.void)
       )
     }

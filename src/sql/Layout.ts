@@ -17,7 +17,7 @@ import { IncompatibleSchema, type InvalidConfig, type StorageFailure } from "../
 import * as FormatLevel from "../FormatLevel.ts"
 import * as Migrations from "./Migrations.ts"
 import type { Dialect } from "./Options.ts"
-import * as Retry from "./Retry.ts"
+import * as Retrying from "./Retrying.ts"
 import * as Tables from "./Tables.ts"
 
 /**
@@ -49,7 +49,7 @@ const columnsIn = (schema: string) =>
     const columns = new Map<string, Set<string>>()
     for (const row of rows) columns.set(row.table_name, (columns.get(row.table_name) ?? new Set()).add(row.column_name))
     return columns
-  }).pipe(Effect.mapError((cause) => Retry.failure("verify schema", cause)))
+  }).pipe(Effect.mapError((cause) => Retrying.failure("verify schema", cause)))
 
 /**
  * The tables of the database the `SqlClient` in context reaches.

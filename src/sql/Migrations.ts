@@ -18,6 +18,7 @@ import { VERSION } from "../Version.ts"
 import { migrationLock } from "./Dialect.ts"
 import type { Dialect } from "./Options.ts"
 import * as Retry from "./Retry.ts"
+import * as Retrying from "./Retrying.ts"
 import type { Tables } from "./Tables.ts"
 
 /**
@@ -229,7 +230,9 @@ export const run = Effect.fn("CheckpointStorage.migrate")(function*(
   dialect: Dialect = "postgres",
   level: number = NEWEST_LEVEL
 ) {
-  const fresh = !(yield* hasMigrationsTable(tables).pipe(Effect.mapError((cause) => Retry.failure("migrate", cause))))
+  const fresh = !(yield* hasMigrationsTable(tables).pipe(Effect.mapError((cause) =>
+    Retrying.failure("migrate", cause)
+  )))
   yield* apply(tables, dialect, (version) => {
     const raises = levelSteps.get(version)
     return raises === undefined ? !featureSteps.has(version) : fresh && raises <= level
@@ -253,7 +256,7 @@ export const raise = Effect.fn("CheckpointStorage.raiseFormat")(function*(
   level: number = NEWEST_LEVEL
 ) {
   yield* apply(tables, dialect, (version) => !featureSteps.has(version) && (levelSteps.get(version) ?? 0) <= level)
-  const applied = yield* appliedVersions(tables).pipe(Effect.mapError((cause) => Retry.failure("raise", cause)))
+  const applied = yield* appliedVersions(tables).pipe(Effect.mapError((cause) => Retrying.failure("raise", cause)))
   return levelOf(applied)
 })
 
@@ -292,7 +295,7 @@ export const enableThreadRecords = Effect.fn("CheckpointStorage.enableThreadReco
 export const threadRecordsEnabled = (tables: Tables): Effect.Effect<boolean, StorageFailure, SqlClient.SqlClient> =>
   appliedVersions(tables).pipe(
     Effect.map((applied) => applied.has(threadRecordsStep)),
-    Effect.mapError((cause) => Retry.failure("enableThreadRecords", cause))
+    Effect.mapError((cause) => Retrying.failure("enableThreadRecords", cause))
   )
 
 /** Applies the missing steps that `wanted` selects, in order (see {@link run}). */
@@ -302,7 +305,7 @@ const apply = Effect.fnUntraced(function*(tables: Tables, dialect: Dialect, want
   const lock = migrationLock(dialect, tables)
   const all = steps(tables)
   const known = new Set(all.map(([version]) => version))
-  const retried = Retry.retrying("migrate", policy, yield* Retry.Reconnect)
+  const retried = Retrying.retrying("migrate", policy, yield* Retrying.Reconnect)
   // Run before the lock exists, so processes starting together race here:
   // PostgreSQL reports a lost `IF NOT EXISTS` race as a duplicate, and
   // running the statement again then finds the object there.
@@ -358,7 +361,7 @@ export const status = (
     return { level, raised: row === undefined ? undefined : { release: row.release, at: new Date(row.raised_at) } }
   }).pipe(Effect.catchIf(
     (error): error is Exclude<typeof error, IncompatibleSchema> => !(error instanceof IncompatibleSchema),
-    (cause) => Effect.fail(Retry.failure("format status", cause))
+    (cause) => Effect.fail(Retrying.failure("format status", cause))
   ))
 
 /**
@@ -383,7 +386,7 @@ export const check = (
   tables: Tables
 ): Effect.Effect<Applied, IncompatibleSchema | StorageFailure, SqlClient.SqlClient> =>
   appliedVersions(tables).pipe(
-    Effect.mapError((cause) => Retry.failure("verify schema", cause)),
+    Effect.mapError((cause) => Retrying.failure("verify schema", cause)),
     Effect.flatMap((applied): Effect.Effect<Applied, IncompatibleSchema> => {
       const known = new Set(steps(tables).map(([version]) => version))
       const unknown = unknownVersion(applied, known)

@@ -7,7 +7,7 @@
  * user, database, application name and client encoding; isolation and read-only mode are set
  * where each transaction begins (`Transactions`); named prepared statements
  * only when no pooler answers (`Pooler`). It owns its sockets (`Sockets`), so
- * that a read-only answer can drop them all (`Retry.Reconnect`).
+ * that a read-only answer can drop them all (`Retrying.Reconnect`).
  *
  * @since 0.1.0
  */
@@ -22,6 +22,7 @@ import * as Settings from "../Settings.ts"
 import type { ConnectionSettings, Dialect, PoolOptions, TlsOptions } from "./Options.ts"
 import * as Pooler from "./Pooler.ts"
 import * as Retry from "./Retry.ts"
+import * as Retrying from "./Retrying.ts"
 import * as Sockets from "./Sockets.ts"
 import * as SqlStorage from "./SqlStorage.ts"
 import * as Tls from "./Tls.ts"
@@ -98,7 +99,9 @@ const refused = (failure: StorageFailure): StorageFailure | InvalidConfig => {
   const parameter = Retry.refusedStartupParameter(cause)
   return new InvalidConfig({
     operation: "connect",
-    detail: parameter === undefined ? failure.message : `${Retry.startupParameterHint(parameter)} (${failure.message})`
+    detail: parameter === undefined
+      ? failure.message
+      : `${Retrying.startupParameterHint(parameter)} (${failure.message})`
   })
 }
 
@@ -124,7 +127,7 @@ export const client = (
     const sockets = Sockets.make(Sockets.endpoint(url, options.host, options.port))
     const config = poolConfig(options, ssl, sockets)
     const policy = Retry.policyOf(options) ?? (yield* Retry.RetryPolicy)
-    const pooled = yield* Pooler.detect(config).pipe(Retry.retrying("connect", policy), Effect.mapError(refused))
+    const pooled = yield* Pooler.detect(config).pipe(Retrying.retrying("connect", policy), Effect.mapError(refused))
     const pg = yield* PgClient.make({ ...config, prepare: options.prepare ?? prepareInUrl ?? !pooled }).pipe(
       Effect.mapError(connectFailure)
     )
@@ -132,7 +135,7 @@ export const client = (
     const sql = begin === undefined ? pg : Transactions.beginningWith(pg, begin)
     return Context.make(PgClient.PgClient, sql).pipe(
       Context.add(SqlClient.SqlClient, sql),
-      Context.add(Retry.Reconnect, sockets.closeAll)
+      Context.add(Retrying.Reconnect, sockets.closeAll)
     )
   })).pipe(Layer.provide(Reactivity.layer))
 

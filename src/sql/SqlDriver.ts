@@ -36,6 +36,7 @@ import * as GroupCommit from "./GroupCommit.ts"
 import * as Migrations from "./Migrations.ts"
 import type { Dialect, SqlDriverOptions } from "./Options.ts"
 import * as Retry from "./Retry.ts"
+import * as Retrying from "./Retrying.ts"
 import { searchVariant, type Statement, statements } from "./Statements.ts"
 import type { Tables } from "./Tables.ts"
 
@@ -85,7 +86,7 @@ export const runner = Effect.fnUntraced(function*(
 ) {
   const sql = yield* SqlClient.SqlClient
   const policy = yield* Retry.RetryPolicy
-  const reconnect = yield* Retry.Reconnect
+  const reconnect = yield* Retrying.Reconnect
   const timeout = options.statementTimeout === undefined
     ? undefined
     : Duration.fromInputUnsafe(options.statementTimeout)
@@ -104,10 +105,10 @@ export const runner = Effect.fnUntraced(function*(
     return Effect.all([Effect.serviceOption(sql.transactionService), OwnTransaction]).pipe(
       Effect.flatMap(([transaction, own]) =>
         Option.isNone(transaction)
-          ? statement.pipe(Retry.retrying(operation, policy, reconnect, retryable))
+          ? statement.pipe(Retrying.retrying(operation, policy, reconnect, retryable))
           : own
-          ? statement.pipe(Effect.mapError((cause) => Retry.failure(operation, cause)))
-          : sql.withTransaction(statement).pipe(Effect.mapError((cause) => Retry.failure(operation, cause)))
+          ? statement.pipe(Effect.mapError((cause) => Retrying.failure(operation, cause)))
+          : sql.withTransaction(statement).pipe(Effect.mapError((cause) => Retrying.failure(operation, cause)))
       ),
       Effect.map((rows) => decode(rows, input))
     )
@@ -128,7 +129,7 @@ export const make = Effect.fnUntraced(function*(
   const q = statements(tables)
   const pageSize = options.pageSize ?? 100
   const policy = yield* Retry.RetryPolicy
-  const reconnect = yield* Retry.Reconnect
+  const reconnect = yield* Retrying.Reconnect
   const run = yield* runner(options)
 
   /**
@@ -213,7 +214,7 @@ export const make = Effect.fnUntraced(function*(
     enableThreadRecords: Migrations.enableThreadRecords(tables, options.dialect).pipe(
       Effect.provideService(SqlClient.SqlClient, sql),
       Effect.provideService(Retry.RetryPolicy, policy),
-      Effect.provideService(Retry.Reconnect, reconnect)
+      Effect.provideService(Retrying.Reconnect, reconnect)
     ),
 
     formatStatus: Effect.provideService(Migrations.status(tables), SqlClient.SqlClient, sql),
@@ -223,7 +224,7 @@ export const make = Effect.fnUntraced(function*(
         Effect.andThen(Migrations.status(tables)),
         Effect.provideService(SqlClient.SqlClient, sql),
         Effect.provideService(Retry.RetryPolicy, policy),
-        Effect.provideService(Retry.Reconnect, reconnect)
+        Effect.provideService(Retrying.Reconnect, reconnect)
       ),
 
     exclusive: (thread_id, effect) => {
@@ -245,7 +246,7 @@ export const make = Effect.fnUntraced(function*(
             ? Effect.fail(error.cause)
             : Effect.succeed({ ok: false as const, error })
         }),
-        Retry.retrying("exclusive", policy, reconnect),
+        Retrying.retrying("exclusive", policy, reconnect),
         Effect.flatMap((outcome) => outcome.ok ? Effect.succeed(outcome.value) : Effect.fail(outcome.error))
       )
       return Effect.flatMap(
@@ -253,7 +254,7 @@ export const make = Effect.fnUntraced(function*(
         (open) =>
           Option.isSome(open)
             ? transaction.pipe(
-              Effect.mapError((error) => SqlError.isSqlError(error) ? Retry.failure("exclusive", error) : error)
+              Effect.mapError((error) => SqlError.isSqlError(error) ? Retrying.failure("exclusive", error) : error)
             )
             : retried
       )

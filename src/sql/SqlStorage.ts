@@ -15,6 +15,7 @@ import * as Layout from "./Layout.ts"
 import * as Migrations from "./Migrations.ts"
 import type { SqlStorageOptions } from "./Options.ts"
 import * as Retry from "./Retry.ts"
+import * as Retrying from "./Retrying.ts"
 import * as SqlDriver from "./SqlDriver.ts"
 import * as Tables from "./Tables.ts"
 
@@ -81,7 +82,7 @@ const driverOver = <E, R>(
   Effect.flatMap(Settings.check("layer", options), (valid) =>
     withPolicy(
       resolve(valid).pipe(
-        Effect.tap(() => Retry.registerRetries),
+        Effect.tap(() => Retrying.registerRetries),
         Effect.flatMap((tables) =>
           Effect.gen(function*() {
             const driver = yield* SqlDriver.make(tables, valid)
