@@ -119,14 +119,22 @@ export const CheckpointIdRef = Schema.Struct({
 export type CheckpointIdRef = typeof CheckpointIdRef.Encoded
 
 /**
+ * A namespace of a thread: where a channel's values belong.
+ *
+ * @since 0.2.0
+ */
+export interface ThreadNamespace {
+  readonly thread_id: string
+  readonly checkpoint_ns: string
+}
+
+/**
  * A resolved location: thread, namespace and, when one was named, the
  * checkpoint. This is what drivers receive.
  *
  * @since 0.1.0
  */
-export interface Location {
-  readonly thread_id: string
-  readonly checkpoint_ns: string
+export interface Location extends ThreadNamespace {
   readonly checkpoint_id: string | undefined
 }
 

@@ -19,31 +19,23 @@
 import type { Checkpoint } from "@langchain/langgraph-checkpoint"
 import { Effect } from "effect"
 import type { CheckpointTuple, DeltaChannelHistory, Location } from "../Checkpoint.ts"
-import type {
+import {
   CorruptedCheckpoint,
-  IncompatibleFormat,
-  InvalidConfig,
-  InvalidInput,
-  SerializationFailed
+  type IncompatibleFormat,
+  type InvalidConfig,
+  type InvalidInput,
+  type SerializationFailed
 } from "../CheckpointError.ts"
 import type { CheckpointRow, Piece, StoredCheckpoint, ThreadRows, WriteRow } from "../StorageDriver.ts"
 import * as Decode from "./Decode.ts"
 import * as Encode from "./Encode.ts"
 import * as Open from "./Open.ts"
 import * as Parts from "./Parts.ts"
-import * as Reseal from "./Reseal.ts"
 import type * as Sealing from "./Sealing.ts"
 import type * as Walks from "./Walks.ts"
 
 export type { EncodedCheckpoint, Layout } from "./Encode.ts"
 export { NotHeld } from "./Parts.ts"
-
-/**
- * Counts record-shaped values that reads left as inert data (not allowed,
- * malformed or too deep).
- *
- * @since 0.1.0
- */
 
 /**
  * The codec of one storage service: what `CheckpointStorage` asks of it,
@@ -175,7 +167,29 @@ export const make: (format: Parts.Parts["format"]) => Effect.Effect<Codec> = Eff
     remember: (row, layout) => sharing.stored(row, layout.laid),
     knownPieces: sharing.knownPieces,
     ...decode,
-    reseal: Reseal.reseal(sealing),
-    isCurrent: Reseal.isCurrent(sealing)
+    reseal: reseal(sealing),
+    isCurrent: (rows) => sealing?.isCurrent(rows) ?? true
   }
 })
+
+/**
+ * A whole thread's rows sealed anew: for a copy under another thread id (a
+ * seal binds a row to its thread), or the same thread under its current key
+ * (`reencrypt`). Without encryption only the thread id changes.
+ */
+const reseal = (sealing: Sealing.Sealing | undefined) =>
+  Effect.fnUntraced(function*(operation: string, rows: ThreadRows, target: string) {
+    if (sealing === undefined) {
+      return { ...rows, thread_id: target, checkpoints: rows.checkpoints.map((row) => ({ ...row, thread_id: target })) }
+    }
+    yield* Parts.keyOf(sealing, operation, target)
+    const resealed = sealing.reseal(rows, target)
+    return typeof resealed === "string"
+      ? yield* new CorruptedCheckpoint({
+        thread_id: rows.thread_id,
+        checkpoint_ns: "",
+        checkpoint_id: "",
+        detail: resealed
+      })
+      : resealed
+  })

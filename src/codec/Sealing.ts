@@ -31,6 +31,7 @@
  *
  * @since 0.1.0
  */
+import type { ThreadNamespace } from "../Checkpoint.ts"
 import type { BlobRow, CheckpointRow, Piece, ThreadRows, WriteRow } from "../StorageDriver.ts"
 import type { Encryption } from "./Encryption.ts"
 import { makeThreadKeys, type ThreadKey } from "./sealing/Keys.ts"
@@ -57,7 +58,7 @@ export interface Sealing {
   /** A channel's value sealed for its place. */
   readonly sealBlob: (key: ThreadKey, thread_id: string, checkpoint_ns: string, blob: BlobRow) => BlobRow
   /** A channel's value opened, with the bases read with it; a string saying what is wrong. */
-  readonly openBlob: (location: Rows.Location, blob: BlobRow, tally: Rows.Tally) => BlobRow | string
+  readonly openBlob: (location: ThreadNamespace, blob: BlobRow, tally: Rows.Tally) => BlobRow | string
   /** A pending write sealed for its checkpoint. */
   readonly sealWrite: (key: ThreadKey, at: CheckpointPlace, write: WriteRow) => WriteRow
   /** A pending write opened; a string saying what is wrong. */

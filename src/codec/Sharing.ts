@@ -30,9 +30,10 @@
  *
  * @since 0.1.0
  */
+import type { ThreadNamespace } from "../Checkpoint.ts"
 import type { Piece } from "../StorageDriver.ts"
 import { hashOf } from "../StorageFormat.ts"
-import { type Location, makeListMemory, makePieceCache } from "./sharing/Caches.ts"
+import { makeListMemory, makePieceCache } from "./sharing/Caches.ts"
 import {
   type Address,
   type DumpJson,
@@ -117,7 +118,7 @@ export interface Sharing {
   readonly encode: (value: unknown) => Encoded | undefined
   /** A channel's list laid out against its last list stored or read (`fresh`: against nothing). */
   readonly layOut: (
-    location: Location,
+    location: ThreadNamespace,
     channel: string,
     version: string,
     list: SharedValue,
@@ -155,9 +156,9 @@ export interface Sharing {
    */
   readonly recognize: (place: ListPlace, value: unknown, decoded: Decoded, plainKeys: boolean) => void
   /** Records the lists a stored checkpoint wrote, for the next step to extend. */
-  readonly stored: (location: Location, laid: ReadonlyArray<Layout.Laid>) => void
+  readonly stored: (location: ThreadNamespace, laid: ReadonlyArray<Layout.Laid>) => void
   /** The hashes of the kept pieces of a namespace's remembered lists: a read need not fetch them. */
-  readonly knownPieces: (location: Location) => Uint8Array
+  readonly knownPieces: (location: ThreadNamespace) => Uint8Array
   /** Keeps, for `thread_id`, the pieces its read returned whose bytes match their hash (all when `authenticated`, see `Sealing`). */
   readonly keepRead: (thread_id: string, pieces: ReadonlyMap<string, Uint8Array>, authenticated?: boolean) => void
 }

@@ -7,6 +7,7 @@
  *
  * @since 0.1.0
  */
+import type { ThreadNamespace } from "../../Checkpoint.ts"
 import type { BlobRow, Piece, SharedBase, WriteRow } from "../../StorageDriver.ts"
 import { isList, owned, pieceKey, SEALED_SUFFIX } from "../../StorageFormat.ts"
 import * as Bounded from "../Bounded.ts"
@@ -49,15 +50,6 @@ export interface OpenedPieces {
 }
 
 type Value = { readonly type: string; readonly bytes: Uint8Array | undefined }
-/**
- * A namespace of a thread: where a channel's values belong.
- *
- * @since 0.1.0
- */
-export interface Location {
-  readonly thread_id: string
-  readonly checkpoint_ns: string
-}
 
 /** A value's stored form: `type+sealed`, a list keeping its hashes readable. */
 const sealValue = (sealer: Sealer, type: string, bytes: Uint8Array, at: Uint8Array) => ({
@@ -107,7 +99,7 @@ export const sealBlob = (key: ThreadKey, thread_id: string, checkpoint_ns: strin
 /** A sealed list's bases, opened (a sealed list only ever extends sealed ones of its own `type`). */
 const openBase = (
   keyring: Keyring,
-  location: Location,
+  location: ThreadNamespace,
   channel: string,
   type: string,
   base: SharedBase | undefined
@@ -129,7 +121,7 @@ const openBase = (
  *
  * @since 0.1.0
  */
-export const openBlob = (opener: Opener, location: Location, blob: BlobRow, tally: Tally): BlobRow | string => {
+export const openBlob = (opener: Opener, location: ThreadNamespace, blob: BlobRow, tally: Tally): BlobRow | string => {
   const opened = openValue(
     opener,
     blob,

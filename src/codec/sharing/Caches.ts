@@ -6,6 +6,7 @@
  *
  * @since 0.1.0
  */
+import type { ThreadNamespace } from "../../Checkpoint.ts"
 import { namespaceKey, owned, packHashes } from "../../StorageFormat.ts"
 import * as Bounded from "../Bounded.ts"
 import type { List } from "./Layout.ts"
@@ -24,16 +25,6 @@ const listBytes = (list: List) => 96 + 48 * list.keys.length
  * @since 0.1.0
  */
 export type Limits = Partial<Bounded.Options>
-
-/**
- * Where a namespace's channel is: what a remembered list is keyed by.
- *
- * @since 0.1.0
- */
-export interface Location {
-  readonly thread_id: string
-  readonly checkpoint_ns: string
-}
 
 const none: ReadonlyMap<string, Uint8Array> = new Map()
 
@@ -97,16 +88,16 @@ export const makeListMemory = (limits: Limits = {}) => {
     return size
   }
   return {
-    get: (location: Location, channel: string): List | undefined =>
+    get: (location: ThreadNamespace, channel: string): List | undefined =>
       namespaces.get(namespaceKey(location))?.get(channel),
-    set: (location: Location, channel: string, list: List): void => {
+    set: (location: ThreadNamespace, channel: string, list: List): void => {
       const key = namespaceKey(location)
       const lists = namespaces.peek(key) ?? new Map<string, List>()
       lists.set(channel, list)
       namespaces.set(key, lists, sizeOf(lists))
     },
     /** The hashes (back to back) of the entries of a namespace's remembered lists that `has` holds. */
-    known: (location: Location, has: (key: string) => boolean): Uint8Array => {
+    known: (location: ThreadNamespace, has: (key: string) => boolean): Uint8Array => {
       const known: Array<string> = []
       for (const list of namespaces.get(namespaceKey(location))?.values() ?? []) {
         for (const entry of list.keys) if (has(entry)) known.push(entry)
