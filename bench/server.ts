@@ -19,7 +19,7 @@
  *
  * Uses DATABASE_URL, or starts a throwaway server.
  */
-import { Client } from "@langchain/langgraph-sdk"
+import type { Client } from "@langchain/langgraph-sdk"
 import { execFileSync } from "node:child_process"
 import { readFileSync, writeFileSync } from "node:fs"
 import { cpus, loadavg, totalmem } from "node:os"
@@ -28,6 +28,7 @@ import { parseArgs } from "node:util"
 import { serve } from "../src/server.ts"
 import { chatGraph, type Message, messagesOf, replyTo } from "../test/support/chatGraph.ts"
 import { admin } from "../test/support/databases.ts"
+import { loadClients } from "../test/support/loadClients.ts"
 import { ensureServer } from "../test/support/postgresServer.ts"
 import { referenceServer } from "../test/support/referenceServer.ts"
 import { scratchDatabases } from "./databases.ts"
@@ -118,23 +119,10 @@ interface Round {
  * `ms`; then every thread's state audited.
  */
 const load = async (url: string, ms: number) => {
-  let reconnects = 0
   const errors: Array<string> = []
   const latencies: Array<number> = []
-  const threads: Array<Thread> = await Promise.all(Array.from({ length: clients }, async () => {
-    const client = new Client({
-      apiUrl: url,
-      // No retries: a failed request is an error here, not a delay.
-      callerOptions: { maxRetries: 0 },
-      onRequest: (target, init) => {
-        // The SDK rejoins a broken stream by itself: count it.
-        if (init.method === "GET" && /\/runs\/[^/]+\/stream$/.test(target.pathname)) reconnects++
-        return init
-      }
-    })
-    const { thread_id } = await client.threads.create()
-    return { client, thread_id, turns: [] }
-  }))
+  const loaded = await loadClients(url, clients)
+  const threads: Array<Thread> = loaded.clients.map((thread) => ({ ...thread, turns: [] }))
   const began = performance.now()
   const cpu = process.cpuUsage()
   const deadline = began + ms
@@ -182,7 +170,7 @@ const load = async (url: string, ms: number) => {
     unexpected += audited.unexpected
     if (audited.exact) exact++
   }
-  return { seconds: took, cpuMs, latencies, errors, reconnects, lost, unexpected, exact }
+  return { seconds: took, cpuMs, latencies, errors, reconnects: loaded.reconnects(), lost, unexpected, exact }
 }
 
 // ---------------------------------------------------------------- the run

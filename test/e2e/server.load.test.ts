@@ -10,13 +10,14 @@
  * more of them kept than `keepFinished` (set low, so that the load passes
  * it several times).
  */
-import { Client } from "@langchain/langgraph-sdk"
+import type { Client } from "@langchain/langgraph-sdk"
 import { setFlagsFromString } from "node:v8"
 import { runInNewContext } from "node:vm"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type LangGraphServer, serve } from "../../src/server.ts"
 import { chatGraph, messagesOf, replyTo } from "../support/chatGraph.ts"
 import { createDatabase } from "../support/databases.ts"
+import { loadClients } from "../support/loadClients.ts"
 
 const CLIENTS = 50
 const SECONDS = 12
@@ -66,21 +67,8 @@ describe("the server under load", () => {
   it(`loses no turn of ${CLIENTS} clients streaming for ${SECONDS} s, and stays bounded`, async () => {
     const gc = collector()
     const errors: Array<string> = []
-    let reconnects = 0
-    const threads: Array<Thread> = await Promise.all(Array.from({ length: CLIENTS }, async () => {
-      const client = new Client({
-        apiUrl: server.url,
-        // No retries: a failed request is an error here.
-        callerOptions: { maxRetries: 0 },
-        onRequest: (target, init) => {
-          // The SDK rejoins a broken stream by itself: count it.
-          if (init.method === "GET" && /\/runs\/[^/]+\/stream$/.test(target.pathname)) reconnects++
-          return init
-        }
-      })
-      const { thread_id } = await client.threads.create()
-      return { client, thread_id, turns: [] }
-    }))
+    const loaded = await loadClients(server.url, CLIENTS)
+    const threads: Array<Thread> = loaded.clients.map((thread) => ({ ...thread, turns: [] }))
     const turn = async (thread: Thread, text: string) => {
       try {
         let last: unknown
@@ -114,7 +102,7 @@ describe("the server under load", () => {
     const turns = threads.reduce((sum, thread) => sum + thread.turns.length, 0)
 
     expect(errors.slice(0, 5)).toEqual([])
-    expect(reconnects).toBe(0)
+    expect(loaded.reconnects()).toBe(0)
     // Enough load to mean something: more turns than the runs kept, several times over.
     expect(turns).toBeGreaterThan(2 * KEEP_FINISHED)
 
