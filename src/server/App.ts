@@ -127,12 +127,12 @@ export const make = (options: AppOptions): App => {
   // The owner check for every route under a thread, the embed server's too
   // (its event streams never ask the `ThreadSaver`): another user's thread is
   // absent. A thread that does not exist yet passes, to be created as the
-  // request's own.
+  // request's own. A record that cannot be read fails the request: the check
+  // never lets one through unchecked.
   const guard = async (c: Context, next: () => Promise<void>) => {
     const thread_id = c.req.param("thread_id")
     if (thread_id !== undefined && !collections.has(thread_id) && options.auth !== undefined) {
-      const record = await options.saver.getThread(thread_id).catch(() => undefined)
-      if (record !== undefined) await threads.find(thread_id)
+      await threads.admit(thread_id)
     }
     await next()
   }

@@ -38,8 +38,12 @@ export const graphOf = (graphs: ReadonlyArray<string>) => {
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
-/** The request's JSON body as an object (`{}` when empty; 422 when not an object). */
-const bodyOf = async (c: Context): Promise<Record<string, unknown>> => {
+/**
+ * The request's JSON body as an object (`{}` when empty; 422 when not an object).
+ *
+ * @since 0.2.0
+ */
+export const bodyOf = async (c: Context): Promise<Record<string, unknown>> => {
   const text = await c.req.text()
   if (text.trim() === "") return {}
   let body: unknown
@@ -144,7 +148,7 @@ export const register = (
   // embed server ignores (it would replace the thread's metadata).
   app.post("/threads", async (c, next) => {
     const { if_exists, thread_id } = await bodyOf(c)
-    if (typeof thread_id === "string" && (await saver.getThread(thread_id)) !== undefined) {
+    if (typeof thread_id === "string" && (await threads.exists(thread_id))) {
       if (if_exists === "do_nothing") return c.json(await threads.find(thread_id))
       throw new HTTPException(409, { message: `Thread ${thread_id} already exists` })
     }

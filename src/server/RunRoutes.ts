@@ -10,6 +10,7 @@
 import type { Context, Hono } from "hono"
 import { HTTPException } from "hono/http-exception"
 import type { EffectCheckpointSaver } from "../Saver.ts"
+import { bodyOf } from "./Routes.ts"
 import { follow, pump, type Registry, type Run } from "./Runs.ts"
 import type { Threads } from "./Threads.ts"
 
@@ -26,15 +27,6 @@ const sse = (body: ReadableStream<Uint8Array>, run: Run) =>
   })
 
 const runNotFound = (run_id: string) => new HTTPException(404, { message: `Run ${run_id} not found` })
-
-/** The request's JSON body as an object (422 otherwise). */
-const bodyOf = async (c: Context): Promise<Record<string, unknown>> => {
-  const body: unknown = await c.req.json().catch(() => undefined)
-  if (typeof body !== "object" || body === null || Array.isArray(body)) {
-    throw new HTTPException(422, { message: "The request body must be a JSON object" })
-  }
-  return body as Record<string, unknown>
-}
 
 /** What the run routes need. */
 interface Deps {

@@ -40,6 +40,10 @@ export interface RunStatus {
 export interface Threads extends ThreadSaver {
   /** The thread if the request may see it, else 404. */
   readonly find: (thread_id: string) => Promise<ThreadJson>
+  /** Whether a thread has a record (or checkpoints), whoever owns it. */
+  readonly exists: (thread_id: string) => Promise<boolean>
+  /** 404 for a thread that exists and is not the request's; nothing for the request's own, or one not there yet. */
+  readonly admit: (thread_id: string) => Promise<void>
   /** Sets the record of a thread the server just made (a copy) as the request's own. */
   readonly claim: (thread_id: string, metadata: Record<string, unknown>) => Promise<ThreadJson>
   /** The request's own threads matching `metadata`. */
@@ -116,6 +120,11 @@ export const make = (
   return {
     get: find,
     find,
+    exists: async (thread_id) => (await read(thread_id)) !== undefined,
+    admit: async (thread_id) => {
+      const record = await read(thread_id)
+      if (record !== undefined && !mayAccess(record.metadata)) throw notFound(thread_id)
+    },
     set: async (thread_id, { kind, metadata }) => {
       const existing = await read(thread_id)
       if (existing !== undefined && !mayAccess(existing.metadata)) throw notFound(thread_id)
