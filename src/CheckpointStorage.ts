@@ -40,7 +40,7 @@ import {
 import * as Codec from "./codec/Codec.ts"
 import * as Walks from "./codec/Walks.ts"
 import * as FormatLevel from "./FormatLevel.ts"
-import { decodeIdRef, decodeRef, decodeThreadId, invalidInput } from "./Input.ts"
+import { argumentDecoder, decodeIdRef, decodeRef, decodeThreadId, invalidInput } from "./Input.ts"
 import type { ReencryptProgress, RetentionPolicy, RetentionReport } from "./lifecycle/Reports.ts"
 import * as ThreadLifecycle from "./lifecycle/ThreadLifecycle.ts"
 import * as MemoryDriver from "./memory/MemoryDriver.ts"
@@ -459,6 +459,13 @@ const formatLevels = (driver: StorageDriver, format: FormatLevel.FormatLevel) =>
   })
 })
 
+/** The arguments of `put` and `putWrites`, decoded at once (see `Input.decoder`). */
+const checkpointOf = argumentDecoder(Checkpoint, "put", "checkpoint")
+const metadataOf = argumentDecoder(CheckpointMetadata, "put", "metadata")
+const versionsOf = argumentDecoder(ChannelVersions, "put", "newVersions")
+const writesOf = argumentDecoder(PendingWrites, "putWrites", "writes")
+const taskOf = argumentDecoder(TaskRef, "putWrites", "task")
+
 /** The service's writes: `put` and `putWrites`, validated, encoded and stored. */
 const writing = (driver: StorageDriver, codec: Codec.Codec) => {
   const put = Effect.fn("CheckpointStorage.put")(function*(
@@ -468,15 +475,9 @@ const writing = (driver: StorageDriver, codec: Codec.Codec) => {
     newVersions: ChannelVersions
   ) {
     const location = yield* decodeRef("put", ref)
-    const decoded = yield* Schema.decodeEffect(Checkpoint)(checkpoint).pipe(
-      Effect.mapError(invalidInput("put", "checkpoint"))
-    )
-    yield* Schema.decodeEffect(CheckpointMetadata)(metadata).pipe(
-      Effect.mapError(invalidInput("put", "metadata"))
-    )
-    const versions = yield* Schema.decodeEffect(ChannelVersions)(newVersions).pipe(
-      Effect.mapError(invalidInput("put", "newVersions"))
-    )
+    const decoded = yield* checkpointOf(checkpoint)
+    yield* metadataOf(metadata)
+    const versions = yield* versionsOf(newVersions)
     yield* Effect.annotateCurrentSpan({ thread_id: location.thread_id, checkpoint_id: decoded.id })
     const encoded = yield* codec.encodeCheckpoint(location, decoded, metadata, versions)
     const { row } = encoded
@@ -506,12 +507,8 @@ const writing = (driver: StorageDriver, codec: Codec.Codec) => {
     task: TaskRef
   ) {
     const checkpoint = yield* decodeIdRef("putWrites", ref)
-    const decodedWrites = yield* Schema.decodeEffect(PendingWrites)(writes).pipe(
-      Effect.mapError(invalidInput("putWrites", "writes"))
-    )
-    const { task_id, task_path } = yield* Schema.decodeEffect(TaskRef)(task).pipe(
-      Effect.mapError(invalidInput("putWrites", "task"))
-    )
+    const decodedWrites = yield* writesOf(writes)
+    const { task_id, task_path } = yield* taskOf(task)
     yield* Effect.annotateCurrentSpan({ thread_id: checkpoint.thread_id, checkpoint_id: checkpoint.checkpoint_id })
     const { pieces, rows } = yield* codec.encodeWrites(checkpoint, decodedWrites, {
       task_id,

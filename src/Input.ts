@@ -4,8 +4,8 @@
  *
  * @since 0.1.0
  */
-import { Effect, Schema } from "effect"
-import { CheckpointIdRef, CheckpointRef, locate } from "./Checkpoint.ts"
+import { Effect, Exit, Schema, type SchemaIssue, SchemaParser } from "effect"
+import { CheckpointIdRef, CheckpointRef, locate, type Location } from "./Checkpoint.ts"
 import { formatIssue, InvalidConfig, InvalidInput } from "./CheckpointError.ts"
 
 /** @since 0.1.0 */
@@ -16,13 +16,49 @@ export const invalidConfig = (operation: string) => (error: Schema.SchemaError) 
 export const invalidInput = (operation: string, argument: string) => (error: Schema.SchemaError) =>
   new InvalidInput({ operation, argument, detail: formatIssue(error.issue) })
 
-/** @since 0.1.0 */
-export const decodeRef = (operation: string, ref: CheckpointRef) =>
-  Schema.decodeEffect(CheckpointRef)(ref).pipe(Effect.mapError(invalidConfig(operation)), Effect.map(locate))
+/**
+ * A decoder of `schema` that answers at once, as an `Exit` (an effect a
+ * generator yields without a fiber step): the value, or the error `refuse`
+ * makes of the issue. Decoders of the operations on the hot path are built
+ * once, so a call only runs them.
+ *
+ * @since 0.2.0
+ */
+export const decoder = <S extends Schema.ConstraintDecoder<unknown>, E>(
+  schema: S,
+  refuse: (issue: SchemaIssue.Issue) => E
+): (input: unknown) => Exit.Exit<S["Type"], E> => {
+  const decode = SchemaParser.decodeUnknownExit(schema)
+  return (input) => Exit.mapError(decode(input), refuse)
+}
+
+/**
+ * A decoder of an operation's argument: its failure is `InvalidInput` naming both.
+ *
+ * @since 0.2.0
+ */
+export const argumentDecoder = <S extends Schema.ConstraintDecoder<unknown>>(
+  schema: S,
+  operation: string,
+  argument: string
+) => decoder(schema, (issue) => new InvalidInput({ operation, argument, detail: formatIssue(issue) }))
+
+const refDecoder = decoder(CheckpointRef, (issue) => issue)
+const idRefDecoder = decoder(CheckpointIdRef, (issue) => issue)
 
 /** @since 0.1.0 */
-export const decodeIdRef = (operation: string, ref: CheckpointIdRef) =>
-  Schema.decodeEffect(CheckpointIdRef)(ref).pipe(Effect.mapError(invalidConfig(operation)))
+export const decodeRef = (operation: string, ref: CheckpointRef): Exit.Exit<Location, InvalidConfig> =>
+  Exit.mapBoth(refDecoder(ref), {
+    onFailure: (issue) => new InvalidConfig({ operation, detail: formatIssue(issue) }),
+    onSuccess: locate
+  })
+
+/** @since 0.1.0 */
+export const decodeIdRef = (
+  operation: string,
+  ref: CheckpointIdRef
+): Exit.Exit<typeof CheckpointIdRef.Type, InvalidConfig> =>
+  Exit.mapError(idRefDecoder(ref), (issue) => new InvalidConfig({ operation, detail: formatIssue(issue) }))
 
 /**
  * A thread id, decoded: as part of a config (`InvalidConfig`), or, given

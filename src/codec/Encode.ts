@@ -10,9 +10,9 @@
 import { type Checkpoint, WRITES_IDX_MAP } from "@langchain/langgraph-checkpoint"
 import { Effect } from "effect"
 import type { Location } from "../Checkpoint.ts"
-import { InvalidInput, SerializationFailed } from "../CheckpointError.ts"
+import { InvalidConfig, InvalidInput, SerializationFailed } from "../CheckpointError.ts"
 import type { BlobRow, CheckpointRow, Piece, PutShared, WriteRow } from "../StorageDriver.ts"
-import { keyOf, type Parts, utf8 } from "./Parts.ts"
+import { type Parts, utf8 } from "./Parts.ts"
 import type * as Sealing from "./Sealing.ts"
 import type * as Serializer from "./Serializer.ts"
 import * as Sharing from "./Sharing.ts"
@@ -43,13 +43,11 @@ export interface EncodedCheckpoint {
   readonly afresh: () => Layout
 }
 
-/** A changed channel's value, encoded: the serializer's bytes, or an array's elements for a shared list. */
-type EncodedValue =
-  & { readonly channel: string; readonly version: string }
-  & (
-    | { readonly _tag: "serialized" } & Serializer.Serialized
-    | Sharing.SharedValue
-  )
+/** A value's encoding: the serializer's bytes, or an array's elements for a shared list. */
+type Body = { readonly _tag: "serialized" } & Serializer.Serialized | Sharing.SharedValue
+
+/** A changed channel's value, encoded. */
+type EncodedValue = { readonly channel: string; readonly version: string } & Body
 
 /**
  * The writes of one batch with their positions, keeping only the last write
@@ -95,109 +93,178 @@ const layOut = (
   }
 }
 
+/** What encoding threw: a `SerializationFailed` it says, anything else a defect. */
+const failedWith = (error: unknown): Effect.Effect<never, SerializationFailed> =>
+  error instanceof SerializationFailed ? Effect.fail(error) : Effect.die(error)
+
 /**
  * The write side over the codec's parts.
+ *
+ * Encoding is synchronous work (serializing, hashing, laying lists out), so
+ * it is done in one pass, without an effect per value: only a serializer
+ * that cannot write at once (a LangGraph `SerializerProtocol`, whose
+ * `dumpsTyped` answers a promise) makes the values it alone can write wait
+ * for its effect.
  *
  * @since 0.1.0
  */
 export const make = (parts: Parts) => {
   const { json, sealing, serializer, sharing } = parts
-  const dump = (operation: string, path: string, value: unknown) =>
-    serializer.dump(value).pipe(Effect.mapError(({ cause }) => new SerializationFailed({ operation, path, cause })))
-
-  /** An array (or a value framing one) as shared elements when sharing can hold it, else the serializer's bytes. */
-  const encode = Effect.fnUntraced(function*(operation: string, path: string, value: unknown) {
-    if (typeof value === "object" && value !== null) {
-      const encoded = yield* Effect.try({
-        try: () => sharing.encode(value),
-        catch: (cause) => new SerializationFailed({ operation, path, cause })
-      })
-      if (encoded !== undefined) return encoded
-    }
-    return { _tag: "serialized", ...(yield* dump(operation, path, value)) } as const
-  })
+  const failed = (operation: string, path: string) => (cause: unknown) =>
+    new SerializationFailed({ operation, path, cause })
 
   /**
-   * The changed channels' values. A channel left without a value gets none:
-   * a version with no blob reads as no value (LangGraph's savers store an
-   * `empty` row for it, which reads the same and costs a row per step).
+   * A value's body when it can be had at once: an array (or a value framing
+   * one) as shared elements when sharing can hold it, else the serializer's
+   * bytes; `undefined` when only the serializer's effect can write it.
+   * Throws `SerializationFailed`.
    */
-  const encodeValues = (checkpoint: Checkpoint, versions: Readonly<Record<string, string | number>>) =>
-    Effect.forEach(Object.entries(versions), ([channel, version]) => {
-      const value = Object.hasOwn(checkpoint.channel_values, channel) ? checkpoint.channel_values[channel] : undefined
-      if (value === undefined) return Effect.succeed([])
-      return encode("put", `channel_values.${channel}`, value).pipe(
-        Effect.map((encoded): Array<EncodedValue> => [{ channel, version: String(version), ...encoded }])
-      )
-    }).pipe(Effect.map((values) => values.flat()))
+  const bodyNow = (operation: string, path: () => string, value: unknown): Body | undefined => {
+    try {
+      if (typeof value === "object" && value !== null) {
+        const shared = sharing.encode(value)
+        if (shared !== undefined) return shared
+      }
+      const serialized = serializer.dumpNow?.(value)
+      return serialized === undefined ? undefined : { _tag: "serialized", ...serialized }
+    } catch (cause) {
+      throw failed(operation, path())(cause)
+    }
+  }
 
-  /** A checkpoint's row: its metadata as JSON, sealed but for the plaintext keys when encryption is on. */
-  const encodeRow = (key: Sealing.ThreadKey | undefined, row: Omit<CheckpointRow, "metadata">, metadata: unknown) =>
-    Effect.try({
-      try: () => utf8.decode(json.dump(metadata)),
-      catch: (cause) => new SerializationFailed({ operation: "put", path: "metadata", cause })
-    }).pipe(Effect.map((text): CheckpointRow => {
-      const plain: CheckpointRow = { ...row, metadata: text }
-      return key === undefined ? plain : { ...row, metadata: sealing!.sealMetadata(key, plain, text) }
-    }))
+  /** The bodies of `values` (`path(i)` names the i-th in an error), at once where they can be. */
+  const bodies = (
+    operation: string,
+    path: (i: number) => string,
+    values: ReadonlyArray<unknown>
+  ): Effect.Effect<ReadonlyArray<Body>, SerializationFailed> => {
+    const now: Array<Body | undefined> = []
+    try {
+      for (let i = 0; i < values.length; i++) now.push(bodyNow(operation, () => path(i), values[i]))
+    } catch (error) {
+      return failedWith(error)
+    }
+    if (!now.includes(undefined)) return Effect.succeed(now as Array<Body>)
+    return Effect.forEach(
+      values,
+      (value, i) =>
+        now[i] !== undefined ? Effect.succeed(now[i]) : serializer.dump(value).pipe(
+          Effect.mapBoth({
+            onFailure: ({ cause }) => failed(operation, path(i))(cause),
+            onSuccess: (serialized): Body => ({ _tag: "serialized", ...serialized })
+          })
+        )
+    )
+  }
 
-  /** A checkpoint put at `location` (whose `checkpoint_id` is its parent), its thread's key found once. */
-  const encodeCheckpoint = Effect.fnUntraced(function*(
+  /** The key a thread's new rows are sealed under (none without encryption), or why there is none. */
+  const threadKey = (operation: string, thread_id: string): Sealing.ThreadKey | undefined | InvalidConfig => {
+    const key = sealing?.threadKey(thread_id)
+    return typeof key === "string" ? new InvalidConfig({ operation, detail: `thread "${thread_id}": ${key}` }) : key
+  }
+
+  /** A checkpoint's row: its metadata as JSON, sealed but for the plaintext keys when encryption is on. Throws. */
+  const encodeRow = (key: Sealing.ThreadKey | undefined, row: Omit<CheckpointRow, "metadata">, metadata: unknown) => {
+    let text: string
+    try {
+      text = utf8.decode(json.dump(metadata))
+    } catch (cause) {
+      throw failed("put", "metadata")(cause)
+    }
+    const plain: CheckpointRow = { ...row, metadata: text }
+    return key === undefined ? plain : { ...row, metadata: sealing!.sealMetadata(key, plain, text) }
+  }
+
+  /**
+   * A checkpoint put at `location` (whose `checkpoint_id` is its parent),
+   * its thread's key found once. Only the channels named in `versions`
+   * with a value are stored: a version with no blob reads as no value
+   * (LangGraph's savers store an `empty` row for it, which reads the same
+   * and costs a row per step).
+   */
+  const encodeCheckpoint = (
     location: Location,
     checkpoint: Checkpoint,
     metadata: unknown,
     versions: Readonly<Record<string, string | number>>
-  ) {
-    const values = yield* encodeValues(checkpoint, versions)
-    const key = yield* keyOf(sealing, "put", location.thread_id)
-    const row = yield* encodeRow(key, {
-      thread_id: location.thread_id,
-      checkpoint_ns: location.checkpoint_ns,
-      checkpoint_id: checkpoint.id,
-      parent_checkpoint_id: location.checkpoint_id,
-      checkpoint: {
-        v: checkpoint.v,
-        id: checkpoint.id,
-        ts: checkpoint.ts,
-        channel_versions: checkpoint.channel_versions,
-        versions_seen: checkpoint.versions_seen
-      }
-    }, metadata)
-    const encoded: EncodedCheckpoint = {
-      row,
-      layout: layOut(parts, key, row, values, false),
-      afresh: () => layOut(parts, key, row, values, true)
+  ): Effect.Effect<EncodedCheckpoint, SerializationFailed | InvalidConfig> => {
+    const key = threadKey("put", location.thread_id)
+    if (key instanceof InvalidConfig) return Effect.fail(key)
+    const changed: Array<readonly [channel: string, version: string, value: unknown]> = []
+    for (const [channel, version] of Object.entries(versions)) {
+      const value = Object.hasOwn(checkpoint.channel_values, channel) ? checkpoint.channel_values[channel] : undefined
+      if (value !== undefined) changed.push([channel, String(version), value])
     }
-    return encoded
-  })
+    const encoded = bodies("put", (i) => `channel_values.${changed[i]![0]}`, changed.map(([, , value]) => value))
+    return Effect.flatMap(encoded, (encoded) => {
+      try {
+        const values = encoded.map((body, i): EncodedValue => ({
+          channel: changed[i]![0],
+          version: changed[i]![1],
+          ...body
+        }))
+        const row = encodeRow(key, {
+          thread_id: location.thread_id,
+          checkpoint_ns: location.checkpoint_ns,
+          checkpoint_id: checkpoint.id,
+          parent_checkpoint_id: location.checkpoint_id,
+          checkpoint: {
+            v: checkpoint.v,
+            id: checkpoint.id,
+            ts: checkpoint.ts,
+            channel_versions: checkpoint.channel_versions,
+            versions_seen: checkpoint.versions_seen
+          }
+        }, metadata)
+        return Effect.succeed({
+          row,
+          layout: layOut(parts, key, row, values, false),
+          afresh: () => layOut(parts, key, row, values, true)
+        })
+      } catch (error) {
+        return failedWith(error)
+      }
+    })
+  }
 
   /** A task's writes against a checkpoint as rows, with the pieces their shared lists need. */
-  const encodeWrites = Effect.fnUntraced(function*(
+  const encodeWrites = (
     checkpoint: Sealing.CheckpointPlace,
     writes: ReadonlyArray<readonly [string, unknown]>,
     task: { readonly task_id: string; readonly task_path: string }
-  ) {
-    const key = yield* keyOf(sealing, "putWrites", checkpoint.thread_id)
-    const encoded = yield* Effect.forEach(
-      lastSpecialWrites(writes),
-      ([channel, value, index]) =>
-        encode("putWrites", `writes[${index}] (channel "${channel}")`, value).pipe(
-          Effect.map((stored) => {
-            const { bytes, pieces, type } = stored._tag === "shared"
-              ? sharing.writeList(checkpoint.thread_id, stored, key?.address)
-              : { ...stored, pieces: [] }
-            const idx = Object.hasOwn(WRITES_IDX_MAP, channel) ? WRITES_IDX_MAP[channel]! : index
-            const row: WriteRow = { ...task, idx, channel, type, bytes }
-            return { row: key === undefined ? row : sealing!.sealWrite(key, checkpoint, row), pieces }
-          })
-        )
+  ): Effect.Effect<
+    { readonly rows: ReadonlyArray<WriteRow>; readonly pieces: ReadonlyArray<Piece> },
+    SerializationFailed | InvalidConfig
+  > => {
+    const key = threadKey("putWrites", checkpoint.thread_id)
+    if (key instanceof InvalidConfig) return Effect.fail(key)
+    const kept = lastSpecialWrites(writes)
+    const encoded = bodies(
+      "putWrites",
+      (i) => `writes[${kept[i]![2]}] (channel "${kept[i]![0]}")`,
+      kept.map(([, value]) => value)
     )
-    const pieces = Sharing.distinct(encoded.flatMap(({ pieces }): ReadonlyArray<Piece> => pieces))
-    return {
-      rows: encoded.map(({ row }) => row),
-      pieces: key === undefined ? pieces : pieces.map((piece) => sealing!.sealPiece(key, piece))
-    }
-  })
+    return Effect.map(encoded, (encoded) => {
+      const rows: Array<WriteRow> = []
+      const pieces: Array<Piece> = []
+      encoded.forEach((body, i) => {
+        const [channel, , index] = kept[i]!
+        const stored = body._tag === "shared"
+          ? sharing.writeList(checkpoint.thread_id, body, key?.address)
+          : { type: body.type, bytes: body.bytes, pieces: [] }
+        const { bytes, type } = stored
+        pieces.push(...stored.pieces)
+        const idx = Object.hasOwn(WRITES_IDX_MAP, channel) ? WRITES_IDX_MAP[channel]! : index
+        const row: WriteRow = { ...task, idx, channel, type, bytes }
+        rows.push(key === undefined ? row : sealing!.sealWrite(key, checkpoint, row))
+      })
+      const distinct = Sharing.distinct(pieces)
+      return {
+        rows,
+        pieces: key === undefined ? distinct : distinct.map((piece) => sealing!.sealPiece(key, piece))
+      }
+    })
+  }
 
   /** A `list` filter: each value as the JSON text metadata stores it as. */
   const encodeFilter = (filter: Readonly<Record<string, unknown>>) =>

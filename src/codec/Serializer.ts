@@ -46,6 +46,11 @@ export interface SerializerService {
   /** The LangGraph protocol object behind this service (the adapter's `serde`). */
   readonly protocol: SerializerProtocol
   readonly dump: (value: unknown) => Effect.Effect<Serialized, SerializerError>
+  /**
+   * `dump` done at once, throwing what it would fail with, when the
+   * serializer can (the default one); `undefined` when only `dump` can.
+   */
+  readonly dumpNow: ((value: unknown) => Serialized) | undefined
   /** Bytes, or the text of a `json` value (as LangGraph's protocol also accepts). */
   readonly load: (
     value: { readonly type: string; readonly bytes: Uint8Array | string }
@@ -103,6 +108,7 @@ export const fromProtocol = (protocol: SerializerProtocol): SerializerService =>
         )
       ),
     load: ({ bytes, type }) => Effect.tryPromise({ try: () => protocol.loadsTyped(type, bytes), catch: asError }),
+    dumpNow: undefined,
     json: undefined
   }
 }
@@ -115,13 +121,13 @@ const fromJsonPlus = (protocol: SafeJsonPlusSerializer): SerializerService => {
     dump: (value, maxDepth) => protocol.dumpJson(value, maxDepth),
     read: (bytes) => protocol.read(bytes)
   }
+  const dumpNow = (value: unknown): Serialized =>
+    value instanceof Uint8Array ? { type: "bytes", bytes: value } : { type: "json", bytes: json.dump(value) }
   return {
     protocol,
     json,
-    dump: (value) =>
-      value instanceof Uint8Array
-        ? Effect.succeed({ type: "bytes", bytes: value })
-        : Effect.try({ try: () => ({ type: "json", bytes: json.dump(value) }), catch: asError }),
+    dumpNow,
+    dump: (value) => Effect.try({ try: () => dumpNow(value), catch: asError }),
     load: ({ bytes, type }) => {
       if (type === "bytes") return Effect.succeed(typeof bytes === "string" ? encoder.encode(bytes) : bytes)
       if (type !== "json") return Effect.fail(asError(new Error(`Unknown serialization type: ${type}`)))

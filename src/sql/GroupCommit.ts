@@ -191,6 +191,11 @@ export const make = (statements: Statements, options: GroupCommitOptions = {}) =
 
   const single = alone(statements)
 
+  /** A call's span says the size of the batch it rode in (the batch counted it in the metric, once). */
+  const rodeIn = (batch: number) => Effect.annotateCurrentSpan("checkpoint.batch_size", batch)
+  /** A call alone is a batch of one. */
+  const rodeAlone = Effect.andThen(Metric.update(batchSizes, 1), rodeIn(1))
+
   /** Calls waiting in batches: while any wait, a new call joins them rather than overtake them alone. */
   let waiting = 0
   const join = <A>(batched: Effect.Effect<Rode<A>, StorageFailure>) =>
@@ -200,18 +205,17 @@ export const make = (statements: Statements, options: GroupCommitOptions = {}) =
     })
 
   /** A call alone when a slot is free and no batch waits, else with the next batch; its span says which. */
-  const send = <A>(by: Effect.Effect<A, StorageFailure>, batched: Effect.Effect<Rode<A>, StorageFailure>) =>
-    Effect.suspend(() =>
-      waiting > 0 ?
-        join(batched) :
-        slots.withPermitsIfAvailable(1)(Effect.tap(by, () => Metric.update(batchSizes, 1))).pipe(
-          Effect.flatMap((sent) =>
-            sent._tag === "Some" ? Effect.succeed({ value: sent.value, batch: 1 }) : join(batched)
-          )
-        )
-    ).pipe(
-      Effect.flatMap(({ batch, value }) => Effect.as(Effect.annotateCurrentSpan("checkpoint.batch_size", batch), value))
-    )
+  const send = <A>(
+    by: () => Effect.Effect<A, StorageFailure>,
+    batched: () => Effect.Effect<Rode<A>, StorageFailure>
+  ): Effect.Effect<A, StorageFailure> =>
+    Effect.suspend(() => {
+      const together = () => Effect.flatMap(join(batched()), ({ batch, value }) => Effect.as(rodeIn(batch), value))
+      return waiting > 0 ? together() : Effect.flatMap(
+        slots.withPermitsIfAvailable(1)(by()),
+        (sent) => sent._tag === "Some" ? Effect.as(rodeAlone, sent.value) : together()
+      )
+    })
 
   /** Each thread's latest put still on its way: the next put of the thread waits for it. */
   const lastPut = new Map<string, Deferred.Deferred<void>>()
@@ -230,8 +234,12 @@ export const make = (statements: Statements, options: GroupCommitOptions = {}) =
 
   return {
     put: (call: PutCall) =>
-      afterPrevious(call.row.thread_id, send(single.put(call), Effect.request(PutRequest({ call }), resolver))),
-    putWrites: (call: WritesCall) => send(single.putWrites(call), Effect.request(WritesRequest({ call }), resolver))
+      afterPrevious(
+        call.row.thread_id,
+        send(() => single.put(call), () => Effect.request(PutRequest({ call }), resolver))
+      ),
+    putWrites: (call: WritesCall) =>
+      send(() => single.putWrites(call), () => Effect.request(WritesRequest({ call }), resolver))
   }
 }
 

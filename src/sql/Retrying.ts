@@ -49,28 +49,43 @@ export const retrying = (
   retryable: (error: SqlError.SqlError) => boolean = isRetryable
 ) =>
 <A, R>(effect: Effect.Effect<A, SqlError.SqlError, R>): Effect.Effect<A, StorageFailure, R> =>
+  // Nearly every statement succeeds at once: the schedule is only built once one has failed.
+  Effect.catch(effect, (first) =>
+    retryable(first)
+      ? retryingAfter(first, effect, operation, policy.pipe(Schedule.tap(observe(operation, reconnect))), retryable)
+      : Effect.fail(failure(operation, first)))
+
+/** Runs `effect` again under `schedule` after its `first` failure, counting the attempts. */
+const retryingAfter = <A, R>(
+  first: SqlError.SqlError,
+  effect: Effect.Effect<A, SqlError.SqlError, R>,
+  operation: string,
+  schedule: Policy,
+  retryable: (error: SqlError.SqlError) => boolean
+): Effect.Effect<A, StorageFailure, R> =>
   Effect.suspend(() => {
     let attempts = 0
-    const counted = Effect.suspend(() => {
-      attempts++
-      return effect
-    })
-    const observed = policy.pipe(Schedule.tap(({ attempt, input }) => {
-      const state = sqlState(input) ?? input.reason._tag
-      return Effect.all([Effect.currentSpan, Clock.currentTimeNanos]).pipe(
-        Effect.tap(([span, now]) =>
-          Effect.sync(() => span.event("checkpoint.retry", now, { operation, attempt, sqlstate: state }))
-        ),
-        Effect.ignore,
-        Effect.andThen(Metric.update(Metric.withAttributes(retries, { operation, sqlstate: state }), 1)),
-        Effect.andThen(classify(input) === "readOnly" ? reconnect : Effect.void)
-      )
-    }))
+    const counted = Effect.suspend(() => ++attempts === 1 ? Effect.fail(first) : effect)
     return counted.pipe(
-      Effect.retry({ schedule: observed, while: retryable }),
+      Effect.retry({ schedule, while: retryable }),
       Effect.mapError((cause) => failure(operation, cause, attempts))
     )
   })
+
+/** Each retry: a span event, a metric increment, and the connections dropped after a read-only answer. */
+const observe =
+  (operation: string, reconnect: Effect.Effect<void>) =>
+  ({ attempt, input }: { readonly attempt: number; readonly input: SqlError.SqlError }) => {
+    const state = sqlState(input) ?? input.reason._tag
+    return Effect.all([Effect.currentSpan, Clock.currentTimeNanos]).pipe(
+      Effect.tap(([span, now]) =>
+        Effect.sync(() => span.event("checkpoint.retry", now, { operation, attempt, sqlstate: state }))
+      ),
+      Effect.ignore,
+      Effect.andThen(Metric.update(Metric.withAttributes(retries, { operation, sqlstate: state }), 1)),
+      Effect.andThen(classify(input) === "readOnly" ? reconnect : Effect.void)
+    )
+  }
 
 /** What a failure means to the person reading it, for the verdicts that need saying. */
 const hintFor = (cause: SqlError.SqlError, verdict: Verdict, attempts: number): string | undefined => {

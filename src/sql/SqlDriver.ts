@@ -102,16 +102,14 @@ export const runner = Effect.fnUntraced(function*(
     retryable?: (error: SqlError.SqlError) => boolean
   ) => {
     const statement = bounded(sql.unsafe<Row>(text, params(input)))
-    return Effect.all([Effect.serviceOption(sql.transactionService), OwnTransaction]).pipe(
-      Effect.flatMap(([transaction, own]) =>
-        Option.isNone(transaction)
-          ? statement.pipe(Retrying.retrying(operation, policy, reconnect, retryable))
-          : own
-          ? statement.pipe(Effect.mapError((cause) => Retrying.failure(operation, cause)))
-          : sql.withTransaction(statement).pipe(Effect.mapError((cause) => Retrying.failure(operation, cause)))
-      ),
-      Effect.map((rows) => decode(rows, input))
+    const rows = Effect.contextWith((context: Context.Context<never>) =>
+      Option.isNone(Context.getOption(context, sql.transactionService))
+        ? statement.pipe(Retrying.retrying(operation, policy, reconnect, retryable))
+        : Context.get(context, OwnTransaction)
+        ? statement.pipe(Effect.mapError((cause) => Retrying.failure(operation, cause)))
+        : sql.withTransaction(statement).pipe(Effect.mapError((cause) => Retrying.failure(operation, cause)))
     )
+    return Effect.map(rows, (rows) => decode(rows, input))
   }
   return run
 })
@@ -146,16 +144,16 @@ export const make = Effect.fnUntraced(function*(
   const alone = GroupCommit.alone(batches)
   const grouped = options.groupCommit === false ? alone : GroupCommit.make(batches, options.groupCommit)
   /** Inside a caller's transaction a call goes alone: it commits (or not) with that transaction. */
-  const writer = Effect.map(
-    Effect.serviceOption(sql.transactionService),
-    (transaction) => Option.isSome(transaction) ? alone : grouped
-  )
+  const writing = <A>(write: (writer: typeof alone) => Effect.Effect<A, StorageFailure>) =>
+    Effect.contextWith((context: Context.Context<never>) =>
+      write(Option.isSome(Context.getOption(context, sql.transactionService)) ? alone : grouped)
+    )
 
   const driver: StorageDriver = {
-    put: (row, blobs, shared) => Effect.flatMap(writer, (w) => w.put({ row, blobs, shared })),
+    put: (row, blobs, shared) => writing((writer) => writer.put({ row, blobs, shared })),
 
     putWrites: (checkpoint, writes, pieces) =>
-      writes.length === 0 ? Effect.void : Effect.flatMap(writer, (w) => w.putWrites({ checkpoint, writes, pieces })),
+      writes.length === 0 ? Effect.void : writing((writer) => writer.putWrites({ checkpoint, writes, pieces })),
 
     getTuple: (location, known) =>
       run("getTuple", location.checkpoint_id === undefined ? q.getLatest : q.getTuple, { ...location, known }),
