@@ -244,6 +244,6 @@ export const layer = (
   Layer.unwrap(Effect.map(Settings.check("connect", options), (valid) =>
     // One session, in this process: one batch at a time, the others gathering behind it, as large
     // as they come (there is no server to keep busy meanwhile, only statements to save).
-    SqlStorage.layer({ groupCommit: { concurrency: 1, maxBatch: 256 }, ...valid, dialect: "postgres" }).pipe(
+    SqlStorage.layer({ groupCommit: { concurrency: 1, maxBatch: 256 }, ...valid, dialect: "pglite" }).pipe(
       Layer.provide(layerSqlClient(valid))
     )))

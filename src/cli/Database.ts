@@ -134,7 +134,7 @@ const clientOf = (url: string, readOnly: boolean): Effect.Effect<
       }
       return Effect.sync(baselineWasm).pipe(
         Effect.andThen(Effect.promise(() => import("../pglite.ts"))),
-        Effect.map((Pglite) => ({ client: pgliteClient(Pglite, dataDir, readOnly), dialect: "postgres" }))
+        Effect.map((Pglite) => ({ client: pgliteClient(Pglite, dataDir, readOnly), dialect: "pglite" }))
       )
     }
     case "Memory":

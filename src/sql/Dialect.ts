@@ -11,6 +11,16 @@ import type { Dialect } from "./Options.ts"
 import type { Tables } from "./Tables.ts"
 
 /**
+ * Whether statements lock the rows they rely on (a thread's row, a parent,
+ * the blobs a list extends) against concurrent deletes: not on PGlite, one
+ * session in which statements run one after another and no other can, where
+ * a lock is a write (a WAL record, a dirtied page) that protects nothing.
+ *
+ * @since 0.2.0
+ */
+export const locksRows = (dialect: Dialect): boolean => dialect !== "pglite"
+
+/**
  * How concurrent migrators wait for each other.
  *
  * PostgreSQL takes a transaction-level advisory lock. CockroachDB's advisory

@@ -11,9 +11,12 @@ import type { Duration, Redacted } from "effect"
 import type { Policy } from "./Retry.ts"
 
 /**
+ * The database behind a client: PostgreSQL, PGlite (PostgreSQL in one
+ * session of this process, which `Pglite.layer` opens) or CockroachDB.
+ *
  * @since 0.1.0
  */
-export type Dialect = "postgres" | "cockroach"
+export type Dialect = "postgres" | "pglite" | "cockroach"
 
 /**
  * @since 0.1.0
@@ -21,7 +24,11 @@ export type Dialect = "postgres" | "cockroach"
 export interface SqlStorageOptions extends SqlDriverOptions {
   /** The database schema that holds the tables (default `public`). */
   readonly schema?: string | undefined
-  /** The database behind the client (default `postgres`; PGlite is `postgres`). */
+  /**
+   * The database behind the client (default `postgres`). `pglite` for a
+   * client that is PGlite's one session: nothing else runs beside it, so
+   * statements lock no rows (one still can, as `postgres`, at a cost).
+   */
   readonly dialect?: Dialect | undefined
   /** How retryable failures are retried (default `Retry.defaultPolicy`); wins over `retryWindow`. */
   readonly retry?: Policy | undefined

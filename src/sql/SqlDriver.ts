@@ -124,7 +124,7 @@ export const make = Effect.fnUntraced(function*(
   options: SqlDriverOptions & { readonly dialect?: Dialect | undefined } = {}
 ) {
   const sql = yield* SqlClient.SqlClient
-  const q = statements(tables)
+  const q = statements(tables, options.dialect)
   const pageSize = options.pageSize ?? 100
   const policy = yield* Retry.RetryPolicy
   const reconnect = yield* Retrying.Reconnect

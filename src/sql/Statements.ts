@@ -16,6 +16,8 @@
  *
  * @since 0.1.0
  */
+import { locksRows } from "./Dialect.ts"
+import type { Dialect } from "./Options.ts"
 import { lifecycle } from "./statements/Lifecycle.ts"
 import { reads } from "./statements/Reads.ts"
 import { records } from "./statements/Records.ts"
@@ -30,7 +32,12 @@ export { type Statement, statement } from "./statements/Statement.ts"
  *
  * @since 0.1.0
  */
-export const statements = (t: Tables) => ({ ...writes(t), ...reads(t), ...lifecycle(t), ...records(t) })
+export const statements = (t: Tables, dialect: Dialect = "postgres") => ({
+  ...writes(t, locksRows(dialect)),
+  ...reads(t),
+  ...lifecycle(t),
+  ...records(t)
+})
 
 /**
  * The statements of one set of tables.

@@ -43,6 +43,18 @@ describe("the catalogue", () => {
     }
   })
 
+  it("the writes lock the rows they rely on, but not on PGlite, one session nothing runs beside", () => {
+    const locks = /\bFOR (NO KEY UPDATE|UPDATE|SHARE|KEY SHARE)\b/g
+    for (const name of ["put", "putOne", "putWrites"] as const) {
+      expect(catalogue[name].text.match(locks)?.length, name).toBeGreaterThan(0)
+      const unlocked = Statements.statements(t, "pglite")[name]
+      expect(unlocked.text.match(locks), name).toBeNull()
+      // The same parameters, numbered alike: one driver passes them whatever the dialect.
+      const numbers = (text: string) => [...new Set(text.match(/\$\d+/g))].sort()
+      expect(numbers(unlocked.text), name).toEqual(numbers(catalogue[name].text))
+    }
+  })
+
   it("deleteThread empties every table of the thread in one statement", () => {
     const { text, params } = catalogue.deleteThread
     for (const table of [t.writes, t.blobs, t.pieces, t.checkpoints, t.threads]) {

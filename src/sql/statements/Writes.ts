@@ -13,11 +13,20 @@ import { blobArrays, columns, pieceArrays, writeArrays } from "./Common.ts"
 import { statement } from "./Statement.ts"
 
 /**
- * The writes of a graph's run, over `t`.
+ * The writes of a graph's run, over `t`; `locks`: whether they lock the
+ * rows they rely on (see `Dialect.locksRows`).
  *
  * @since 0.1.0
  */
-export const writes = (t: Tables) => {
+export const writes = (t: Tables, locks = true) => {
+  /** The threads' rows, locked in one order (so two batches cannot deadlock on them); without locks, nothing. */
+  const lockThreads = (ids: string, mode: string) =>
+    locks
+      ? `SELECT count(*) AS n FROM (
+    SELECT 1 FROM ${t.threads} WHERE thread_id = ANY(${ids}::text[]) ORDER BY thread_id FOR ${mode}
+  ) th`
+      : "SELECT 1 AS n"
+  const lock = (clause: string) => locks ? clause : ""
   // Puts of distinct threads, in one statement (see `GroupCommit`), each
   // with its outcome, in order. A put whose parent is gone (its thread was
   // deleted or pruned meanwhile) writes nothing: a slow writer cannot bring
@@ -69,15 +78,13 @@ WITH input AS (${
       }
 ),
 locked AS (
-  SELECT count(*) AS n FROM (
-    SELECT 1 FROM ${t.threads} WHERE thread_id = ANY(${param.thread_ids}::text[]) ORDER BY thread_id FOR NO KEY UPDATE
-  ) th
+  ${lockThreads(param.thread_ids, "NO KEY UPDATE")}
 ),
 parents AS (
   SELECT p.i FROM input p, locked, ${t.checkpoints} cp
   WHERE p.parent <> '' AND cp.thread_id = p.thread_id AND cp.checkpoint_ns = p.checkpoint_ns
     AND cp.checkpoint_id = p.parent
-  FOR SHARE OF cp
+  ${lock("FOR SHARE OF cp")}
 ),
 required AS (
   SELECT r.i FROM locked, unnest(
@@ -88,7 +95,7 @@ required AS (
     SELECT 1 FROM ${t.blobs} bl
     WHERE bl.thread_id = p.thread_id AND bl.checkpoint_ns = p.checkpoint_ns
       AND bl.channel = r.channel AND bl.version = r.version
-    FOR KEY SHARE
+    ${lock("FOR KEY SHARE")}
   ) bl
 ),
 outcomes AS (
@@ -170,9 +177,7 @@ WITH input AS (
   ) AS w (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
 ),
 locked AS (
-  SELECT count(*) AS n FROM (
-    SELECT 1 FROM ${t.threads} WHERE thread_id = ANY(${param.thread_ids}::text[]) ORDER BY thread_id FOR SHARE
-  ) th
+  ${lockThreads(param.thread_ids, "SHARE")}
 ),
 pieces AS (
   INSERT INTO ${t.pieces} (thread_id, hash, blob)
