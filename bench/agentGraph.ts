@@ -15,6 +15,9 @@ const builder = new StateGraph(MessagesAnnotation)
 
 export const agentGraph = (checkpointer: BaseCheckpointSaver) => builder.compile({ checkpointer })
 
+/** A turn's input: the human message, made before the turn is timed (it is the user's, not the saver's, work). */
+export const agentInput = () => ({ messages: [new HumanMessage(text(130))] })
+
 /** One turn on `thread_id`: a human message in, the agent's answer out. */
-export const agentTurn = (app: ReturnType<typeof agentGraph>, thread_id: string) =>
-  app.invoke({ messages: [new HumanMessage(text(130))] }, { configurable: { thread_id } })
+export const agentTurn = (app: ReturnType<typeof agentGraph>, thread_id: string, input = agentInput()) =>
+  app.invoke(input, { configurable: { thread_id } })

@@ -8,6 +8,25 @@ export interface Row {
   readonly count?: number
 }
 
+/** A call's wall time and this process's CPU time (user and system) meanwhile, both in milliseconds. */
+export interface Sample {
+  readonly ms: number
+  readonly cpu: number
+}
+
+/**
+ * How long `f` takes, and the CPU this process spends meanwhile: the
+ * library's own work, apart from the database's, which runs elsewhere.
+ */
+export const sample = async (f: () => Promise<unknown>): Promise<Sample> => {
+  const cpu = process.cpuUsage()
+  const start = performance.now()
+  await f()
+  const ms = performance.now() - start
+  const used = process.cpuUsage(cpu)
+  return { ms, cpu: (used.user + used.system) / 1000 }
+}
+
 export const percentile = (samples: ReadonlyArray<number>, p: number) => {
   const sorted = [...samples].sort((a, b) => a - b)
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN

@@ -12,15 +12,17 @@ export declare const serializedSize: (value: unknown) => number
 
 export declare class ChatThread {
   messages: Array<BaseMessage>
+  last: ReturnType<ChatThread["checkpointOf"]> | undefined
   version: number | undefined
   config: RunnableConfig
   step: number
   readonly saver: BaseCheckpointSaver
   constructor(saver: BaseCheckpointSaver, thread_id: string)
   start(): Promise<this>
-  putWrites(): Promise<BaseMessage>
+  nextMessage(): BaseMessage
+  putWrites(next?: BaseMessage): Promise<BaseMessage>
   put(next: BaseMessage): Promise<void>
-  superStep(): Promise<void>
+  superStep(next?: BaseMessage): Promise<void>
   writesOf(next: BaseMessage): Array<PendingWrite>
   checkpointOf(messages: Array<BaseMessage>, previous: number | undefined): {
     checkpoint: Checkpoint
@@ -34,14 +36,20 @@ export declare const time: (f: () => Promise<unknown>) => Promise<number>
 
 export interface EmbeddedParameters {
   readonly steps: number
-  readonly readSize: number
+  readonly readSizes: ReadonlyArray<number>
   readonly reads: number
 }
 
 /** Samples in milliseconds: `saver` is the saver under test, `memory` the MemorySaver beside it. */
+export interface SidedSamples {
+  readonly saver: Array<number>
+  readonly memory: Array<number>
+}
+
 export interface EmbeddedSamples {
-  readonly superStep: { readonly saver: Array<number>; readonly memory: Array<number> }
-  readonly getTupleLatest: { readonly saver: Array<number>; readonly memory: Array<number> }
+  readonly superStep: SidedSamples
+  /** One per read size, in the order of `readSizes`. */
+  readonly getTupleLatest: ReadonlyArray<SidedSamples & { readonly size: number }>
 }
 
 export declare const embeddedWorkload: (

@@ -53,6 +53,8 @@ export const serializedSize = (value) => jsonBytes(value).length
  */
 export class ChatThread {
   messages = []
+  /** The last put's arguments (to put the same state into another saver). */
+  last = undefined
   version = undefined
   step = 0
 
@@ -78,9 +80,16 @@ export class ChatThread {
     return this
   }
 
+  /**
+   * The step's new message, as a model would answer it: made before the
+   * saver is called (and timed), so that a call's time is the saver's.
+   */
+  nextMessage() {
+    return message(this.step)
+  }
+
   /** The node's write of the step's new message; returns the message. */
-  async putWrites() {
-    const next = message(this.step)
+  async putWrites(next = this.nextMessage()) {
     await this.saver.putWrites(this.config, this.writesOf(next), uuid6(this.step), `~__pregel_pull, agent`)
     return next
   }
@@ -90,13 +99,13 @@ export class ChatThread {
     this.messages = [...this.messages, next]
     const previous = this.version
     this.version = this.saver.getNextVersion(previous)
-    const { checkpoint, metadata, newVersions } = this.checkpointOf(this.messages, previous)
+    const { checkpoint, metadata, newVersions } = (this.last = this.checkpointOf(this.messages, previous))
     this.config = await this.saver.put(this.config, checkpoint, metadata, newVersions)
     this.step++
   }
 
-  async superStep() {
-    await this.put(await this.putWrites())
+  async superStep(next = this.nextMessage()) {
+    await this.put(await this.putWrites(next))
   }
 
   /** The writes a step stores for its new message. */
@@ -139,30 +148,36 @@ export const time = async (f) => {
 /**
  * The embedded comparison's workload, run the same way on each side: a chat
  * thread of `steps` super-steps on `saver` and on `memory` (a MemorySaver of
- * the same process), interleaved step by step; then a thread of `readSize`
- * steps on each and `reads` getTuple calls of its latest checkpoint,
- * interleaved. Returns each side's samples in milliseconds.
+ * the same process), interleaved step by step; then, for each of
+ * `readSizes`, a thread of that many steps on each and `reads` getTuple
+ * calls of its latest checkpoint, interleaved. Returns each side's samples
+ * in milliseconds (`getTupleLatest[k]`: the k-th read size).
  */
-export const embeddedWorkload = async (saver, memory, { steps, readSize, reads }) => {
+export const embeddedWorkload = async (saver, memory, { steps, readSizes, reads }) => {
   reseed()
   const savers = [saver, memory]
   const superStep = [[], []]
   const chats = await Promise.all(savers.map((s) => new ChatThread(s, "embedded-chat").start()))
   for (let step = 0; step < steps; step++) {
-    for (const [i, thread] of rotated(chats, step)) superStep[i].push(await time(() => thread.superStep()))
-  }
-  const long = await Promise.all(savers.map((s) => new ChatThread(s, "embedded-read").start()))
-  for (let step = 0; step < readSize; step++) {
-    for (const thread of long) await thread.superStep()
-  }
-  const getTupleLatest = [[], []]
-  for (let round = 0; round < reads; round++) {
-    for (const [i, s] of rotated(savers, round)) {
-      getTupleLatest[i].push(await time(() => s.getTuple({ configurable: { thread_id: "embedded-read" } })))
+    for (const [i, thread] of rotated(chats, step)) {
+      const next = thread.nextMessage()
+      superStep[i].push(await time(() => thread.superStep(next)))
     }
   }
-  return {
-    superStep: { saver: superStep[0], memory: superStep[1] },
-    getTupleLatest: { saver: getTupleLatest[0], memory: getTupleLatest[1] }
+  const getTupleLatest = []
+  for (const size of readSizes) {
+    const thread_id = `embedded-read-${size}`
+    const long = await Promise.all(savers.map((s) => new ChatThread(s, thread_id).start()))
+    for (let step = 0; step < size; step++) {
+      for (const thread of long) await thread.superStep()
+    }
+    const samples = [[], []]
+    for (let round = 0; round < reads; round++) {
+      for (const [i, s] of rotated(savers, round)) {
+        samples[i].push(await time(() => s.getTuple({ configurable: { thread_id } })))
+      }
+    }
+    getTupleLatest.push({ size, saver: samples[0], memory: samples[1] })
   }
+  return { superStep: { saver: superStep[0], memory: superStep[1] }, getTupleLatest }
 }

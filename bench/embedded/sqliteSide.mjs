@@ -4,7 +4,7 @@
  * Node that ran `npm ci` (Node 20 here) and does not load in the
  * repository's Node 24. Needs nothing of this library.
  *
- * Argument: the workload parameters as JSON ({ steps, readSize, reads }).
+ * Argument: the workload parameters as JSON ({ steps, readSizes, reads }).
  * Output: one line of JSON, the samples of `embeddedWorkload` and the
  * versions it ran on.
  */
