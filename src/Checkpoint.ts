@@ -167,6 +167,15 @@ export const CheckpointHeader = Schema.Struct({
 export type CheckpointHeader = typeof CheckpointHeader.Type
 
 /**
+ * A checkpoint's header as stored: from storage format level 3 on, a store
+ * with structural sharing leaves out its id, which is its row's (see
+ * `StorageFormat.HEADER_WITHOUT_ID`).
+ *
+ * @since 0.3.0
+ */
+export type StoredHeader = Omit<CheckpointHeader, "id"> & { readonly id?: string | undefined }
+
+/**
  * A LangGraph checkpoint (format version 4; older versions are read too).
  *
  * @since 0.1.0

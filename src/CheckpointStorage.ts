@@ -356,7 +356,7 @@ const service = Effect.fnUntraced(function*(driver: StorageDriver) {
       ...writing(driver, codec),
       ...reading(driver, codec),
       deleteThread,
-      ...ThreadLifecycle.make(driver, codec),
+      ...ThreadLifecycle.make(driver, codec, format),
       ...ThreadRecords.make(driver)
     }),
     ...formatLevels(driver, format)

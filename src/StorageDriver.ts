@@ -12,7 +12,7 @@
  * @since 0.1.0
  */
 import type { Effect, Option, Stream } from "effect"
-import type { CheckpointHeader, Location } from "./Checkpoint.ts"
+import type { Location, StoredHeader } from "./Checkpoint.ts"
 import type { IncompatibleSchema, StorageFailure } from "./CheckpointError.ts"
 
 /**
@@ -25,8 +25,11 @@ export interface CheckpointRow {
   readonly checkpoint_ns: string
   readonly checkpoint_id: string
   readonly parent_checkpoint_id: string | undefined
-  /** Validated on the way in; decoded again on the way out, since storage may hold anything. */
-  readonly checkpoint: CheckpointHeader
+  /**
+   * Validated on the way in; decoded again on the way out, since storage
+   * may hold anything. Its id may be left to the row (see `StoredHeader`).
+   */
+  readonly checkpoint: StoredHeader
   /** The serializer's JSON text of the metadata. */
   readonly metadata: string
 }

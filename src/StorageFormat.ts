@@ -9,8 +9,8 @@
  *
  * @since 0.1.0
  */
-import { createHash } from "node:crypto"
-import type { Piece } from "./StorageDriver.ts"
+import { hash } from "node:crypto"
+import type { Piece, ThreadRows } from "./StorageDriver.ts"
 
 /**
  * The storage `type` of a shared list (format 1). Its bytes are the
@@ -32,6 +32,52 @@ export const SHARED = "shared-json/1"
  * @since 0.1.0
  */
 export const FRAMED = "shared-json-framed/1"
+
+/**
+ * A derived piece (format 3): a piece stored as another piece of its thread
+ * (its *base*, a plain piece) with one span replaced, for an element that
+ * differs from an element already stored by a few bytes: a message LangGraph
+ * gave an id in place after its task wrote it, above all. Its bytes are
+ * {@link DERIVED_MARK}, the base's 16-byte hash, then (LEB128 varints) the
+ * offset of the span in the base and its length, then the bytes that
+ * replace it; its hash is that of these bytes, as any piece's. It reads
+ * back as the base's text with the span replaced (see {@link derived},
+ * {@link compose}). Never sealed (an encrypted thread stores every piece
+ * whole), never a base itself.
+ *
+ * @since 0.3.0
+ */
+export const DERIVED = "derived piece"
+
+/**
+ * A checkpoint row's header without its `id` (format 3): the row's
+ * `checkpoint_id` is that id, said once. Written with structural sharing
+ * only (a store written without it is LangGraph's own savers' to read, whose
+ * header has its id); read back with the row's id put in (see {@link header}).
+ *
+ * @since 0.3.0
+ */
+export const HEADER_WITHOUT_ID = "header without its id"
+
+/**
+ * A checkpoint row's header as read: its id the row's where it leaves it
+ * out (see {@link HEADER_WITHOUT_ID}); as stored otherwise.
+ *
+ * @since 0.3.0
+ */
+export const header = (row: { readonly checkpoint_id: string; readonly checkpoint: unknown }): unknown =>
+  withoutId(row.checkpoint) ? { ...row.checkpoint, id: row.checkpoint_id } : row.checkpoint
+
+const withoutId = (stored: unknown): stored is object =>
+  typeof stored === "object" && stored !== null && !Object.hasOwn(stored, "id")
+
+/**
+ * The first byte of a derived piece: no JSON text starts with it (nor a
+ * sealed frame, whose first byte is its format, 1 to 8).
+ *
+ * @since 0.3.0
+ */
+export const DERIVED_MARK = 0x10
 
 /**
  * What a sealed row's stored `type` ends with (see `Sealing`).
@@ -94,7 +140,8 @@ export const LEVELS: ReadonlyArray<FormatLevel> = [
     since: "0.1.0",
     adds: "the serializer's values, shared lists and sealed rows"
   },
-  { level: 2, encodings: [FRAMED], since: "0.2.0", adds: "framed lists" }
+  { level: 2, encodings: [FRAMED], since: "0.2.0", adds: "framed lists" },
+  { level: 3, encodings: [DERIVED, HEADER_WITHOUT_ID], since: "0.3.0", adds: "derived pieces, headers without their id" }
 ]
 
 /**
@@ -125,6 +172,22 @@ export const levelOf = (type: string): number | undefined => {
   const level = found !== undefined ? found.level : OWN_TYPE.test(base) ? undefined : 1
   if (levels.size < 256) levels.set(type, level)
   return level
+}
+
+/**
+ * The encodings a thread's rows are written in: their stored types, and
+ * {@link DERIVED} and {@link HEADER_WITHOUT_ID} where they hold those.
+ * `levelOf` each says which level a store must be at to take the rows.
+ *
+ * @since 0.3.0
+ */
+export const encodingsOf = (rows: ThreadRows): ReadonlySet<string> => {
+  const found = new Set<string>()
+  for (const { type } of rows.blobs) found.add(type)
+  for (const { type } of rows.writes) found.add(type)
+  if (rows.pieces.some((piece) => piece.bytes[0] === DERIVED_MARK)) found.add(DERIVED)
+  if (rows.checkpoints.some((row) => withoutId(row.checkpoint))) found.add(HEADER_WITHOUT_ID)
+  return found
 }
 
 /**
@@ -169,8 +232,7 @@ const [OPEN, COMMA, CLOSE] = utf8.encode("[,]") as unknown as [number, number, n
  *
  * @since 0.1.0
  */
-export const hashOf = (bytes: Uint8Array): string =>
-  createHash("sha256").update(bytes).digest().toString("latin1", 0, HASH_BYTES)
+export const hashOf = (bytes: Uint8Array): string => hash("sha256", bytes, "buffer").toString("latin1", 0, HASH_BYTES)
 
 /**
  * `bytes` as bytes that own their memory: a view into a larger buffer (a
@@ -219,6 +281,103 @@ export const pieceKey = (hash: Uint8Array): string =>
  */
 export const namespaceKey = (place: { readonly thread_id: string; readonly checkpoint_ns: string }): string =>
   `${place.thread_id}\u0000${place.checkpoint_ns}`
+
+/** A LEB128 varint of `n` (a non-negative integer). */
+const varint = (n: number): Array<number> => {
+  const bytes: Array<number> = []
+  do {
+    bytes.push((n & 0x7f) | (n > 0x7f ? 0x80 : 0))
+    n >>>= 7
+  } while (n > 0)
+  return bytes
+}
+
+/**
+ * `text` as a derived piece of `base` (a plain piece's key and text): the
+ * longest common start and end kept, the span between replaced. `undefined`
+ * when that is not less than half of `text`: then a piece of its own is
+ * smaller, give or take its row.
+ *
+ * @since 0.3.0
+ */
+export const derive = (
+  base: { readonly key: string; readonly bytes: Uint8Array },
+  text: Uint8Array
+): Uint8Array | undefined => {
+  const from = base.bytes
+  const most = Math.min(from.byteLength, text.byteLength)
+  let start = 0
+  while (start < most && from[start] === text[start]) start++
+  let end = 0
+  while (end < most - start && from[from.byteLength - 1 - end] === text[text.byteLength - 1 - end]) end++
+  const replacement = text.subarray(start, text.byteLength - end)
+  const head = [DERIVED_MARK, ...Buffer.from(base.key, "latin1"), ...varint(start), ...varint(from.byteLength - start - end)]
+  if (2 * (head.length + replacement.byteLength) > text.byteLength) return undefined
+  const piece = new Uint8Array(head.length + replacement.byteLength)
+  piece.set(head)
+  piece.set(replacement, head.length)
+  return piece
+}
+
+/**
+ * What a derived piece says: its base's key, the span it replaces
+ * (`offset`, `length`), and the bytes replacing it; `undefined` for a piece
+ * that is not derived; a string saying what is wrong with one that is.
+ *
+ * @since 0.3.0
+ */
+export const derived = (
+  piece: Uint8Array
+): { readonly base: string; readonly offset: number; readonly length: number; readonly bytes: Uint8Array } | string | undefined => {
+  if (piece[0] !== DERIVED_MARK) return undefined
+  let at = 1 + HASH_BYTES
+  const read = (): number | undefined => {
+    let n = 0
+    for (let shift = 0; shift < 35; shift += 7) {
+      const byte = piece[at++]
+      if (byte === undefined) return undefined
+      n += (byte & 0x7f) * 2 ** shift
+      if (byte < 0x80) return n
+    }
+    return undefined
+  }
+  if (piece.byteLength < at) return "its derived piece is cut short"
+  const base = Buffer.from(piece.buffer, piece.byteOffset + 1, HASH_BYTES).toString("latin1")
+  const offset = read()
+  const length = read()
+  if (offset === undefined || length === undefined) return "its derived piece is cut short"
+  return { base, offset, length, bytes: piece.subarray(at) }
+}
+
+/**
+ * The key (see {@link pieceKey}) of the piece a piece is derived from;
+ * `undefined` for one that is not derived (or is damaged: its read says so).
+ *
+ * @since 0.3.0
+ */
+export const derivedFrom = (piece: Uint8Array): string | undefined => {
+  const found = derived(piece)
+  return typeof found === "object" ? found.base : undefined
+}
+
+/**
+ * A derived piece's text, from its base's: a string saying what is wrong
+ * when the base is itself derived or shorter than the span it replaces.
+ *
+ * @since 0.3.0
+ */
+export const compose = (
+  piece: { readonly offset: number; readonly length: number; readonly bytes: Uint8Array },
+  base: Uint8Array
+): Uint8Array | string => {
+  if (base[0] === DERIVED_MARK) return "its derived piece extends a derived piece"
+  if (piece.offset + piece.length > base.byteLength) return "its derived piece replaces more than its base holds"
+  const text = new Uint8Array(base.byteLength - piece.length + piece.bytes.byteLength)
+  text.set(base.subarray(0, piece.offset))
+  text.set(piece.bytes, piece.offset)
+  text.set(base.subarray(piece.offset + piece.length), piece.offset + piece.bytes.byteLength)
+  return text
+}
 
 /** A piece from its key and bytes. */
 export const pieceOf = (key: string, bytes: Uint8Array): Piece => ({ hash: Buffer.from(key, "latin1"), bytes })

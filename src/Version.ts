@@ -5,4 +5,4 @@
  *
  * @since 0.1.0
  */
-export const VERSION = "0.2.0"
+export const VERSION = "0.3.0"

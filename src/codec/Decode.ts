@@ -27,7 +27,7 @@ import {
 } from "../Checkpoint.ts"
 import { type CorruptedCheckpoint, formatIssue, type IncompatibleFormat } from "../CheckpointError.ts"
 import type { BlobRow, CheckpointRow, StoredCheckpoint, WriteRow } from "../StorageDriver.ts"
-import { isList, references, unframe, unpackHashes } from "../StorageFormat.ts"
+import { header, isList, references, unframe, unpackHashes } from "../StorageFormat.ts"
 import { noPieces, type Open, type Pieces } from "./Open.ts"
 import { corrupted, NotHeld, type Parts, unopened, unreadable } from "./Parts.ts"
 import { newTally, report, type Tally } from "./Report.ts"
@@ -62,7 +62,7 @@ const sortWrites = (writes: ReadonlyArray<WriteRow>): Array<WriteRow> =>
     .map(({ write }) => write)
 
 const decodeHeader = (row: CheckpointRow) =>
-  Schema.decodeUnknownEffect(CheckpointHeader)(row.checkpoint).pipe(
+  Schema.decodeUnknownEffect(CheckpointHeader)(header(row)).pipe(
     Effect.mapError((error) => corrupted(row, `checkpoint: ${formatIssue(error.issue)}`))
   )
 

@@ -210,7 +210,7 @@ export const make = (parts: Parts) => {
           parent_checkpoint_id: location.checkpoint_id,
           checkpoint: {
             v: checkpoint.v,
-            id: checkpoint.id,
+            ...(parts.headerWithoutId() ? {} : { id: checkpoint.id }),
             ts: checkpoint.ts,
             channel_versions: checkpoint.channel_versions,
             versions_seen: checkpoint.versions_seen

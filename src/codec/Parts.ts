@@ -10,7 +10,7 @@
 import { Data, Effect, Option } from "effect"
 import { CorruptedCheckpoint, IncompatibleFormat, InvalidConfig } from "../CheckpointError.ts"
 import type { FormatLevel } from "../FormatLevel.ts"
-import { FRAMED, levelOf, LEVELS } from "../StorageFormat.ts"
+import { DERIVED, FRAMED, HEADER_WITHOUT_ID, levelOf, LEVELS } from "../StorageFormat.ts"
 import { Encryption } from "./Encryption.ts"
 import * as Revival from "./Revival.ts"
 import * as Sealing from "./Sealing.ts"
@@ -19,8 +19,10 @@ import * as Serializer from "./Serializer.ts"
 import * as Sharing from "./Sharing.ts"
 import * as SharingEnabled from "./SharingEnabled.ts"
 
-/** The level framed lists belong to: written once the store is raised to it. */
+/** The levels of the encodings written once the store is raised to them. */
 const FRAMED_LEVEL = levelOf(FRAMED)!
+const DERIVED_LEVEL = levelOf(DERIVED)!
+const HEADER_LEVEL = levelOf(HEADER_WITHOUT_ID)!
 
 /**
  * The codec's parts.
@@ -38,6 +40,8 @@ export interface Parts {
   readonly sealing: Sealing.Sealing | undefined
   /** The storage format levels this process writes (the store's) and reads (up to `supported`). */
   readonly format: Pick<FormatLevel, "level" | "supported">
+  /** Whether a checkpoint's header is written without its id (`StorageFormat.HEADER_WITHOUT_ID`). */
+  readonly headerWithoutId: () => boolean
 }
 
 /**
@@ -51,18 +55,24 @@ export const make = Effect.fnUntraced(function*(format: Pick<FormatLevel, "level
   const encryption = yield* Effect.serviceOption(Encryption)
   const json = serializer.json ?? Serializer.Serializer.defaultValue().json!
   // An element of a shared list is one level below its list, of a framed list two.
+  const sealing = Option.isSome(encryption) ? Sealing.make(encryption.value) : undefined
+  const shares = serializer.json !== undefined && (yield* SharingEnabled.Enabled)
   const sharing = Sharing.make(
-    serializer.json !== undefined && (yield* SharingEnabled.Enabled)
-      ? (value, below) => json.dump(value, Revival.MAX_DEPTH - below)
-      : undefined,
-    { framing: () => format.level() >= FRAMED_LEVEL }
+    shares ? (value, below) => json.dump(value, Revival.MAX_DEPTH - below) : undefined,
+    {
+      framing: () => format.level() >= FRAMED_LEVEL,
+      // A sealed piece is opaque to the database, which follows a derived piece to its base: every one is whole.
+      deriving: () => sealing === undefined && format.level() >= DERIVED_LEVEL
+    }
   )
   const parts: Parts = {
     serializer,
     json,
     sharing,
-    sealing: Option.isSome(encryption) ? Sealing.make(encryption.value) : undefined,
-    format
+    sealing,
+    format,
+    // Without sharing a store stays one LangGraph's own savers read, whose header has its id.
+    headerWithoutId: () => shares && format.level() >= HEADER_LEVEL
   }
   return parts
 })

@@ -32,15 +32,15 @@
  */
 import type { ThreadNamespace } from "../Checkpoint.ts"
 import type { Piece } from "../StorageDriver.ts"
-import { hashOf } from "../StorageFormat.ts"
+import { compose, derived, hashOf, pieceKey } from "../StorageFormat.ts"
 import { makeListMemory, makePieceCache } from "./sharing/Caches.ts"
 import {
   type Address,
+  type Allowed,
   type DumpJson,
   type Element,
   type Encoded,
-  makeEncoder,
-  plainAddress
+  makeEncoder
 } from "./sharing/Elements.ts"
 import * as Layout from "./sharing/Layout.ts"
 
@@ -59,7 +59,7 @@ export {
 } from "../StorageFormat.ts"
 
 /** Elements and lists, as they were exported here before they had rooms of their own. */
-export type { Address, DumpJson, Element, Encoded } from "./sharing/Elements.ts"
+export type { Address, Allowed, DumpJson, Element, Encoded } from "./sharing/Elements.ts"
 export type { Laid } from "./sharing/Layout.ts"
 
 /**
@@ -85,8 +85,10 @@ export interface Decoded {
   /** Its stored type, `SHARED` or `FRAMED` (whose first entry is its frame). */
   readonly type: string
   readonly keys: ReadonlyArray<string>
-  /** Each entry's piece, in order: reads parse them one by one. */
+  /** Each entry's text, in order: reads parse them one by one. */
   readonly texts: ReadonlyArray<Uint8Array>
+  /** Each entry's piece as stored: its text, or a derived piece of another. */
+  readonly stored: ReadonlyArray<Uint8Array>
   readonly base: Layout.Base | undefined
 }
 
@@ -164,53 +166,135 @@ export interface Sharing {
 }
 
 /**
+ * An element read back, as the next put stores it: under the key it was
+ * read by when the piece kept for the thread under that key is the very
+ * piece it was read from (already proven, a plain hash: encryption off),
+ * a derived piece with its base (both kept, so both proven); else under the
+ * hash of its text, a piece of its own.
+ */
+const learned = (
+  held: ReadonlyMap<string, Uint8Array>,
+  plainKeys: boolean,
+  key: string,
+  text: Uint8Array,
+  stored: Uint8Array
+): Element => {
+  if (plainKeys && held.get(key) === stored) {
+    if (stored === text) return { key, bytes: text }
+    const from = derived(stored)
+    const base = typeof from === "object" ? held.get(from.base) : undefined
+    if (typeof from === "object" && base !== undefined) {
+      return { key: hashOf(text), bytes: text, derived: { key, piece: stored, base: { key: from.base, bytes: base } } }
+    }
+  }
+  return { key: hashOf(text), bytes: text }
+}
+
+/**
  * The encoder and decoder of one storage service. `dumpJson` is
  * `JsonPlusSerializer`'s text of a value some levels down (see `DumpJson`);
  * without it (another serializer) values keep the plain encoding, and
- * shared lists stored earlier still read back. `framing`: whether framed
- * lists may be written now (the store's format level has them).
+ * shared lists stored earlier still read back. `allowed`: what the store's
+ * format level lets it write now (framed lists, derived pieces).
  *
  * @since 0.1.0
  */
 export const make = (
   dumpJson: DumpJson | undefined,
-  options: { readonly framing: () => boolean } = { framing: () => true }
+  allowed: Allowed = { framing: () => true, deriving: () => true }
 ): Sharing => {
-  const encoder = dumpJson === undefined ? undefined : makeEncoder(dumpJson, options.framing)
+  const encoder = dumpJson === undefined ? undefined : makeEncoder(dumpJson, allowed)
   const cache = makePieceCache()
   const lists = makeListMemory()
 
-  /** Keeps a thread's pieces of `elements` from `from` on, under their `keys` (computed from their bytes). */
+  /**
+   * Keeps a thread's pieces of `elements` from `from` on, under their `keys`
+   * (computed from their bytes), and which derived pieces hold which texts.
+   */
   const keep = (thread_id: string, elements: ReadonlyArray<Element>, keys: ReadonlyArray<string>, from = 0) => {
-    for (let i = from; i < elements.length; i++) cache.add(thread_id, keys[i]!, elements[i]!.bytes)
+    for (let i = from; i < elements.length; i++) {
+      const element = elements[i]!
+      for (const piece of Layout.piecesOf(keys[i]!, element)) cache.add(thread_id, pieceKey(piece.hash), piece.bytes)
+      if (keys[i] === element.derived?.key) cache.derive(thread_id, element.key, keys[i]!)
+    }
+  }
+
+  /**
+   * The elements as a thread stores them without encryption: its text where
+   * the thread holds a plain piece of it; else a derived piece the thread
+   * holds of it, or the one it may be; else its text.
+   */
+  const storedIn = (thread_id: string, elements: ReadonlyArray<Element>): Array<Element> => {
+    const held = cache.of(thread_id)
+    return elements.map((element) => {
+      if (held.has(element.key)) return element.derived === undefined ? element : { ...element, derived: undefined }
+      const key = cache.derivedOf(thread_id, element.key)
+      const piece = key === undefined ? undefined : held.get(key)
+      const from = piece === undefined ? undefined : derived(piece)
+      const base = typeof from === "object" ? held.get(from.base) : undefined
+      return key === undefined || piece === undefined || typeof from !== "object" || base === undefined
+        ? element
+        : { ...element, derived: { key, piece, base: { key: from.base, bytes: base } } }
+    })
+  }
+
+  /** Lays out or lists `elements` under their keys: `address`'s (encryption on), else as {@link storedIn} stores them. */
+  const stored = (thread_id: string, elements: ReadonlyArray<Element>, address: Address | undefined) => {
+    if (address !== undefined) return { elements, keys: elements.map(address) }
+    const resolved = storedIn(thread_id, elements)
+    return { elements: resolved, keys: resolved.map((element) => element.derived?.key ?? element.key) }
+  }
+
+  /**
+   * An entry's text and how it is stored: from the thread's kept pieces
+   * (proven when kept), else from the read's (`pieces`); a derived piece
+   * with its base from either. What is missing is named by the entry's key
+   * (a read that names a derived piece as held leaves out its base too).
+   */
+  const entry = (
+    held: ReadonlyMap<string, Uint8Array>,
+    pieces: ReadonlyMap<string, Uint8Array>,
+    key: string
+  ): { readonly text: Uint8Array; readonly stored: Uint8Array; readonly base?: string } | Missing | string => {
+    const stored = held.get(key) ?? pieces.get(key)
+    if (stored === undefined) return { missing: key }
+    const from = derived(stored)
+    if (from === undefined) return { text: stored, stored }
+    if (typeof from === "string") return from
+    const base = held.get(from.base) ?? pieces.get(from.base)
+    if (base === undefined) return { missing: key }
+    const text = compose(from, base)
+    return typeof text === "string" ? text : { text, stored, base: from.base }
   }
 
   return {
     encode: (value) => encoder?.encode(value),
-    layOut: (location, channel, version, { elements, type }, options) => {
-      const keys = elements.map(options.address ?? plainAddress)
+    layOut: (location, channel, version, list, options) => {
+      const { elements, keys } = stored(location.thread_id, list.elements, options.address)
       const known = options.fresh ? undefined : lists.get(location, channel)
-      const laid = Layout.layOut(type, channel, version, elements, keys, known)
-      // The pieces it sends, the last elements: the list it extends kept the others when it was stored or read.
-      keep(location.thread_id, elements, keys, elements.length - laid.pieces.length)
+      const laid = Layout.layOut(list.type, channel, version, elements, keys, known)
+      // The pieces it sends, the last elements': the list it extends kept the others when it was stored or read.
+      keep(location.thread_id, elements, keys, laid.had)
       return laid
     },
-    writeList: (thread_id, { elements, type }, address = plainAddress) => {
-      const keys = elements.map(address)
+    writeList: (thread_id, list, address) => {
+      const { elements, keys } = stored(thread_id, list.elements, address)
       keep(thread_id, elements, keys)
-      return Layout.ownList(type, elements, keys)
+      return Layout.ownList(list.type, elements, keys)
     },
     decode: (thread_id, row, pieces) => {
       const keys = Layout.entriesOf(row)
       if (typeof keys === "string") return keys
       const texts: Array<Uint8Array> = []
+      const stored: Array<Uint8Array> = []
       const held = cache.of(thread_id)
       for (const key of keys) {
-        const bytes = held.get(key) ?? pieces.get(key)
-        if (bytes === undefined) return { missing: key }
-        texts.push(bytes)
+        const found = entry(held, pieces, key)
+        if (typeof found === "string" || "missing" in found) return found
+        texts.push(found.text)
+        stored.push(found.stored)
       }
-      return { type: row.type, keys, texts, base: Layout.baseOf(row.base) }
+      return { type: row.type, keys, texts, stored, base: Layout.baseOf(row.base) }
     },
     remember: (place, { base, keys, type }) => {
       const previous = lists.get(place, place.channel)
@@ -218,17 +302,20 @@ export const make = (
       const recognized = previous?.version === place.version ? previous.recognized : undefined
       lists.set(place, place.channel, { type, version: place.version, base, keys, recognized })
     },
-    recognize: (place, value, { keys, texts }, plainKeys) => {
+    recognize: (place, value, { keys, stored: pieces, texts }, plainKeys) => {
       const list = lists.get(place, place.channel)
       if (encoder === undefined || list?.recognized === true || !Array.isArray(value) || value.length !== keys.length) {
         return
       }
       if (list !== undefined) lists.set(place, place.channel, { ...list, recognized: true })
       const held = cache.of(place.thread_id)
-      const proven = (key: string, bytes: Uint8Array) => plainKeys && held.get(key) === bytes
       encoder.learn(
         value,
-        texts.map((bytes, i) => ({ key: proven(keys[i]!, bytes) ? keys[i]! : hashOf(bytes), bytes }))
+        texts.map((bytes, i) => {
+          const element = learned(held, plainKeys, keys[i]!, bytes, pieces[i]!)
+          if (element.derived !== undefined) cache.derive(place.thread_id, element.key, element.derived.key)
+          return element
+        })
       )
     },
     stored: (location, laid) => {

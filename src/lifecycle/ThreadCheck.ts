@@ -3,8 +3,8 @@
  * export or another storage) are a thread this library can read: every row
  * of it, each once, in a namespace that has checkpoints; parent links that
  * neither loop nor name a checkpoint the rows do not hold; pieces stored
- * under the hash of their bytes; and no value nested deeper than `put`
- * accepts. Stored rows are not trusted: a file can be edited, and each of
+ * under the hash of their bytes, derived ones extending a plain piece the
+ * rows hold; and no value nested deeper than `put` accepts. Stored rows are not trusted: a file can be edited, and each of
  * these, written, would make reads fail, walks of the parent chain never
  * end, or (a piece under another's hash) give the thread text it never held.
  *
@@ -44,7 +44,7 @@ export interface Problem {
  * @since 0.1.0
  */
 export const check = (rows: ThreadRows): Problem | undefined =>
-  misplaced(rows) ?? twice(rows) ?? links(rows) ?? forged(rows) ?? tooDeep(rows)
+  misplaced(rows) ?? twice(rows) ?? links(rows) ?? forged(rows) ?? underived(rows) ?? tooDeep(rows)
 
 const problem = (detail: string, kind?: RowKind, index?: number): Problem => ({
   detail,
@@ -152,6 +152,35 @@ const forged = (rows: ThreadRows): Problem | undefined => {
   )
 }
 
+/** The rows' plain pieces' texts by key: a derived piece's as it reads back (see `StorageFormat.DERIVED`). */
+const textsOf = (rows: ThreadRows): Map<string, Uint8Array | string> => {
+  const stored = new Map(
+    rows.pieces.filter(isPlain).map((piece) => [StorageFormat.pieceKey(piece.hash), piece.bytes] as const)
+  )
+  return new Map([...stored].map(([key, bytes]) => {
+    const from = StorageFormat.derived(bytes)
+    if (from === undefined || typeof from === "string") return [key, from ?? bytes]
+    const base = stored.get(from.base)
+    return [
+      key,
+      base === undefined ? "its derived piece extends a piece the rows do not hold" : StorageFormat.compose(from, base)
+    ]
+  }))
+}
+
+/** A derived piece that does not read back: damaged, or extending a piece the rows lack or a derived one. */
+const underived = (rows: ThreadRows): Problem | undefined => {
+  const texts = textsOf(rows)
+  const piece = rows.pieces.findIndex((piece) => typeof texts.get(StorageFormat.pieceKey(piece.hash)) === "string")
+  if (piece < 0) return undefined
+  const hash = Buffer.from(rows.pieces[piece]!.hash).toString("hex")
+  return problem(
+    `the piece stored as ${hash}: ${texts.get(StorageFormat.pieceKey(rows.pieces[piece]!.hash))}`,
+    "piece",
+    piece
+  )
+}
+
 const utf8 = new TextDecoder()
 
 /** Whether JSON text (or its bytes) nests deeper than `limit`. */
@@ -188,7 +217,11 @@ const tooDeep = (rows: ThreadRows): Problem | undefined => {
       write
     )
   }
-  const piece = rows.pieces.findIndex((piece) => isPlain(piece) && deeper(piece.bytes, MAX_DEPTH - 1))
+  const texts = textsOf(rows)
+  const piece = rows.pieces.findIndex((piece) => {
+    const text = texts.get(StorageFormat.pieceKey(piece.hash))
+    return typeof text === "object" && deeper(text, MAX_DEPTH - 1)
+  })
   if (piece >= 0) return problem(`an element of a shared list ${deeperThan(MAX_DEPTH - 1)}`, "piece", piece)
   return undefined
 }

@@ -11,8 +11,10 @@
  */
 import { Clock, Effect, Result, Schema, Stream } from "effect"
 import { CheckpointHeader } from "../Checkpoint.ts"
+import * as StorageFormat from "../StorageFormat.ts"
 import { InvalidConfig, InvalidInput, ThreadExists, ThreadNotFound } from "../CheckpointError.ts"
 import type { Codec } from "../codec/Codec.ts"
+import type { FormatLevel } from "../FormatLevel.ts"
 import { decodeThreadId, invalidInput } from "../Input.ts"
 import * as Settings from "../Settings.ts"
 import type { StorageDriver, ThreadRows } from "../StorageDriver.ts"
@@ -27,8 +29,8 @@ import * as ThreadCheck from "./ThreadCheck.ts"
  *
  * @since 0.1.0
  */
-export const make = (driver: StorageDriver, codec: Codec) => ({
-  ...moving(driver, codec),
+export const make = (driver: StorageDriver, codec: Codec, format: Pick<FormatLevel, "level">) => ({
+  ...moving(driver, codec, format),
   ...shrinking(driver, codec),
   reencrypt: reencrypting(driver, codec)
 })
@@ -41,7 +43,7 @@ const ensureThread = (driver: StorageDriver, operation: string, thread_id: strin
   )
 
 /** Whole threads moved as rows: `copyThread`, `exportThread`, `importThread`. */
-const moving = (driver: StorageDriver, codec: Codec) => {
+const moving = (driver: StorageDriver, codec: Codec, format: Pick<FormatLevel, "level">) => {
   /** Writes a whole thread, held by `exclusive`; an existing thread is refused unless `replace`. */
   const writeWhole = Effect.fnUntraced(function*(operation: string, rows: ThreadRows, replace: boolean | undefined) {
     if (replace !== true && (yield* driver.threadExists(rows.thread_id))) {
@@ -101,8 +103,23 @@ const moving = (driver: StorageDriver, codec: Codec) => {
     if (wrong !== undefined) {
       return yield* new InvalidInput({ operation: "importThread", argument: "rows", detail: wrong.detail })
     }
+    // Rows go in as they are: only in encodings every process of the store reads.
+    const level = format.level()
+    const above = [...StorageFormat.encodingsOf(rows)]
+      .map((encoding) => ({ encoding, level: StorageFormat.levelOf(encoding) }))
+      .find((found) => found.level === undefined || found.level > level)
+    if (above !== undefined) {
+      return yield* new InvalidInput({
+        operation: "importThread",
+        argument: "rows",
+        detail: above.level === undefined
+          ? `the rows hold ${above.encoding}, an encoding of a newer release: import them with it`
+          : `the rows hold ${above.encoding}, of storage format level ${above.level}, and this database is at ` +
+            `level ${level}: raise it first (upgrade-format), once every process reads level ${above.level}`
+      })
+    }
     yield* Effect.forEach(rows.checkpoints, (row) =>
-      Schema.decodeUnknownEffect(CheckpointContent)(row).pipe(
+      Schema.decodeUnknownEffect(CheckpointContent)({ ...row, checkpoint: StorageFormat.header(row) }).pipe(
         Effect.mapError(invalidInput("importThread", `checkpoint ${row.checkpoint_id}`))
       ), { discard: true })
     yield* driver.exclusive(id, writeWhole("importThread", rows, options.replace))

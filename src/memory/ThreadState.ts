@@ -206,21 +206,28 @@ const readBase = (
 const chainLists = (base: SharedBase | undefined): Array<Uint8Array> =>
   base === undefined ? [] : [...(base.list === undefined ? [] : [base.list]), ...chainLists(base.base)]
 
-/** The pieces the blobs and writes refer to, with their bases'. */
+/**
+ * The pieces the blobs and writes refer to, with their bases' lists', and
+ * the pieces derived ones among them are written against.
+ */
 const piecesFor = (
   thread: ThreadState | undefined,
   rows: ReadonlyArray<BlobRow | WriteRow>
 ): Map<string, Uint8Array> => {
-  const keys = new Set(rows.flatMap((row) => [
-    ...StorageFormat.references(row),
-    ...("base" in row ? chainLists(row.base) : []).flatMap((list) =>
-      StorageFormat.references({ type: row.type, bytes: list })
-    )
-  ]))
-  return new Map([...keys].flatMap((pieceKey) => {
+  const found = new Map<string, Uint8Array>()
+  const add = (pieceKey: string) => {
     const bytes = thread?.pieces.get(pieceKey)
-    return bytes === undefined ? [] : [[pieceKey, bytes] as const]
-  }))
+    if (bytes === undefined || found.has(pieceKey)) return
+    found.set(pieceKey, bytes)
+    const base = StorageFormat.derivedFrom(bytes)
+    if (base !== undefined) add(base)
+  }
+  for (const row of rows) {
+    for (const pieceKey of StorageFormat.references(row)) add(pieceKey)
+    const lists = "base" in row ? chainLists(row.base) : []
+    for (const list of lists) for (const pieceKey of StorageFormat.references({ type: row.type, bytes: list })) add(pieceKey)
+  }
+  return found
 }
 
 /**

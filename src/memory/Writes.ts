@@ -131,7 +131,8 @@ const addPieces = (thread: MutableThread, added: ReadonlyArray<Piece>) => {
 
 /**
  * The blobs no checkpoint of their namespace refers to (directly or as a
- * base) go, then the pieces nothing left refers to.
+ * base) go, then the pieces nothing left refers to (a derived piece's base
+ * is referred to by it).
  */
 const removeUnreferenced = (thread: MutableThread) => {
   const live = new Set<string>()
@@ -153,6 +154,11 @@ const removeUnreferenced = (thread: MutableThread) => {
     for (const stored of namespace.writes.values()) {
       for (const write of stored.values()) for (const piece of StorageFormat.references(write)) live.add(piece)
     }
+  }
+  // With the pieces derived ones among them are written against.
+  for (const pieceKey of [...live]) {
+    const base = StorageFormat.derivedFrom(thread.pieces.get(pieceKey) ?? new Uint8Array())
+    if (base !== undefined) live.add(base)
   }
   for (const pieceKey of thread.pieces.keys()) if (!live.has(pieceKey)) thread.pieces.delete(pieceKey)
 }

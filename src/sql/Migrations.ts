@@ -104,6 +104,9 @@ const steps = (t: Tables): ReadonlyArray<readonly [version: number, statements: 
     )`,
     raisedTo(t, 2)
   ]],
+  // Storage format level 3: derived pieces (StorageFormat.DERIVED). Nothing
+  // in the schema changes; a level step all the same (see `levelSteps`).
+  [104, [raisedTo(t, 3)]],
   // Thread records (LangGraph's thread API): each thread's metadata and
   // creation time, its last activity standing for `updated_at`. A feature
   // step (see `featureSteps`), from `COMPATIBLE_FROM` on: a release that
@@ -130,7 +133,7 @@ const raisedTo = (t: Tables, level: number) =>
  * would then find a step it does not know and refuse the database, in the
  * middle of a rolling deploy. Other steps never depend on them.
  */
-const levelSteps: ReadonlyMap<number, number> = new Map([[103, 2]])
+const levelSteps: ReadonlyMap<number, number> = new Map([[103, 2], [104, 3]])
 
 /**
  * The steps of features a store takes only when asked (see
@@ -171,7 +174,7 @@ const langGraphLatest = 9
  *
  * @since 0.1.0
  */
-export const latest = 103
+export const latest = 104
 
 /**
  * The storage format level applied steps give a database: that of the

@@ -55,6 +55,17 @@ export const hashesOf = (list: string) =>
   `SELECT DISTINCT substring(${list} FROM 1 + ${StorageFormat.HASH_BYTES} * i FOR ${StorageFormat.HASH_BYTES}) AS hash
    FROM generate_series(0, length(${list}) / ${StorageFormat.HASH_BYTES} - 1) AS i`
 
+/**
+ * The hash of the piece a piece's bytes (`blob`) are derived from, or null
+ * for a piece that is not derived (see `StorageFormat.DERIVED`).
+ *
+ * @since 0.3.0
+ */
+export const derivedBaseOf = (blob: string) =>
+  `CASE WHEN substring(${blob} FROM 1 FOR 1) = '\\x${
+    StorageFormat.DERIVED_MARK.toString(16).padStart(2, "0")
+  }'::bytea THEN substring(${blob} FROM 2 FOR ${StorageFormat.HASH_BYTES}) END`
+
 /** The checkpoint's own columns, from `page`. */
 const checkpointColumns = {
   thread_id: column<string>("page.thread_id"),
@@ -260,15 +271,37 @@ hashes AS (
   WHERE NOT EXISTS (SELECT 1 FROM (${hashesOf(known)}) AS known WHERE known.hash = h.hash)`
   }
 ),
-pieces AS (
-  SELECT array_agg(p.hash) AS hashes, array_agg(p.blob) AS blobs, ${
-    threads === true
-      ? "CASE WHEN count(DISTINCT hashes.thread_id) > 1 THEN array_agg(hashes.thread_id) END"
-      : "NULL::text[]"
-  } AS threads
+found AS (
+  SELECT hashes.thread_id, p.hash, p.blob
   FROM hashes
   CROSS JOIN LATERAL (
     SELECT p.hash, p.blob FROM ${t.pieces} p WHERE p.thread_id = hashes.thread_id AND p.hash = hashes.hash LIMIT 1
+  ) p
+),
+-- The plain pieces that derived ones found are written against, unless the page has them already.
+bases AS (
+  SELECT DISTINCT f.thread_id, ${derivedBaseOf("f.blob")} AS hash FROM found f
+  WHERE ${derivedBaseOf("f.blob")} IS NOT NULL AND NOT EXISTS (
+    SELECT 1 FROM hashes h WHERE h.thread_id = f.thread_id AND h.hash = ${derivedBaseOf("f.blob")}
+  )${
+    known === undefined ? "" : `
+    AND NOT EXISTS (SELECT 1 FROM (${hashesOf(known)}) AS known WHERE known.hash = ${derivedBaseOf("f.blob")})`
+  }
+),
+pieces AS (
+  SELECT array_agg(p.hash) AS hashes, array_agg(p.blob) AS blobs, ${
+    threads === true
+      ? "CASE WHEN count(DISTINCT p.thread_id) > 1 THEN array_agg(p.thread_id) END"
+      : "NULL::text[]"
+  } AS threads
+  FROM (
+    SELECT * FROM found
+    UNION ALL
+    SELECT bases.thread_id, b.hash, b.blob
+    FROM bases
+    CROSS JOIN LATERAL (
+      SELECT b.hash, b.blob FROM ${t.pieces} b WHERE b.thread_id = bases.thread_id AND b.hash = bases.hash LIMIT 1
+    ) b
   ) p
 )
 SELECT ${namesIn("tuples", checkpointColumns)},${looped === undefined ? "" : " tuples.looped,"}${

@@ -21,13 +21,21 @@ import { keyOf } from "../scenarios/encryption.ts"
 
 const long = (label: string) => `${label}: `.padEnd(300, "lorem ipsum ")
 
-/** Every stored type in a memory store's rows. */
+/** Every encoding in a memory store's rows: each stored type, and derived pieces. */
 const storedTypes = (memory: MemoryDriver.MemoryDriver["Service"]) => {
   const types = new Set<string>()
   for (const thread of memory.threads.values()) {
     for (const namespace of thread.namespaces.values()) {
       for (const blobs of namespace.blobs.values()) for (const blob of blobs.values()) types.add(blob.type)
       for (const writes of namespace.writes.values()) for (const write of writes.values()) types.add(write.type)
+    }
+    for (const piece of thread.pieces.values()) {
+      if (StorageFormat.derivedFrom(piece) !== undefined) types.add(StorageFormat.DERIVED)
+    }
+    for (const namespace of thread.namespaces.values()) {
+      for (const row of namespace.checkpoints.values()) {
+        if (!Object.hasOwn(row.checkpoint, "id")) types.add(StorageFormat.HEADER_WITHOUT_ID)
+      }
     }
   }
   return types
@@ -115,7 +123,9 @@ describe("storage format levels", () => {
       await writeEverything(memory, encrypted)
       const types = storedTypes(memory)
       for (const type of types) expect(StorageFormat.levelOf(type), type).toBeDefined()
-      expect([...types].map((type) => StorageFormat.levelOf(type))).toContain(StorageFormat.NEWEST_LEVEL)
+      expect(types).toContain(StorageFormat.HEADER_WITHOUT_ID)
+      // A sealed thread stores every piece whole.
+      expect(types.has(StorageFormat.DERIVED)).toBe(!encrypted)
 
       const older = MemoryDriver.makeInspectable({ formatLevel: 1 })
       await writeEverything(older, encrypted, 1)
@@ -160,6 +170,43 @@ describe("storage format levels", () => {
     } finally {
       await Promise.all([newer.close(), pinned.close()])
     }
+  })
+
+  it("an import takes rows only in encodings its store is at: a level above, or a newer release's, is refused", async () => {
+    const newest = MemoryDriver.makeInspectable()
+    await writeEverything(newest, false)
+    const rows = await Effect.runPromise(newest.driver.threadRows("everything-false"))
+    expect(StorageFormat.encodingsOf(rows)).toContain(StorageFormat.DERIVED)
+    const older = MemoryDriver.makeInspectable({ formatLevel: 2 })
+    const importing = (changed: typeof rows) =>
+      Effect.runPromise(
+        CheckpointStorage.CheckpointStorage.use((storage) => Effect.flip(storage.importThread(changed))).pipe(
+          Effect.provide(CheckpointStorage.layerDriver(Effect.succeed(older.driver)))
+        )
+      )
+    const refused = await importing(rows)
+    expect(refused).toBeInstanceOf(CheckpointError.InvalidInput)
+    expect(refused.message).toMatch(/of storage format level 3, and this database is at level 2: raise it first/)
+    expect(older.threads.has("everything-false"), "nothing written").toBe(false)
+
+    const unknown = await importing({
+      ...rows,
+      blobs: rows.blobs.map((blob, i) => i === 0 ? { ...blob, type: "shared-json/9" } : blob)
+    })
+    expect(unknown.message).toContain("shared-json/9, an encoding of a newer release")
+
+    // Raised, the store takes them, and they read back as written.
+    await Effect.runPromise(older.driver.raiseFormat(3))
+    await Effect.runPromise(
+      CheckpointStorage.CheckpointStorage.use((storage) => storage.importThread(rows)).pipe(
+        Effect.provide(CheckpointStorage.layerDriver(Effect.succeed(older.driver)))
+      )
+    )
+    const read = (driver: MemoryDriver.MemoryDriver["Service"]) => {
+      const saver = EffectCheckpointSaver.fromLayer(CheckpointStorage.layerDriver(Effect.succeed(driver.driver)))
+      return saver.getTuple({ configurable: { thread_id: "everything-false" } }).finally(() => saver.close())
+    }
+    expect((await read(older))?.checkpoint).toEqual((await read(newest))?.checkpoint)
   })
 
   it("a sealed frame of a later format is IncompatibleFormat; a damaged one is CorruptedCheckpoint", async () => {

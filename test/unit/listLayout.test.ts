@@ -88,7 +88,7 @@ describe("a list read back", () => {
     const value = stored.map((item) => structuredClone(item) as { content: string })
     const texts = elements.map((element) => element.bytes)
     const keys = plainKeys ? elements.map((element) => element.key) : elements.map((_, i) => `keyed ${i}`)
-    const decoded = { type: StorageFormat.SHARED, keys, texts, base: undefined }
+    const decoded = { type: StorageFormat.SHARED, keys, texts, stored: texts, base: undefined }
     sharing.remember(place, decoded)
     sharing.recognize(place, value, decoded, plainKeys)
     return { value, elements }
@@ -158,13 +158,13 @@ describe("layOut", () => {
 
   it("an edit keeps the base up to the first difference and sends from there", () => {
     const sharing = Sharing.make(dumpJson)
-    const first = sharing.layOut(at, "messages", "1", sharedOf(sharing, messages(20)), { fresh: false })
+    const first = sharing.layOut(at, "messages", "1", sharedOf(sharing, messages(100)), { fresh: false })
     sharing.stored(at, [first])
-    const edited = [...messages(10), message(99), ...messages(9, 11)]
+    const edited = [...messages(90), message(999), ...messages(9, 91)]
     const next = sharing.layOut(at, "messages", "2", sharedOf(sharing, edited), { fresh: false })
-    expect(next.blob.base).toEqual({ version: "1", keep: 10 })
+    expect(next.blob.base).toEqual({ version: "1", keep: 90 })
     expect(next.pieces).toHaveLength(10)
-    expect(next.list.keys).toHaveLength(20)
+    expect(next.list.keys).toHaveLength(100)
   })
 
   it("bases go at most two deep: the third step extends a base of the chain, not the list before", () => {

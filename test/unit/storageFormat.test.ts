@@ -78,3 +78,50 @@ describe("join", () => {
     expect(JSON.parse(text(joined))).toEqual([{ a: 1 }, "é😀", null])
   })
 })
+
+describe("derived pieces", () => {
+  const base = utf8.encode(`{"kwargs":{"content":"${"a long message ".repeat(30)}","response_metadata":{}}}`)
+  const key = StorageFormat.hashOf(base)
+  const read = (piece: Uint8Array, from: Uint8Array = base) => {
+    const found = StorageFormat.derived(piece)
+    if (typeof found !== "object") throw new Error(`not derived: ${found}`)
+    return StorageFormat.compose(found, from)
+  }
+
+  it("hold a text as its base with one span replaced, and read back as that text", () => {
+    const edited = utf8.encode(
+      text(base).replace(`"response_metadata":{}`, `"response_metadata":{},"id":"0f8a6a7e-1c2d-4e5f-8a9b-0c1d2e3f4a5b"`)
+    )
+    const piece = StorageFormat.derive({ key, bytes: base }, edited)!
+    expect(piece[0]).toBe(StorageFormat.DERIVED_MARK)
+    expect(piece.byteLength).toBeLessThan(80)
+    expect(StorageFormat.derivedFrom(piece)).toBe(key)
+    expect(read(piece)).toEqual(edited)
+    // At either end, a removal alone, an offset past 127 (a varint of two bytes), nothing changed.
+    for (
+      const changed of [
+        utf8.encode(`[${text(base)}`),
+        utf8.encode(`${text(base)} `),
+        base.subarray(0, 200),
+        base.subarray(300),
+        utf8.encode(text(base).replace("message", "messages")),
+        base
+      ]
+    ) expect(read(StorageFormat.derive({ key, bytes: base }, changed)!)).toEqual(changed)
+  })
+
+  it("are not written when a piece of its own is about as small", () => {
+    expect(StorageFormat.derive({ key, bytes: base }, utf8.encode("something else entirely"))).toBeUndefined()
+    expect(StorageFormat.derive({ key, bytes: base }, utf8.encode(`"${"b".repeat(500)}"`))).toBeUndefined()
+  })
+
+  it("no JSON text nor sealed frame reads as one; damage says what is wrong", () => {
+    for (const plain of ["{}", "[1]", "\"x\"", " {}", "null"]) expect(StorageFormat.derived(utf8.encode(plain))).toBe(undefined)
+    expect(StorageFormat.derived(new Uint8Array([1, 2, 3]))).toBe(undefined)
+    const piece = StorageFormat.derive({ key, bytes: base }, utf8.encode(`${text(base)}!`))!
+    expect(StorageFormat.derived(piece.subarray(0, 10))).toMatch(/cut short/)
+    expect(StorageFormat.derived(piece.subarray(0, 17))).toMatch(/cut short/)
+    expect(read(piece, base.subarray(0, 10))).toMatch(/more than its base holds/)
+    expect(read(piece, piece)).toMatch(/extends a derived piece/)
+  })
+})

@@ -6,7 +6,7 @@
  * @since 0.1.0
  */
 import type { CheckpointRow, Piece, ThreadRows } from "../../StorageDriver.ts"
-import { hashOf, isList, pieceKey, references, SEALED_SUFFIX } from "../../StorageFormat.ts"
+import { compose, derived, hashOf, isList, pieceKey, references, SEALED_SUFFIX } from "../../StorageFormat.ts"
 import { SEALED_METADATA } from "../Encryption.ts"
 import { isSealed, isUnder, listTrailer } from "./Frames.ts"
 import type { ThreadKey } from "./Keys.ts"
@@ -32,21 +32,33 @@ type Value = { readonly type: string; readonly bytes: Uint8Array | undefined }
  * A thread's pieces sealed for `target`, with each old address's new one.
  * Pieces keep their address when they stay in their sealed thread, so lists
  * written concurrently under the old addresses still find them; others get
- * the target's.
+ * the target's. A derived piece (never sealed) is sealed as the text it
+ * reads back as, a piece like any other.
  */
 const resealPieces = (resealer: Resealer, key: ThreadKey, rows: ThreadRows, target: string, tally: Tally) => {
-  const moved = new Map<string, string>()
-  const pieces: Array<Piece> = []
+  const opened = new Map<string, { readonly bytes: Uint8Array; readonly sealed: boolean }>()
   for (const piece of rows.pieces) {
     const from = pieceKey(piece.hash)
-    const opened = openPieces(resealer, new Map([[from, piece.bytes]]), tally)
-    const bytes = opened.sealed.get(from) ?? opened.plain.get(from)
-    if (bytes === undefined) return `a piece ${opened.unreadable.get(from)}`
-    const to = opened.sealed.has(from) && target === rows.thread_id
-      ? from
-      : key.address({ key: hashOf(bytes), bytes })
+    const found = openPieces(resealer, new Map([[from, piece.bytes]]), tally)
+    const bytes = found.sealed.get(from) ?? found.plain.get(from)
+    if (bytes === undefined) return `a piece ${found.unreadable.get(from)}`
+    opened.set(from, { bytes, sealed: found.sealed.has(from) })
+  }
+  const moved = new Map<string, string>()
+  const emitted = new Set<string>()
+  const pieces: Array<Piece> = []
+  for (const [from, { bytes, sealed }] of opened) {
+    const derivation = derived(bytes)
+    if (typeof derivation === "string") return `a piece: ${derivation}`
+    const base = derivation === undefined ? undefined : opened.get(derivation.base)
+    if (derivation !== undefined && base === undefined) return "a derived piece extends a piece that is missing"
+    const text = derivation === undefined || base === undefined ? bytes : compose(derivation, base.bytes)
+    if (typeof text === "string") return `a piece: ${text}`
+    const to = sealed && target === rows.thread_id ? from : key.address({ key: hashOf(text), bytes: text })
+    // A derived piece and a plain one may read back as the same text: one sealed piece holds it.
+    if (!emitted.has(to)) pieces.push(resealer.sealPiece(key, { hash: Buffer.from(to, "latin1"), bytes: text }))
+    emitted.add(to)
     moved.set(from, to)
-    pieces.push(resealer.sealPiece(key, { hash: Buffer.from(to, "latin1"), bytes }))
   }
   return { moved, pieces }
 }

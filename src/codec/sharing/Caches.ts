@@ -41,32 +41,55 @@ const none: ReadonlyMap<string, Uint8Array> = new Map()
  * @since 0.1.0
  */
 export const makePieceCache = (limits: Limits = {}) => {
-  const threads = Bounded.make<string, { readonly pieces: Map<string, Uint8Array>; bytes: number }>({
+  const threads = Bounded.make<
+    string,
+    { readonly pieces: Map<string, Uint8Array>; readonly derived: Map<string, string>; bytes: number }
+  >({
     budget: CACHED_PIECE_BYTES,
     idleMs: Bounded.IDLE_MS,
     ...limits
   })
+  /** A thread's entry, made when missing; a change to it is then `resize`d. */
+  const entry = (thread_id: string) => {
+    const found = threads.peek(thread_id)
+    if (found !== undefined) return found
+    const made = { pieces: new Map<string, Uint8Array>(), derived: new Map<string, string>(), bytes: 0 }
+    threads.set(thread_id, made, 0)
+    return made
+  }
   return {
     /** A thread's pieces, to look many up (empty when it has none), as a use: read it, never change it. */
     of: (thread_id: string): ReadonlyMap<string, Uint8Array> => threads.get(thread_id)?.pieces ?? none,
     /** Keeps a thread's piece (a key already kept keeps its bytes). */
     add: (thread_id: string, key: string, bytes: Uint8Array): void => {
-      const found = threads.peek(thread_id)
-      if (found?.pieces.has(key) === true) return
+      if (threads.peek(thread_id)?.pieces.has(key) === true) return
+      const found = entry(thread_id)
       // Counted as what it retains: its own copy, never the buffer it arrived in.
       const kept = owned(bytes)
-      if (found === undefined) {
-        threads.set(thread_id, { pieces: new Map([[key, kept]]), bytes: kept.byteLength }, kept.byteLength)
-        return
-      }
       found.pieces.set(key, kept)
       found.bytes += kept.byteLength
+      threads.resize(thread_id, found.bytes)
+    },
+    /**
+     * The key of a derived piece of the thread holding the text of hash
+     * `text` (kept with `derive`); `undefined` when none is known.
+     */
+    derivedOf: (thread_id: string, text: string): string | undefined => threads.peek(thread_id)?.derived.get(text),
+    /** Keeps that the thread's derived piece `key` (kept with `add`) holds the text of hash `text`. */
+    derive: (thread_id: string, text: string, key: string): void => {
+      const found = entry(thread_id)
+      if (found.derived.has(text)) return
+      found.derived.set(text, key)
+      found.bytes += DERIVATION_BYTES
       threads.resize(thread_id, found.bytes)
     },
     /** The bytes kept. */
     bytes: threads.bytes
   }
 }
+
+/** What one derivation of {@link makePieceCache} retains: two keys' strings and a slot. */
+const DERIVATION_BYTES = 112
 
 /**
  * The list each channel last stored or read, by thread, namespace and

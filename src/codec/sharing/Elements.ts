@@ -10,7 +10,7 @@
  * @since 0.1.0
  */
 import { DeltaSnapshot } from "@langchain/langgraph-checkpoint"
-import { FRAMED, framed, frameOf, hashOf, join, owned, SHARED } from "../../StorageFormat.ts"
+import { derive, FRAMED, framed, frameOf, hashOf, join, owned, SHARED } from "../../StorageFormat.ts"
 import { Trace } from "./Trace.ts"
 
 /**
@@ -22,14 +22,29 @@ const MIN_SHARED_BYTES = 256
 const MIN_ELEMENT_BYTES = 64
 
 /**
- * An element as stored: its piece's bytes and hash (as a latin1 string, the
- * form compared and mapped).
+ * An element as stored: its text, and its hash (as a latin1 string, the
+ * form compared and mapped), the key of the piece holding the text. It may
+ * be stored as a derived piece of another element instead (`derived`), when
+ * its thread holds no piece of its text yet (see `Sharing.layOut`).
  *
  * @since 0.1.0
  */
 export interface Element {
   readonly key: string
   readonly bytes: Uint8Array
+  readonly derived?: Derived | undefined
+}
+
+/**
+ * An element as a derived piece (see `StorageFormat.derive`): its key and
+ * bytes, and the element it is written against, a plain piece stored with it.
+ *
+ * @since 0.3.0
+ */
+export interface Derived {
+  readonly key: string
+  readonly piece: Uint8Array
+  readonly base: Element
 }
 
 /**
@@ -54,13 +69,6 @@ export type Encoded =
  * @since 0.1.0
  */
 export type Address = (element: Element) => string
-
-/**
- * An element stored under its plain hash (encryption off).
- *
- * @since 0.1.0
- */
-export const plainAddress: Address = (element) => element.key
 
 const decoder = new TextDecoder()
 
@@ -96,14 +104,27 @@ const worthAPiece = (value: unknown): boolean =>
 export type DumpJson = (value: unknown, below: number) => Uint8Array
 
 /**
+ * What an encoder may write now, the store's format level allowing it:
+ * framed lists (level 2), derived pieces (level 3, and never sealed).
+ *
+ * @since 0.3.0
+ */
+export interface Allowed {
+  readonly framing: () => boolean
+  readonly deriving: () => boolean
+}
+
+/**
  * The encoder of one storage service over `dumpJson`. `encode` answers an
  * array's elements when they can be shared, else the plain bytes when known;
  * `undefined`: let the serializer write it. `learn` takes the texts of an
- * array read back. `mayFrame`: whether framed lists may be written now.
+ * array read back. An element that changed in place since its text was
+ * last known (a message LangGraph gave an id after its task wrote it) is a
+ * derived piece of that text when `allowed.deriving()` and it is small.
  *
  * @since 0.1.0
  */
-export const makeEncoder = (dumpJson: DumpJson, mayFrame: () => boolean = () => true) => {
+export const makeEncoder = (dumpJson: DumpJson, allowed: Allowed = { framing: () => true, deriving: () => true }) => {
   /** An element's text, kept while its trace holds; written for `below` levels down or less deep. */
   interface Known {
     readonly trace: Trace
@@ -146,17 +167,29 @@ export const makeEncoder = (dumpJson: DumpJson, mayFrame: () => boolean = () => 
     return { key: hashOf(bytes), bytes }
   }
 
+  /**
+   * `element`, which may be stored as a derived piece of `known`'s text when
+   * that is always stored as a plain piece (a derived one is never a base)
+   * and the derived piece is small.
+   */
+  const derivedFrom = (known: Known | undefined, element: Element): Element => {
+    const base = known?.element
+    if (base === undefined || base.derived !== undefined || !allowed.deriving()) return element
+    const piece = derive(base, element.bytes)
+    return piece === undefined ? element : { ...element, derived: { key: hashOf(piece), piece, base } }
+  }
+
   /** An object's element, its text reused while `known`'s trace holds; what is known of it afterwards. */
   const objectElement = (value: object, known: Known | undefined, below: number): Known | Element | undefined => {
     if (known !== undefined && known.below >= below && known.trace.matches(value)) return known
     const trace = new Trace()
     const traceable = trace.record(value)
-    const element = fresh(value, below)
-    if (element === undefined || !traceable) {
+    const written = fresh(value, below)
+    if (written === undefined || !traceable) {
       texts.delete(value)
-      return element
+      return written
     }
-    return keep(value, trace, element, below)
+    return keep(value, trace, derivedFrom(known, written), below)
   }
 
   /** An array `below - 1` levels under the stored value's top, its elements `below`. */
@@ -199,7 +232,7 @@ export const makeEncoder = (dumpJson: DumpJson, mayFrame: () => boolean = () => 
    * keep the plain encoding, written whole from the array's bytes.
    */
   const encodeFramed = (value: object): Encoded | undefined => {
-    if (!mayFrame()) return undefined
+    if (!allowed.framing()) return undefined
     const found = framing(value)
     if (found === undefined) return undefined
     const inner = encodeArray(found.items, 2)

@@ -50,12 +50,27 @@ export interface List {
  */
 export interface Laid {
   readonly blob: BlobRow
-  /** Pieces to send: the entries the previous list did not have. */
+  /** Pieces to send: those of the entries the previous list did not have. */
   readonly pieces: ReadonlyArray<Piece>
+  /** How many of the first entries the previous list had (their pieces are not sent). */
+  readonly had: number
   /** Versions of the channel whose blobs hold the other entries' pieces. */
   readonly requires: ReadonlyArray<string>
   readonly list: List
 }
+
+/**
+ * The pieces that store an element under `key`: its derived piece and the
+ * plain piece that one is written against (sent again, so that it is there
+ * whatever removed what stored it before), when `key` is the derived
+ * piece's; else its text (see `Element`).
+ *
+ * @since 0.3.0
+ */
+export const piecesOf = (key: string, element: Element): Array<Piece> =>
+  key === element.derived?.key
+    ? [pieceOf(key, element.derived.piece), pieceOf(element.derived.base.key, element.derived.base.bytes)]
+    : [pieceOf(key, element.bytes)]
 
 /** The bases of a list, nearest first. */
 const chainOf = (base: Base | undefined): Array<Base> => base === undefined ? [] : [base, ...chainOf(base.base)]
@@ -85,9 +100,10 @@ export const layOut = (
   }
   // The lists the new one may extend: the previous one and its bases, each
   // agreeing with the new elements up to where the chain still does. A list
-  // one base deep may hold up to n^(2/3) own entries, two deep n^(1/3); of
-  // those that fit, the one leaving the fewest own entries wins.
-  const limits = [Infinity, Math.max(16, Math.ceil(n ** (2 / 3))), Math.max(16, Math.ceil(n ** (1 / 3)))]
+  // one base deep may hold up to n^(2/3) own entries, two deep n^(1/3) (at
+  // least 4: a short list is laid out again for little); of those that fit,
+  // the one leaving the fewest own entries wins.
+  const limits = [Infinity, Math.max(4, Math.ceil(n ** (2 / 3))), Math.max(4, Math.ceil(n ** (1 / 3)))]
   let base: Base | undefined
   let keep = 0
   let agreed = common
@@ -112,7 +128,8 @@ export const layOut = (
       bytes: packHashes(keys.slice(keep)),
       base: base && { version: base.version, keep }
     },
-    pieces: elements.slice(common).map((element, i) => pieceOf(keys[common + i]!, element.bytes)),
+    pieces: elements.slice(common).flatMap((element, i) => piecesOf(keys[common + i]!, element)),
+    had: common,
     // The previous list and its bases hold every piece not sent.
     requires: candidates.map((candidate) => candidate.version),
     list: {
@@ -133,7 +150,7 @@ export const layOut = (
 export const ownList = (type: string, elements: ReadonlyArray<Element>, keys: ReadonlyArray<string>) => ({
   type,
   bytes: packHashes(keys),
-  pieces: elements.map((element, i) => pieceOf(keys[i]!, element.bytes))
+  pieces: elements.flatMap((element, i) => piecesOf(keys[i]!, element))
 })
 
 /**

@@ -9,7 +9,7 @@
 import type { IndexEntry, ThreadRows } from "../../StorageDriver.ts"
 import * as StorageFormat from "../../StorageFormat.ts"
 import * as Jsonb from "../Jsonb.ts"
-import { hashesOf, listTypes, threadProjection, type ThreadRow, toThreadRows } from "../Projection.ts"
+import { derivedBaseOf, hashesOf, listTypes, threadProjection, type ThreadRow, toThreadRows } from "../Projection.ts"
 import type { Tables } from "../Tables.ts"
 import { blobArrays, columns, ofThread, pieceArrays, writeArrays } from "./Common.ts"
 import { statement } from "./Statement.ts"
@@ -70,8 +70,9 @@ WHERE jsonb_typeof(metadata -> 'run_id') = 'string' AND metadata ->> 'run_id' = 
 
     // What stays referenced is worked out once, from the checkpoints that
     // stay: their blobs, the bases those extend (`StorageFormat.BASE_DEPTH` deep),
-    // and the pieces of all of them and of the remaining writes. (Every part
-    // reads the statement's one snapshot, so removed rows are excluded by name.)
+    // and the pieces of all of them and of the remaining writes, with the
+    // pieces derived ones are written against. (Every part reads the
+    // statement's one snapshot, so removed rows are excluded by name.)
     remove: statement({
       params: ({ thread_id, checkpoints }: {
         readonly thread_id: string
@@ -133,7 +134,15 @@ WITH gone (checkpoint_ns, checkpoint_id) AS (
       SELECT 1 FROM gone WHERE gone.checkpoint_ns = cw.checkpoint_ns AND gone.checkpoint_id = cw.checkpoint_id
     )
   ),
-  live AS (SELECT DISTINCT l.hash FROM lists, LATERAL (${hashesOf("lists.list")}) l)
+  listed AS (SELECT DISTINCT l.hash FROM lists, LATERAL (${hashesOf("lists.list")}) l),
+  -- With the plain pieces that derived ones among them are written against.
+  live AS (
+    SELECT hash FROM listed
+    UNION
+    SELECT ${derivedBaseOf("p.blob")} FROM listed JOIN ${t.pieces} p
+      ON p.thread_id = ${param.thread_id} AND p.hash = listed.hash
+    WHERE ${derivedBaseOf("p.blob")} IS NOT NULL
+  )
 DELETE FROM ${t.pieces} p
 WHERE p.thread_id = ${param.thread_id} AND NOT EXISTS (SELECT 1 FROM live WHERE live.hash = p.hash)`
     }),
