@@ -118,8 +118,9 @@ describe.each(matrix.all.map((driver) => [driver.name, driver] as const))("forma
 
         const saver = driver.saver()
         try {
-          // A store this release did not create stays where its release left it (memory stores are new).
-          const level = name === "memory" ? NEWEST_LEVEL : 1
+          // A store this release did not create stays where its release left it (memory stores are new):
+          // the releases of levels 1 and 2 wrote theirs before levels were recorded, so at level 1.
+          const level = name === "memory" ? NEWEST_LEVEL : fixture.level <= 2 ? 1 : fixture.level
           expect((await saver.formatLevel()).level).toBe(level)
           const before = await messageCount(saver, "chat")
           await chatGraph(saver).invoke({ messages: [new HumanMessage("after the upgrade")] }, {
