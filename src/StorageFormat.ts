@@ -141,7 +141,12 @@ export const LEVELS: ReadonlyArray<FormatLevel> = [
     adds: "the serializer's values, shared lists and sealed rows"
   },
   { level: 2, encodings: [FRAMED], since: "0.2.0", adds: "framed lists" },
-  { level: 3, encodings: [DERIVED, HEADER_WITHOUT_ID], since: "0.3.0", adds: "derived pieces, headers without their id" }
+  {
+    level: 3,
+    encodings: [DERIVED, HEADER_WITHOUT_ID],
+    since: "0.3.0",
+    adds: "derived pieces, headers without their id"
+  }
 ]
 
 /**
@@ -311,7 +316,12 @@ export const derive = (
   let end = 0
   while (end < most - start && from[from.byteLength - 1 - end] === text[text.byteLength - 1 - end]) end++
   const replacement = text.subarray(start, text.byteLength - end)
-  const head = [DERIVED_MARK, ...Buffer.from(base.key, "latin1"), ...varint(start), ...varint(from.byteLength - start - end)]
+  const head = [
+    DERIVED_MARK,
+    ...Buffer.from(base.key, "latin1"),
+    ...varint(start),
+    ...varint(from.byteLength - start - end)
+  ]
   if (2 * (head.length + replacement.byteLength) > text.byteLength) return undefined
   const piece = new Uint8Array(head.length + replacement.byteLength)
   piece.set(head)
@@ -328,7 +338,11 @@ export const derive = (
  */
 export const derived = (
   piece: Uint8Array
-): { readonly base: string; readonly offset: number; readonly length: number; readonly bytes: Uint8Array } | string | undefined => {
+):
+  | { readonly base: string; readonly offset: number; readonly length: number; readonly bytes: Uint8Array }
+  | string
+  | undefined =>
+{
   if (piece[0] !== DERIVED_MARK) return undefined
   let at = 1 + HASH_BYTES
   const read = (): number | undefined => {

@@ -11,13 +11,13 @@
  */
 import { Clock, Effect, Result, Schema, Stream } from "effect"
 import { CheckpointHeader } from "../Checkpoint.ts"
-import * as StorageFormat from "../StorageFormat.ts"
 import { InvalidConfig, InvalidInput, ThreadExists, ThreadNotFound } from "../CheckpointError.ts"
 import type { Codec } from "../codec/Codec.ts"
 import type { FormatLevel } from "../FormatLevel.ts"
 import { decodeThreadId, invalidInput } from "../Input.ts"
 import * as Settings from "../Settings.ts"
 import type { StorageDriver, ThreadRows } from "../StorageDriver.ts"
+import * as StorageFormat from "../StorageFormat.ts"
 import * as ParentLinks from "./ParentLinks.ts"
 import * as Prune from "./Prune.ts"
 import type { ReencryptProgress, RetentionPolicy } from "./Reports.ts"
@@ -118,10 +118,14 @@ const moving = (driver: StorageDriver, codec: Codec, format: Pick<FormatLevel, "
             `level ${level}: raise it first (upgrade-format), once every process reads level ${above.level}`
       })
     }
-    yield* Effect.forEach(rows.checkpoints, (row) =>
-      Schema.decodeUnknownEffect(CheckpointContent)({ ...row, checkpoint: StorageFormat.header(row) }).pipe(
-        Effect.mapError(invalidInput("importThread", `checkpoint ${row.checkpoint_id}`))
-      ), { discard: true })
+    yield* Effect.forEach(
+      rows.checkpoints,
+      (row) =>
+        Schema.decodeUnknownEffect(CheckpointContent)({ ...row, checkpoint: StorageFormat.header(row) }).pipe(
+          Effect.mapError(invalidInput("importThread", `checkpoint ${row.checkpoint_id}`))
+        ),
+      { discard: true }
+    )
     yield* driver.exclusive(id, writeWhole("importThread", rows, options.replace))
   })
 

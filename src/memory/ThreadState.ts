@@ -225,7 +225,9 @@ const piecesFor = (
   for (const row of rows) {
     for (const pieceKey of StorageFormat.references(row)) add(pieceKey)
     const lists = "base" in row ? chainLists(row.base) : []
-    for (const list of lists) for (const pieceKey of StorageFormat.references({ type: row.type, bytes: list })) add(pieceKey)
+    for (const list of lists) {
+      for (const pieceKey of StorageFormat.references({ type: row.type, bytes: list })) add(pieceKey)
+    }
   }
   return found
 }

@@ -156,7 +156,7 @@ const removeUnreferenced = (thread: MutableThread) => {
     }
   }
   // With the pieces derived ones among them are written against.
-  for (const pieceKey of [...live]) {
+  for (const pieceKey of live) {
     const base = StorageFormat.derivedFrom(thread.pieces.get(pieceKey) ?? new Uint8Array())
     if (base !== undefined) live.add(base)
   }

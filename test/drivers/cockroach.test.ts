@@ -110,7 +110,23 @@ describe("the CockroachDB dialect", () => {
           const versions = yield* Effect.promise(() =>
             target.admin((client) => client.query<{ v: number }>("SELECT v FROM checkpoint_migrations ORDER BY v"))
           )
-          expect(versions.rows.map((row) => Number(row.v))).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 100, 101, 102, 103, 104])
+          expect(versions.rows.map((row) => Number(row.v))).toEqual([
+            0,
+            1,
+            2,
+            3,
+            4,
+            5,
+            6,
+            7,
+            8,
+            9,
+            100,
+            101,
+            102,
+            103,
+            104
+          ])
         })),
     60_000
   )

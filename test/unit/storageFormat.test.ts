@@ -116,7 +116,9 @@ describe("derived pieces", () => {
   })
 
   it("no JSON text nor sealed frame reads as one; damage says what is wrong", () => {
-    for (const plain of ["{}", "[1]", "\"x\"", " {}", "null"]) expect(StorageFormat.derived(utf8.encode(plain))).toBe(undefined)
+    for (const plain of ["{}", "[1]", "\"x\"", " {}", "null"]) {
+      expect(StorageFormat.derived(utf8.encode(plain))).toBe(undefined)
+    }
     expect(StorageFormat.derived(new Uint8Array([1, 2, 3]))).toBe(undefined)
     const piece = StorageFormat.derive({ key, bytes: base }, utf8.encode(`${text(base)}!`))!
     expect(StorageFormat.derived(piece.subarray(0, 10))).toMatch(/cut short/)
