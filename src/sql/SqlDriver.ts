@@ -137,9 +137,9 @@ export const make = Effect.fnUntraced(function*(
    */
   const batches: GroupCommit.Statements = {
     put: (calls) => run("put", q.put, calls, Retry.isEndpointFailure),
-    putOne: (call) => Effect.map(run("put", q.putOne, [call]), (outcomes) => outcomes[0]!),
+    putOne: (call) => Effect.map(run("put", q.putOne(call), [call]), (outcomes) => outcomes[0]!),
     putWrites: (calls) => run("putWrites", q.putWrites, calls, Retry.isEndpointFailure),
-    putWritesOne: (call) => run("putWrites", q.putWrites, [call])
+    putWritesOne: (call) => run("putWrites", q.putWritesOne(call), [call])
   }
   const alone = GroupCommit.alone(batches)
   const grouped = options.groupCommit === false ? alone : GroupCommit.make(batches, options.groupCommit)

@@ -1,7 +1,9 @@
 /** The statement builder and catalogue (`sql/Statements.ts`), without a database. */
 import { Option } from "effect"
 import { describe, expect, it } from "vitest"
+import type { PutCall, WritesCall } from "../../src/sql/GroupCommit.ts"
 import * as Statements from "../../src/sql/Statements.ts"
+import { SPELLED } from "../../src/sql/statements/Rows.ts"
 import * as Tables from "../../src/sql/Tables.ts"
 import { tupleRow } from "../support/rows.ts"
 
@@ -28,14 +30,60 @@ describe("the catalogue", () => {
   const t = Tables.make("s")
   const catalogue = Statements.statements(t)
 
+  /** A lone put of `n` blobs, required bases and pieces; a lone task's `n` writes and pieces. */
+  const putCall = (n: number): PutCall => ({
+    row: {
+      thread_id: "t",
+      checkpoint_ns: "",
+      checkpoint_id: "c",
+      parent_checkpoint_id: undefined,
+      checkpoint: { v: 4, ts: "", channel_versions: {}, versions_seen: {} },
+      metadata: "{}"
+    },
+    blobs: Array.from(
+      { length: n },
+      (_, i) => ({ channel: `c${i}`, version: "1", type: "json", bytes: new Uint8Array() })
+    ),
+    shared: {
+      requires: Array.from({ length: n }, (_, i) => ({ channel: `c${i}`, version: "0" })),
+      pieces: Array.from({ length: n }, () => ({ hash: new Uint8Array(16), bytes: new Uint8Array(1) }))
+    }
+  })
+  const writesCall = (n: number): WritesCall => ({
+    checkpoint: { thread_id: "t", checkpoint_ns: "", checkpoint_id: "c" },
+    writes: Array.from({ length: Math.max(n, 1) }, (_, idx) => ({
+      task_id: "k",
+      task_path: "",
+      idx,
+      channel: "c",
+      type: "json",
+      bytes: new Uint8Array()
+    })),
+    pieces: Array.from({ length: n }, () => ({ hash: new Uint8Array(16), bytes: new Uint8Array(1) }))
+  })
+  const shapes = [0, 1, SPELLED, SPELLED + 1]
+  /** Each write statement: a batch's, and a lone call's of each shape. */
+  const writeStatements = (catalogue: Statements.Statements) =>
+    [
+      ["put", catalogue.put],
+      ["putWrites", catalogue.putWrites],
+      ...shapes.flatMap((n) => [
+        [`putOne of ${n}`, catalogue.putOne(putCall(n))] as const,
+        [`putWritesOne of ${n}`, catalogue.putWritesOne(writesCall(n))] as const
+      ])
+    ] as const
+
   it("every statement numbers its parameters from $1 without gaps", () => {
-    const all: Array<readonly [string, { readonly text: string }]> = Object.entries(catalogue).flatMap((
-      [name, entry]
-    ): Array<readonly [string, { readonly text: string }]> =>
-      "text" in entry
-        ? [[name, entry]]
-        : Object.entries(entry).map(([variant, statement]) => [`${name} ${variant}`, statement])
-    )
+    const all: Array<readonly [string, { readonly text: string }]> = [
+      ...Object.entries(catalogue).flatMap(([name, entry]): Array<readonly [string, { readonly text: string }]> =>
+        typeof entry === "function"
+          ? []
+          : "text" in entry
+          ? [[name, entry]]
+          : Object.entries(entry).map(([variant, statement]) => [`${name} ${variant}`, statement])
+      ),
+      ...writeStatements(catalogue)
+    ]
     expect(all.length).toBeGreaterThan(Object.keys(catalogue).length)
     for (const [name, statement] of all) {
       const numbers = [...new Set([...statement.text.matchAll(/\$(\d+)/g)].map((match) => Number(match[1])))]
@@ -43,15 +91,26 @@ describe("the catalogue", () => {
     }
   })
 
+  it("a lone call spells its rows out as scalars, up to SPELLED of a kind; a batch, and more rows, go as arrays", () => {
+    const arrays = (values: ReadonlyArray<unknown>) => values.filter(Array.isArray).length
+    expect(arrays(catalogue.putOne(putCall(SPELLED)).params([putCall(SPELLED)]))).toBe(0)
+    expect(arrays(catalogue.putWritesOne(writesCall(SPELLED)).params([writesCall(SPELLED)]))).toBe(0)
+    // Blobs, required bases and pieces as arrays; the put itself still spelled.
+    expect(arrays(catalogue.putOne(putCall(SPELLED + 1)).params([putCall(SPELLED + 1)]))).toBe(7 + 3 + 3)
+    expect(arrays(catalogue.put.params([putCall(1), putCall(2)]))).toBe(catalogue.put.params([]).length)
+    // One statement per shape, built once.
+    expect(catalogue.putOne(putCall(2))).toBe(catalogue.putOne(putCall(2)))
+  })
+
   it("the writes lock the rows they rely on, but not on PGlite, one session nothing runs beside", () => {
     const locks = /\bFOR (NO KEY UPDATE|UPDATE|SHARE|KEY SHARE)\b/g
-    for (const name of ["put", "putOne", "putWrites"] as const) {
-      expect(catalogue[name].text.match(locks)?.length, name).toBeGreaterThan(0)
-      const unlocked = Statements.statements(t, "pglite")[name]
-      expect(unlocked.text.match(locks), name).toBeNull()
+    const unlocked = writeStatements(Statements.statements(t, "pglite"))
+    for (const [i, [name, statement]] of writeStatements(catalogue).entries()) {
+      expect(statement.text.match(locks)?.length, name).toBeGreaterThan(0)
+      expect(unlocked[i]![1].text.match(locks), name).toBeNull()
       // The same parameters, numbered alike: one driver passes them whatever the dialect.
       const numbers = (text: string) => [...new Set(text.match(/\$\d+/g))].sort()
-      expect(numbers(unlocked.text), name).toEqual(numbers(catalogue[name].text))
+      expect(numbers(unlocked[i]![1].text), name).toEqual(numbers(statement.text))
     }
   })
 

@@ -5,12 +5,100 @@
  *
  * @since 0.1.0
  */
-import type { PutOutcome } from "../../StorageDriver.ts"
+import type { BlobRow, Piece, PutOutcome, WriteRow } from "../../StorageDriver.ts"
 import type { PutCall, WritesCall } from "../GroupCommit.ts"
 import * as Jsonb from "../Jsonb.ts"
 import type { Tables } from "../Tables.ts"
-import { blobArrays, columns, pieceArrays, writeArrays } from "./Common.ts"
+import { type CheckpointAddress, columns } from "./Common.ts"
+import { byShape, type Count, countOf, type Kind, rowParams, rowSource } from "./Rows.ts"
 import { statement } from "./Statement.ts"
+
+/** Rows tagged with the put they belong to (1-based, as `input.i`). */
+interface OfPut<Row> {
+  readonly i: number
+  readonly row: Row
+}
+
+const emptyBytes = new Uint8Array(0)
+
+/** A put's own fields (JSON as text, "" for no parent: an array of only nulls has no type). */
+const putKind: Kind<OfPut<PutCall>> = {
+  name: "put",
+  columns: {
+    thread_id: ["text", ({ row }) => row.row.thread_id],
+    checkpoint_ns: ["text", ({ row }) => row.row.checkpoint_ns],
+    checkpoint_id: ["text", ({ row }) => row.row.checkpoint_id],
+    parent: ["text", ({ row }) => row.row.parent_checkpoint_id ?? ""],
+    checkpoint: ["text", ({ row }) => JSON.stringify(row.row.checkpoint)],
+    metadata: ["text", ({ row }) => Jsonb.encode(row.row.metadata)],
+    required: ["int4", ({ row }) => row.shared.requires.length],
+    i: ["int4", ({ i }) => i]
+  }
+}
+
+/** A put's blobs ("" and -1 for no base). */
+const blobKind: Kind<OfPut<BlobRow>> = {
+  name: "blob",
+  columns: {
+    i: ["int4", ({ i }) => i],
+    channel: ["text", ({ row }) => row.channel],
+    version: ["text", ({ row }) => row.version],
+    type: ["text", ({ row }) => row.type],
+    blob: ["bytea", ({ row }) => row.bytes ?? emptyBytes],
+    base: ["text", ({ row }) => row.base?.version ?? ""],
+    keep: ["int4", ({ row }) => row.base?.keep ?? -1]
+  }
+}
+
+/** The blobs a put's lists extend, which must still be stored. */
+const requiredKind: Kind<OfPut<{ readonly channel: string; readonly version: string }>> = {
+  name: "required",
+  columns: {
+    i: ["int4", ({ i }) => i],
+    channel: ["text", ({ row }) => row.channel],
+    version: ["text", ({ row }) => row.version]
+  }
+}
+
+/** The pieces a put's lists add. */
+const putPieceKind: Kind<OfPut<Piece>> = {
+  name: "piece",
+  columns: {
+    i: ["int4", ({ i }) => i],
+    hash: ["bytea", ({ row }) => row.hash],
+    blob: ["bytea", ({ row }) => row.bytes]
+  }
+}
+
+/** A task's write, with its checkpoint. */
+const writeKind: Kind<{ readonly checkpoint: CheckpointAddress; readonly write: WriteRow }> = {
+  name: "write",
+  columns: {
+    thread_id: ["text", ({ checkpoint }) => checkpoint.thread_id],
+    checkpoint_ns: ["text", ({ checkpoint }) => checkpoint.checkpoint_ns],
+    checkpoint_id: ["text", ({ checkpoint }) => checkpoint.checkpoint_id],
+    task_id: ["text", ({ write }) => write.task_id],
+    task_path: ["text", ({ write }) => write.task_path],
+    idx: ["int4", ({ write }) => write.idx],
+    channel: ["text", ({ write }) => write.channel],
+    type: ["text", ({ write }) => write.type],
+    blob: ["bytea", ({ write }) => write.bytes]
+  }
+}
+
+/** A piece the writes refer to, with its thread. */
+const writePieceKind: Kind<{ readonly thread_id: string; readonly piece: Piece }> = {
+  name: "piece",
+  columns: {
+    thread_id: ["text", ({ thread_id }) => thread_id],
+    hash: ["bytea", ({ piece }) => piece.hash],
+    blob: ["bytea", ({ piece }) => piece.bytes]
+  }
+}
+
+/** Each put's rows of one kind, tagged with the put. */
+const ofPuts = <Row>(puts: ReadonlyArray<PutCall>, rows: (put: PutCall) => ReadonlyArray<Row>) =>
+  puts.flatMap((put, i) => rows(put).map((row): OfPut<Row> => ({ i: i + 1, row })))
 
 /**
  * The writes of a graph's run, over `t`; `locks`: whether they lock the
@@ -19,11 +107,11 @@ import { statement } from "./Statement.ts"
  * @since 0.1.0
  */
 export const writes = (t: Tables, locks = true) => {
-  /** The threads' rows, locked in one order (so two batches cannot deadlock on them); without locks, nothing. */
-  const lockThreads = (ids: string, mode: string) =>
+  /** The threads' rows `input` names, locked in one order (so two batches cannot deadlock on them); without locks, nothing. */
+  const lockThreads = (mode: string) =>
     locks
       ? `SELECT count(*) AS n FROM (
-    SELECT 1 FROM ${t.threads} WHERE thread_id = ANY(${ids}::text[]) ORDER BY thread_id FOR ${mode}
+    SELECT 1 FROM ${t.threads} WHERE thread_id IN (SELECT thread_id FROM input) ORDER BY thread_id FOR ${mode}
   ) th`
       : "SELECT 1 AS n"
   const lock = (clause: string) => locks ? clause : ""
@@ -37,48 +125,18 @@ export const writes = (t: Tables, locks = true) => {
   // them, so what each put then finds (with locking reads, which see the
   // latest rows) stays until it commits. A put whose parent or required
   // blobs are gone writes nothing and says which; the others are stored.
-  const put = (one: boolean) =>
+  const put = (puts: Count, blobs: Count, required: Count, pieces: Count) =>
     statement({
-      params: (puts: ReadonlyArray<PutCall>) => {
-        const blobs = puts.flatMap(({ blobs }, i) => blobs.map((blob) => ({ i, blob })))
-        const required = puts.flatMap(({ shared }, i) => shared.requires.map((blob) => ({ i, blob })))
-        const pieces = puts.flatMap(({ shared }, i) => shared.pieces.map((piece) => ({ i, piece })))
-        return {
-          thread_ids: puts.map(({ row }) => row.thread_id),
-          checkpoint_nss: puts.map(({ row }) => row.checkpoint_ns),
-          checkpoint_ids: puts.map(({ row }) => row.checkpoint_id),
-          parents: puts.map(({ row }) => row.parent_checkpoint_id ?? ""),
-          checkpoints: puts.map(({ row }) => JSON.stringify(row.checkpoint)),
-          metadata: puts.map(({ row }) => Jsonb.encode(row.metadata)),
-          required_counts: puts.map(({ shared }) => shared.requires.length),
-          blob_puts: blobs.map(({ i }) => i + 1),
-          ...blobArrays(blobs.map(({ blob }) => blob)),
-          required_puts: required.map(({ i }) => i + 1),
-          required_channels: required.map(({ blob }) => blob.channel),
-          required_versions: required.map(({ blob }) => blob.version),
-          piece_puts: pieces.map(({ i }) => i + 1),
-          ...pieceArrays(pieces.map(({ piece }) => piece))
-        }
-      },
+      params: (calls: ReadonlyArray<PutCall>): Record<string, unknown> => ({
+        ...rowParams(putKind, calls.map((row, i) => ({ i: i + 1, row })), puts),
+        ...rowParams(blobKind, ofPuts(calls, (call) => call.blobs), blobs),
+        ...rowParams(requiredKind, ofPuts(calls, (call) => call.shared.requires), required),
+        ...rowParams(putPieceKind, ofPuts(calls, (call) => call.shared.pieces), pieces)
+      }),
       text: (param) => `
-WITH input AS (${
-        one
-          // One put: its fields, one row, which the planner knows (a generic plan of a set-returning
-          // function guesses more rows, and then every execution is planned again).
-          ? `
-  SELECT (${param.thread_ids}::text[])[1] AS thread_id, (${param.checkpoint_nss}::text[])[1] AS checkpoint_ns,
-    (${param.checkpoint_ids}::text[])[1] AS checkpoint_id, (${param.parents}::text[])[1] AS parent,
-    (${param.checkpoints}::text[])[1] AS checkpoint, (${param.metadata}::text[])[1] AS metadata,
-    (${param.required_counts}::int4[])[1] AS required, 1::int8 AS i`
-          : `
-  SELECT * FROM unnest(
-    ${param.thread_ids}::text[], ${param.checkpoint_nss}::text[], ${param.checkpoint_ids}::text[],
-    ${param.parents}::text[], ${param.checkpoints}::text[], ${param.metadata}::text[], ${param.required_counts}::int4[]
-  ) WITH ORDINALITY AS p (thread_id, checkpoint_ns, checkpoint_id, parent, checkpoint, metadata, required, i)`
-      }
-),
+WITH input AS (SELECT * FROM ${rowSource(putKind, puts, param, "p")}),
 locked AS (
-  ${lockThreads(param.thread_ids, "NO KEY UPDATE")}
+  ${lockThreads("NO KEY UPDATE")}
 ),
 parents AS (
   SELECT p.i FROM input p, locked, ${t.checkpoints} cp
@@ -87,9 +145,7 @@ parents AS (
   ${lock("FOR SHARE OF cp")}
 ),
 required AS (
-  SELECT r.i FROM locked, unnest(
-    ${param.required_puts}::int4[], ${param.required_channels}::text[], ${param.required_versions}::text[]
-  ) AS r (i, channel, version)
+  SELECT r.i FROM locked, ${rowSource(requiredKind, required, param, "r")}
   JOIN input p ON p.i = r.i
   CROSS JOIN LATERAL (
     SELECT 1 FROM ${t.blobs} bl
@@ -112,8 +168,7 @@ allowed AS (SELECT p.* FROM input p JOIN outcomes o ON o.i = p.i WHERE o.outcome
 pieces AS (
   INSERT INTO ${t.pieces} (thread_id, hash, blob)
   SELECT a.thread_id, x.hash, x.blob
-  FROM unnest(${param.piece_puts}::int4[], ${param.piece_hashes}::bytea[], ${param.piece_values}::bytea[])
-    AS x (i, hash, blob)
+  FROM ${rowSource(putPieceKind, pieces, param, "x")}
   JOIN allowed a ON a.i = x.i
   ON CONFLICT (thread_id, hash) DO NOTHING
 ),
@@ -122,10 +177,7 @@ blobs AS (
   SELECT a.thread_id, a.checkpoint_ns, b.channel, b.version, b.type,
     CASE WHEN b.type = 'empty' THEN NULL ELSE b.blob END,
     NULLIF(b.base, ''), CASE WHEN b.base = '' THEN NULL ELSE b.keep END
-  FROM unnest(
-    ${param.blob_puts}::int4[], ${param.blob_channels}::text[], ${param.blob_versions}::text[],
-    ${param.blob_types}::text[], ${param.blob_values}::bytea[], ${param.blob_bases}::text[], ${param.blob_keeps}::int4[]
-  ) AS b (i, channel, version, type, blob, base, keep)
+  FROM ${rowSource(blobKind, blobs, param, "b")}
   JOIN allowed a ON a.i = b.i
   ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING
 ),
@@ -147,43 +199,33 @@ SELECT outcome FROM outcomes ORDER BY i`,
       decode: (rows: ReadonlyArray<{ readonly outcome: PutOutcome }>) => rows.map((row) => row.outcome)
     })
 
-  return {
-    put: put(false),
-    putOne: put(true),
-
-    // Writes of distinct threads' tasks, in one statement; shares each
-    // thread's lock with other writers (see put).
-    putWrites: statement({
-      params: (calls: ReadonlyArray<WritesCall>) => {
-        const writes = calls.flatMap(({ checkpoint, writes }) => writes.map((write) => ({ checkpoint, write })))
-        const pieces = calls.flatMap(({ checkpoint, pieces }) => pieces.map((piece) => ({ checkpoint, piece })))
-        return {
-          thread_ids: writes.map(({ checkpoint }) => checkpoint.thread_id),
-          checkpoint_nss: writes.map(({ checkpoint }) => checkpoint.checkpoint_ns),
-          checkpoint_ids: writes.map(({ checkpoint }) => checkpoint.checkpoint_id),
-          task_ids: writes.map(({ write }) => write.task_id),
-          task_paths: writes.map(({ write }) => write.task_path),
-          ...writeArrays(writes.map(({ write }) => write)),
-          piece_threads: pieces.map(({ checkpoint }) => checkpoint.thread_id),
-          ...pieceArrays(pieces.map(({ piece }) => piece))
-        }
-      },
+  // Writes of distinct threads' tasks, in one statement; shares each
+  // thread's lock with other writers (see put).
+  const putWrites = (writes: Count, pieces: Count) =>
+    statement({
+      params: (calls: ReadonlyArray<WritesCall>): Record<string, unknown> => ({
+        ...rowParams(
+          writeKind,
+          calls.flatMap(({ checkpoint, writes }) => writes.map((write) => ({ checkpoint, write }))),
+          writes
+        ),
+        ...rowParams(
+          writePieceKind,
+          calls.flatMap(({ checkpoint, pieces }) =>
+            pieces.map((piece) => ({ thread_id: checkpoint.thread_id, piece }))
+          ),
+          pieces
+        )
+      }),
       text: (param) => `
-WITH input AS (
-  SELECT * FROM unnest(
-    ${param.thread_ids}::text[], ${param.checkpoint_nss}::text[], ${param.checkpoint_ids}::text[],
-    ${param.task_ids}::text[], ${param.task_paths}::text[], ${param.write_idxs}::int4[],
-    ${param.write_channels}::text[], ${param.write_types}::text[], ${param.write_values}::bytea[]
-  ) AS w (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
-),
+WITH input AS (SELECT * FROM ${rowSource(writeKind, writes, param, "w")}),
 locked AS (
-  ${lockThreads(param.thread_ids, "SHARE")}
+  ${lockThreads("SHARE")}
 ),
 pieces AS (
   INSERT INTO ${t.pieces} (thread_id, hash, blob)
   SELECT p.thread_id, p.hash, p.blob
-  FROM unnest(${param.piece_threads}::text[], ${param.piece_hashes}::bytea[], ${param.piece_values}::bytea[])
-    AS p (thread_id, hash, blob), locked
+  FROM ${rowSource(writePieceKind, pieces, param, "p")}, locked
   ON CONFLICT (thread_id, hash) DO NOTHING
 )
 INSERT INTO ${t.writes} (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
@@ -193,5 +235,18 @@ ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
 DO UPDATE SET task_path = EXCLUDED.task_path, channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob
 WHERE EXCLUDED.idx < 0`
     })
+
+  const putOne = byShape(put)
+  const putWritesOne = byShape(putWrites)
+  return {
+    /** Puts of several threads (a batch): every row as arrays. */
+    put: put("arrays", "arrays", "arrays", "arrays"),
+    /** The statement of one put, its rows spelled out where they are few (see `Rows`). */
+    putOne: ({ blobs, shared }: PutCall) =>
+      putOne(1, countOf(blobs.length), countOf(shared.requires.length), countOf(shared.pieces.length)),
+    /** Writes of several tasks (a batch): every row as arrays. */
+    putWrites: putWrites("arrays", "arrays"),
+    /** The statement of one task's writes, spelled out where they are few. */
+    putWritesOne: ({ pieces, writes }: WritesCall) => putWritesOne(countOf(writes.length), countOf(pieces.length))
   }
 }
