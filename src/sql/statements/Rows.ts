@@ -1,15 +1,21 @@
 /**
- * Rows a write statement takes: a few spelled out as a `VALUES` list of
- * scalar parameters, more as one array per column that the statement
- * `unnest`s. A scalar parameter costs the server next to nothing to decode;
- * an array costs it the element type's lookups and a copy, for every array
- * of every execution (tens of microseconds for a put's twenty arrays, more
- * than the rest of its work). So a lone call's statement spells its rows
- * out, one statement text per shape (how many rows of each kind: few
- * shapes, each prepared once per connection), and a batch's takes arrays.
+ * Write statements over rows: a few rows of a kind spelled out as a
+ * `VALUES` list of scalar parameters, more as one array per column that the
+ * statement `unnest`s. A scalar parameter costs the server next to nothing
+ * to decode; an array costs it the element type's lookups and a copy, for
+ * every array of every execution (tens of microseconds for a put's twenty
+ * arrays, more than the rest of its work). So a lone call's statement spells
+ * its rows out, one statement text per shape (how many rows of each kind:
+ * few shapes, each prepared once per connection), and a batch's takes
+ * arrays.
+ *
+ * The builder numbers the parameters as the text names the rows, and
+ * gathers their values in that order with no lookup by name: a put's
+ * parameters are gathered at every call.
  *
  * @since 0.3.0
  */
+import type { Statement } from "./Statement.ts"
 
 /**
  * The most rows of one kind a statement spells out; more go as arrays.
@@ -33,57 +39,57 @@ export type Count = number | "arrays"
 export const countOf = (n: number): Count => n <= SPELLED ? n : "arrays"
 
 /**
- * A kind of row: its name (its parameters are named after it) and each
- * column's SQL type and value in a row.
+ * A kind of row: each column's SQL type and value in a row.
  *
  * @since 0.3.0
  */
-export interface Kind<Row> {
-  readonly name: string
-  readonly columns: Readonly<Record<string, readonly [type: string, value: (row: Row) => unknown]>>
-}
+export type Kind<Row> = Readonly<Record<string, readonly [type: string, value: (row: Row) => unknown]>>
 
 /**
- * The parameters of `rows`: `<kind>_<column>` arrays, or `<kind><i>_<column>`
- * scalars when spelled out.
+ * A statement over rows of several kinds. `text` names each kind's rows
+ * where it selects from them, with `source(kind, alias)`: `AS alias
+ * (columns)`, as a `VALUES` list, the arrays `unnest`ed, or no row at all
+ * (a `VALUES` list cannot be empty). `rows` gives an input's rows, each kind
+ * as many as its count says.
  *
  * @since 0.3.0
  */
-export const rowParams = <Row>(kind: Kind<Row>, rows: ReadonlyArray<Row>, count: Count): Record<string, unknown> => {
-  const params: Record<string, unknown> = {}
-  for (const [column, [, value]] of Object.entries(kind.columns)) {
-    if (count === "arrays") params[`${kind.name}_${column}`] = rows.map(value)
-    else for (let i = 0; i < rows.length; i++) params[`${kind.name}${i}_${column}`] = value(rows[i]!)
+export const rowStatement = <Input, Rows extends Record<string, ReadonlyArray<unknown>>, Row extends object, Output>(
+  parts: {
+    readonly kinds: { readonly [K in keyof Rows]: Kind<Rows[K][number]> }
+    readonly counts: { readonly [K in keyof Rows]: Count }
+    readonly rows: (input: Input) => Rows
+    readonly text: (source: (kind: keyof Rows & string, alias: string) => string) => string
+    readonly decode: (rows: ReadonlyArray<Row>, input: Input) => Output
   }
-  return params
-}
-
-/**
- * The rows as what a statement selects from, `AS alias (columns)`: a
- * `VALUES` list, the arrays `unnest`ed, or no row at all (a `VALUES` list
- * cannot be empty).
- *
- * @since 0.3.0
- */
-export const rowSource = <Row>(
-  kind: Kind<Row>,
-  count: Count,
-  param: Readonly<Record<string, string>>,
-  alias: string
-): string => {
-  const columns = Object.entries(kind.columns)
-  const named = `${alias} (${columns.map(([column]) => column).join(", ")})`
-  if (count === "arrays") {
-    return `unnest(${
-      columns.map(([column, [type]]) => `${param[`${kind.name}_${column}`]}::${type}[]`).join(", ")
-    }) AS ${named}`
+): Statement<Input, Row, Output> => {
+  const values: Array<(rows: Rows) => unknown> = []
+  const parameter = (type: string, value: (rows: Rows) => unknown) => `$${values.push(value)}::${type}`
+  const source = (kind: keyof Rows & string, alias: string) => {
+    const columns = Object.entries(parts.kinds[kind])
+    const count = parts.counts[kind]
+    const named = `${alias} (${columns.map(([column]) => column).join(", ")})`
+    if (count === "arrays") {
+      const arrays = columns.map(([, [type, value]]) => parameter(`${type}[]`, (rows) => rows[kind]!.map(value)))
+      return `unnest(${arrays.join(", ")}) AS ${named}`
+    }
+    if (count === 0) {
+      return `(SELECT ${columns.map(([, [type]]) => `NULL::${type}`).join(", ")} WHERE false) AS ${named}`
+    }
+    const spelled = Array.from(
+      { length: count },
+      (_, i) => `(${columns.map(([, [type, value]]) => parameter(type, (rows) => value(rows[kind]![i]))).join(", ")})`
+    )
+    return `(VALUES ${spelled.join(", ")}) AS ${named}`
   }
-  if (count === 0) return `(SELECT ${columns.map(([, [type]]) => `NULL::${type}`).join(", ")} WHERE false) AS ${named}`
-  const rows = Array.from(
-    { length: count },
-    (_, i) => `(${columns.map(([column, [type]]) => `${param[`${kind.name}${i}_${column}`]}::${type}`).join(", ")})`
-  )
-  return `(VALUES ${rows.join(", ")}) AS ${named}`
+  return {
+    text: parts.text(source),
+    params: (input) => {
+      const rows = parts.rows(input)
+      return values.map((value) => value(rows))
+    },
+    decode: parts.decode
+  }
 }
 
 /**

@@ -10,8 +10,7 @@ import type { PutCall, WritesCall } from "../GroupCommit.ts"
 import * as Jsonb from "../Jsonb.ts"
 import type { Tables } from "../Tables.ts"
 import { type CheckpointAddress, columns } from "./Common.ts"
-import { byShape, type Count, countOf, type Kind, rowParams, rowSource } from "./Rows.ts"
-import { statement } from "./Statement.ts"
+import { byShape, type Count, countOf, type Kind, rowStatement } from "./Rows.ts"
 
 /** Rows tagged with the put they belong to (1-based, as `input.i`). */
 interface OfPut<Row> {
@@ -23,77 +22,59 @@ const emptyBytes = new Uint8Array(0)
 
 /** A put's own fields (JSON as text, "" for no parent: an array of only nulls has no type). */
 const putKind: Kind<OfPut<PutCall>> = {
-  name: "put",
-  columns: {
-    thread_id: ["text", ({ row }) => row.row.thread_id],
-    checkpoint_ns: ["text", ({ row }) => row.row.checkpoint_ns],
-    checkpoint_id: ["text", ({ row }) => row.row.checkpoint_id],
-    parent: ["text", ({ row }) => row.row.parent_checkpoint_id ?? ""],
-    checkpoint: ["text", ({ row }) => JSON.stringify(row.row.checkpoint)],
-    metadata: ["text", ({ row }) => Jsonb.encode(row.row.metadata)],
-    required: ["int4", ({ row }) => row.shared.requires.length],
-    i: ["int4", ({ i }) => i]
-  }
+  thread_id: ["text", ({ row }) => row.row.thread_id],
+  checkpoint_ns: ["text", ({ row }) => row.row.checkpoint_ns],
+  checkpoint_id: ["text", ({ row }) => row.row.checkpoint_id],
+  parent: ["text", ({ row }) => row.row.parent_checkpoint_id ?? ""],
+  checkpoint: ["text", ({ row }) => JSON.stringify(row.row.checkpoint)],
+  metadata: ["text", ({ row }) => Jsonb.encode(row.row.metadata)],
+  required: ["int4", ({ row }) => row.shared.requires.length],
+  i: ["int4", ({ i }) => i]
 }
 
 /** A put's blobs ("" and -1 for no base). */
 const blobKind: Kind<OfPut<BlobRow>> = {
-  name: "blob",
-  columns: {
-    i: ["int4", ({ i }) => i],
-    channel: ["text", ({ row }) => row.channel],
-    version: ["text", ({ row }) => row.version],
-    type: ["text", ({ row }) => row.type],
-    blob: ["bytea", ({ row }) => row.bytes ?? emptyBytes],
-    base: ["text", ({ row }) => row.base?.version ?? ""],
-    keep: ["int4", ({ row }) => row.base?.keep ?? -1]
-  }
+  i: ["int4", ({ i }) => i],
+  channel: ["text", ({ row }) => row.channel],
+  version: ["text", ({ row }) => row.version],
+  type: ["text", ({ row }) => row.type],
+  blob: ["bytea", ({ row }) => row.bytes ?? emptyBytes],
+  base: ["text", ({ row }) => row.base?.version ?? ""],
+  keep: ["int4", ({ row }) => row.base?.keep ?? -1]
 }
 
 /** The blobs a put's lists extend, which must still be stored. */
 const requiredKind: Kind<OfPut<{ readonly channel: string; readonly version: string }>> = {
-  name: "required",
-  columns: {
-    i: ["int4", ({ i }) => i],
-    channel: ["text", ({ row }) => row.channel],
-    version: ["text", ({ row }) => row.version]
-  }
+  i: ["int4", ({ i }) => i],
+  channel: ["text", ({ row }) => row.channel],
+  version: ["text", ({ row }) => row.version]
 }
 
 /** The pieces a put's lists add. */
 const putPieceKind: Kind<OfPut<Piece>> = {
-  name: "piece",
-  columns: {
-    i: ["int4", ({ i }) => i],
-    hash: ["bytea", ({ row }) => row.hash],
-    blob: ["bytea", ({ row }) => row.bytes]
-  }
+  i: ["int4", ({ i }) => i],
+  hash: ["bytea", ({ row }) => row.hash],
+  blob: ["bytea", ({ row }) => row.bytes]
 }
 
 /** A task's write, with its checkpoint. */
 const writeKind: Kind<{ readonly checkpoint: CheckpointAddress; readonly write: WriteRow }> = {
-  name: "write",
-  columns: {
-    thread_id: ["text", ({ checkpoint }) => checkpoint.thread_id],
-    checkpoint_ns: ["text", ({ checkpoint }) => checkpoint.checkpoint_ns],
-    checkpoint_id: ["text", ({ checkpoint }) => checkpoint.checkpoint_id],
-    task_id: ["text", ({ write }) => write.task_id],
-    task_path: ["text", ({ write }) => write.task_path],
-    idx: ["int4", ({ write }) => write.idx],
-    channel: ["text", ({ write }) => write.channel],
-    type: ["text", ({ write }) => write.type],
-    blob: ["bytea", ({ write }) => write.bytes]
-  }
+  thread_id: ["text", ({ checkpoint }) => checkpoint.thread_id],
+  checkpoint_ns: ["text", ({ checkpoint }) => checkpoint.checkpoint_ns],
+  checkpoint_id: ["text", ({ checkpoint }) => checkpoint.checkpoint_id],
+  task_id: ["text", ({ write }) => write.task_id],
+  task_path: ["text", ({ write }) => write.task_path],
+  idx: ["int4", ({ write }) => write.idx],
+  channel: ["text", ({ write }) => write.channel],
+  type: ["text", ({ write }) => write.type],
+  blob: ["bytea", ({ write }) => write.bytes]
 }
 
 /** A piece the writes refer to, with its thread. */
 const writePieceKind: Kind<{ readonly thread_id: string; readonly piece: Piece }> = {
-  name: "piece",
-  columns: {
-    thread_id: ["text", ({ thread_id }) => thread_id],
-    hash: ["bytea", ({ piece }) => piece.hash],
-    blob: ["bytea", ({ piece }) => piece.bytes]
-  }
+  thread_id: ["text", ({ thread_id }) => thread_id],
+  hash: ["bytea", ({ piece }) => piece.hash],
+  blob: ["bytea", ({ piece }) => piece.bytes]
 }
 
 /** Each put's rows of one kind, tagged with the put. */
@@ -126,15 +107,17 @@ export const writes = (t: Tables, locks = true) => {
   // latest rows) stays until it commits. A put whose parent or required
   // blobs are gone writes nothing and says which; the others are stored.
   const put = (puts: Count, blobs: Count, required: Count, pieces: Count) =>
-    statement({
-      params: (calls: ReadonlyArray<PutCall>): Record<string, unknown> => ({
-        ...rowParams(putKind, calls.map((row, i) => ({ i: i + 1, row })), puts),
-        ...rowParams(blobKind, ofPuts(calls, (call) => call.blobs), blobs),
-        ...rowParams(requiredKind, ofPuts(calls, (call) => call.shared.requires), required),
-        ...rowParams(putPieceKind, ofPuts(calls, (call) => call.shared.pieces), pieces)
+    rowStatement({
+      kinds: { put: putKind, blob: blobKind, required: requiredKind, piece: putPieceKind },
+      counts: { put: puts, blob: blobs, required, piece: pieces },
+      rows: (calls: ReadonlyArray<PutCall>) => ({
+        put: calls.map((row, i) => ({ i: i + 1, row })),
+        blob: ofPuts(calls, (call) => call.blobs),
+        required: ofPuts(calls, (call) => call.shared.requires),
+        piece: ofPuts(calls, (call) => call.shared.pieces)
       }),
-      text: (param) => `
-WITH input AS (SELECT * FROM ${rowSource(putKind, puts, param, "p")}),
+      text: (source) => `
+WITH input AS (SELECT * FROM ${source("put", "p")}),
 locked AS (
   ${lockThreads("NO KEY UPDATE")}
 ),
@@ -145,7 +128,7 @@ parents AS (
   ${lock("FOR SHARE OF cp")}
 ),
 required AS (
-  SELECT r.i FROM locked, ${rowSource(requiredKind, required, param, "r")}
+  SELECT r.i FROM locked, ${source("required", "r")}
   JOIN input p ON p.i = r.i
   CROSS JOIN LATERAL (
     SELECT 1 FROM ${t.blobs} bl
@@ -168,7 +151,7 @@ allowed AS (SELECT p.* FROM input p JOIN outcomes o ON o.i = p.i WHERE o.outcome
 pieces AS (
   INSERT INTO ${t.pieces} (thread_id, hash, blob)
   SELECT a.thread_id, x.hash, x.blob
-  FROM ${rowSource(putPieceKind, pieces, param, "x")}
+  FROM ${source("piece", "x")}
   JOIN allowed a ON a.i = x.i
   ON CONFLICT (thread_id, hash) DO NOTHING
 ),
@@ -177,7 +160,7 @@ blobs AS (
   SELECT a.thread_id, a.checkpoint_ns, b.channel, b.version, b.type,
     CASE WHEN b.type = 'empty' THEN NULL ELSE b.blob END,
     NULLIF(b.base, ''), CASE WHEN b.base = '' THEN NULL ELSE b.keep END
-  FROM ${rowSource(blobKind, blobs, param, "b")}
+  FROM ${source("blob", "b")}
   JOIN allowed a ON a.i = b.i
   ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING
 ),
@@ -202,30 +185,24 @@ SELECT outcome FROM outcomes ORDER BY i`,
   // Writes of distinct threads' tasks, in one statement; shares each
   // thread's lock with other writers (see put).
   const putWrites = (writes: Count, pieces: Count) =>
-    statement({
-      params: (calls: ReadonlyArray<WritesCall>): Record<string, unknown> => ({
-        ...rowParams(
-          writeKind,
-          calls.flatMap(({ checkpoint, writes }) => writes.map((write) => ({ checkpoint, write }))),
-          writes
-        ),
-        ...rowParams(
-          writePieceKind,
-          calls.flatMap(({ checkpoint, pieces }) =>
-            pieces.map((piece) => ({ thread_id: checkpoint.thread_id, piece }))
-          ),
-          pieces
+    rowStatement({
+      kinds: { write: writeKind, piece: writePieceKind },
+      counts: { write: writes, piece: pieces },
+      rows: (calls: ReadonlyArray<WritesCall>) => ({
+        write: calls.flatMap(({ checkpoint, writes }) => writes.map((write) => ({ checkpoint, write }))),
+        piece: calls.flatMap(({ checkpoint, pieces }) =>
+          pieces.map((piece) => ({ thread_id: checkpoint.thread_id, piece }))
         )
       }),
-      text: (param) => `
-WITH input AS (SELECT * FROM ${rowSource(writeKind, writes, param, "w")}),
+      text: (source) => `
+WITH input AS (SELECT * FROM ${source("write", "w")}),
 locked AS (
   ${lockThreads("SHARE")}
 ),
 pieces AS (
   INSERT INTO ${t.pieces} (thread_id, hash, blob)
   SELECT p.thread_id, p.hash, p.blob
-  FROM ${rowSource(writePieceKind, pieces, param, "p")}, locked
+  FROM ${source("piece", "p")}, locked
   ON CONFLICT (thread_id, hash) DO NOTHING
 )
 INSERT INTO ${t.writes} (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
@@ -233,7 +210,8 @@ SELECT w.thread_id, w.checkpoint_ns, w.checkpoint_id, w.task_id, w.task_path, w.
 FROM input w, locked
 ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
 DO UPDATE SET task_path = EXCLUDED.task_path, channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob
-WHERE EXCLUDED.idx < 0`
+WHERE EXCLUDED.idx < 0`,
+      decode: () => undefined
     })
 
   const putOne = byShape(put)
