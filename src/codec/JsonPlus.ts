@@ -165,8 +165,8 @@ export const dumpJson = (value: unknown, maxDepth = MAX_DEPTH): Uint8Array => {
   }
   // A function or symbol alone: JSON.stringify writes nothing.
   if (text === undefined) return new Uint8Array()
-  // Depth never exceeds the length: only long texts need the scan.
-  if (text.length > maxDepth && depthOf(text) > maxDepth) {
+  // Each level takes two characters, its bracket and the one closing it: only long texts need the scan.
+  if (text.length > 2 * maxDepth + 1 && depthOf(text) > maxDepth) {
     throw new Error(`the value nests deeper than ${MAX_DEPTH} levels (arrays and objects)`)
   }
   return encoder.encode(text)

@@ -220,29 +220,38 @@ export const make = (
   }
 
   /**
-   * The elements as a thread stores them without encryption: its text where
-   * the thread holds a plain piece of it; else a derived piece the thread
-   * holds of it, or the one it may be; else its text.
+   * The elements as a thread stores them, under their keys: under
+   * `address`'s (encryption on); else its text where the thread holds a
+   * plain piece of it, else a derived piece the thread holds of it, or the
+   * one it may be, else its text. (One pass: a put of a long thread asks
+   * for every element.)
    */
-  const storedIn = (thread_id: string, elements: ReadonlyArray<Element>): Array<Element> => {
-    const held = cache.of(thread_id)
-    return elements.map((element) => {
-      if (held.has(element.key)) return element.derived === undefined ? element : { ...element, derived: undefined }
-      const key = cache.derivedOf(thread_id, element.key)
-      const piece = key === undefined ? undefined : held.get(key)
-      const from = piece === undefined ? undefined : derived(piece)
-      const base = typeof from === "object" ? held.get(from.base) : undefined
-      return key === undefined || piece === undefined || typeof from !== "object" || base === undefined
-        ? element
-        : { ...element, derived: { key, piece, base: { key: from.base, bytes: base } } }
-    })
-  }
-
-  /** Lays out or lists `elements` under their keys: `address`'s (encryption on), else as {@link storedIn} stores them. */
   const stored = (thread_id: string, elements: ReadonlyArray<Element>, address: Address | undefined) => {
     if (address !== undefined) return { elements, keys: elements.map(address) }
-    const resolved = storedIn(thread_id, elements)
-    return { elements: resolved, keys: resolved.map((element) => element.derived?.key ?? element.key) }
+    const held = cache.of(thread_id)
+    const resolved: Array<Element> = []
+    const keys: Array<string> = []
+    for (const element of elements) {
+      const as = held.has(element.key) ? plain(element) : heldDerivation(thread_id, held, element) ?? element
+      resolved.push(as)
+      keys.push(as.derived?.key ?? as.key)
+    }
+    return { elements: resolved, keys }
+  }
+
+  /** An element as its plain piece. */
+  const plain = (element: Element): Element =>
+    element.derived === undefined ? element : { ...element, derived: undefined }
+
+  /** An element as the derived piece the thread holds of it, with its base; `undefined` when it holds none. */
+  const heldDerivation = (thread_id: string, held: ReadonlyMap<string, Uint8Array>, element: Element) => {
+    const key = cache.derivedOf(thread_id, element.key)
+    const piece = key === undefined ? undefined : held.get(key)
+    const from = piece === undefined ? undefined : derived(piece)
+    const base = typeof from === "object" ? held.get(from.base) : undefined
+    return key === undefined || piece === undefined || typeof from !== "object" || base === undefined
+      ? undefined
+      : { ...element, derived: { key, piece, base: { key: from.base, bytes: base } } }
   }
 
   /**
