@@ -272,20 +272,20 @@ hashes AS (
   }
 ),
 found AS (
-  SELECT hashes.thread_id, p.hash, p.blob
+  SELECT hashes.thread_id, p.hash, p.blob, ${derivedBaseOf("p.blob")} AS base
   FROM hashes
   CROSS JOIN LATERAL (
     SELECT p.hash, p.blob FROM ${t.pieces} p WHERE p.thread_id = hashes.thread_id AND p.hash = hashes.hash LIMIT 1
   ) p
 ),
--- The plain pieces that derived ones found are written against, unless the page has them already.
+-- The plain pieces that derived ones found are written against, unless the page (or the caller) has them.
 bases AS (
-  SELECT DISTINCT f.thread_id, ${derivedBaseOf("f.blob")} AS hash FROM found f
-  WHERE ${derivedBaseOf("f.blob")} IS NOT NULL AND NOT EXISTS (
-    SELECT 1 FROM hashes h WHERE h.thread_id = f.thread_id AND h.hash = ${derivedBaseOf("f.blob")}
-  )${
+  SELECT b.thread_id, b.hash FROM (
+    SELECT f.thread_id, f.base AS hash FROM found f WHERE f.base IS NOT NULL
+    EXCEPT SELECT h.thread_id, h.hash FROM hashes h
+  ) b${
     known === undefined ? "" : `
-    AND NOT EXISTS (SELECT 1 FROM (${hashesOf(known)}) AS known WHERE known.hash = ${derivedBaseOf("f.blob")})`
+  WHERE NOT EXISTS (SELECT 1 FROM (${hashesOf(known)}) AS known WHERE known.hash = b.hash)`
   }
 ),
 pieces AS (
@@ -295,7 +295,7 @@ pieces AS (
       : "NULL::text[]"
   } AS threads
   FROM (
-    SELECT * FROM found
+    SELECT found.thread_id, found.hash, found.blob FROM found
     UNION ALL
     SELECT bases.thread_id, b.hash, b.blob
     FROM bases
