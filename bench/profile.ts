@@ -1,10 +1,12 @@
 /**
- * `npm run bench:profile`: CPU profiles of the write paths issue 27 is
- * about, each case in a child process under `node --cpu-prof` (cases in
+ * `npm run bench:profile`: CPU profiles of the write paths (issues 27 and
+ * 38), each case in a child process under `node --cpu-prof` (cases in
  * bench/profiling/cases.ts), written to bench/profiles/<case>.cpuprofile
  * (stable names: a new run replaces them), then a summary per case printed
- * and written to bench/profiles/SUMMARY.md: busy time by package or file,
- * and the functions with the most self time, over the workload alone.
+ * and written to bench/profiles/SUMMARY.md: busy time by part (the Effect
+ * runtime, the codec, hashing, statements, the SQL client, …), by package
+ * or file, and the functions with the most self time, over the workload
+ * alone.
  *
  * Uses DATABASE_URL, or starts a throwaway server. `BENCH_SCALE` shortens
  * the cases as it does the bench.
@@ -12,6 +14,7 @@
 import { execFileSync } from "node:child_process"
 import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
+import { admin } from "../test/support/databases.ts"
 import { ensureServer } from "../test/support/postgresServer.ts"
 import { scratchDatabases } from "./databases.ts"
 import { type CaseName, cases } from "./profiling/cases.ts"
@@ -24,7 +27,11 @@ mkdirSync(directory, { recursive: true })
 const titles: Record<CaseName, string> = {
   "superstep-postgres": "Chat-thread super-steps (putWrites + put), 5 threads x 300 steps, PostgreSQL",
   "superstep-pglite": "Chat-thread super-steps (putWrites + put), 5 threads x 300 steps, PGlite",
-  "invoke-postgres": "StateGraph.invoke loop, 100 turns, PostgreSQL"
+  "invoke-postgres": "StateGraph.invoke loop, 100 turns, PostgreSQL",
+  "putwrites-postgres-fast-commit": "putWrites of one message, 3,000 calls, PostgreSQL with synchronous_commit = off",
+  "put-postgres-fast-commit": "put of a chat thread, 5 threads x 300 steps, PostgreSQL with synchronous_commit = off",
+  "concurrent-postgres-fast-commit":
+    "32 threads x 50 super-steps at once, 5 rounds, PostgreSQL with synchronous_commit = off"
 }
 
 const server = await ensureServer()
@@ -34,6 +41,12 @@ try {
   for (const name of Object.keys(cases) as Array<CaseName>) {
     console.log(`[profile] ${name}`)
     const url = cases[name].store === "postgres" ? (await databases.create(`profile_${name}`)).url : ""
+    if (cases[name].fastCommit) {
+      await admin(
+        (client) => client.query(`ALTER DATABASE "${new URL(url).pathname.slice(1)}" SET synchronous_commit = off`),
+        url
+      )
+    }
     const output = execFileSync(
       process.execPath,
       [

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { EffectCheckpointSaver } from "../../src/index.ts"
 import { agentGraph, agentTurn } from "../agentGraph.ts"
-import { ChatThread } from "../workload.mjs"
+import { ChatThread, message } from "../workload.mjs"
 import { profileClock, type Window } from "./cpuProfile.ts"
 
 const scale = Number(process.env.BENCH_SCALE ?? "1")
@@ -29,11 +29,47 @@ const invokeLoop = async (saver: EffectCheckpointSaver) => {
   for (let turn = 0; turn < n(100); turn++) await agentTurn(app, "profile")
 }
 
-/** Each case: where its saver lives and what it runs. */
+/** 3,000 putWrites of one new message each, on a checkpoint of a 300-step thread. */
+const putWrites = async (saver: EffectCheckpointSaver) => {
+  const thread = await new ChatThread(saver, "profile-writes").start()
+  for (let step = 0; step < n(300); step++) await thread.superStep()
+  const messages = Array.from({ length: n(3000) }, (_, i) => message(i))
+  for (const [i, next] of messages.entries()) {
+    await saver.putWrites(thread.config, [["messages", [next]]], `task-${i}`, "~__pregel_pull, agent")
+  }
+}
+
+/** 5 chat threads of 300 puts, each adding one message (no putWrites first: each put serializes it). */
+const puts = async (saver: EffectCheckpointSaver) => {
+  for (let t = 0; t < 5; t++) {
+    const thread = await new ChatThread(saver, `profile-puts-${t}`).start()
+    for (let step = 0; step < n(300); step++) await thread.put(thread.nextMessage())
+  }
+}
+
+/** 32 chat threads of 50 super-steps at once, 5 rounds: the bench's concurrent scenario. */
+const concurrent = async (saver: EffectCheckpointSaver) => {
+  for (let round = 0; round < 5; round++) {
+    await Promise.all(Array.from({ length: 32 }, async (_, t) => {
+      const thread = await new ChatThread(saver, `profile-concurrent-${round}-${t}`).start()
+      for (let step = 0; step < n(50); step++) await thread.superStep()
+    }))
+  }
+}
+
+/**
+ * Each case: where its saver lives, what it runs, and whether its
+ * PostgreSQL database commits without waiting for the disk
+ * (`synchronous_commit = off`): where a commit costs little, the library's
+ * own CPU is most of a call's time.
+ */
 export const cases = {
-  "superstep-postgres": { store: "postgres", run: superSteps },
-  "superstep-pglite": { store: "pglite", run: superSteps },
-  "invoke-postgres": { store: "postgres", run: invokeLoop }
+  "superstep-postgres": { store: "postgres", run: superSteps, fastCommit: false },
+  "superstep-pglite": { store: "pglite", run: superSteps, fastCommit: false },
+  "invoke-postgres": { store: "postgres", run: invokeLoop, fastCommit: false },
+  "putwrites-postgres-fast-commit": { store: "postgres", run: putWrites, fastCommit: true },
+  "put-postgres-fast-commit": { store: "postgres", run: puts, fastCommit: true },
+  "concurrent-postgres-fast-commit": { store: "postgres", run: concurrent, fastCommit: true }
 } as const
 
 export type CaseName = keyof typeof cases

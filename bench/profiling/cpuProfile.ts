@@ -46,6 +46,7 @@ export interface Summary {
   /** Milliseconds of samples in the window that were not idle. */
   readonly busyMs: number
   readonly windowMs: number
+  readonly byPart: ReadonlyArray<Share>
   readonly byModule: ReadonlyArray<Share>
   readonly topFunctions: ReadonlyArray<Share>
 }
@@ -69,6 +70,38 @@ const moduleOf = (frame: CallFrame, root: string) => {
   return url.includes("node_modules") && packageMatch !== null ? packageMatch[1]! : file
 }
 
+/**
+ * What a frame's code does for a call, as the issue asks to see it: the
+ * Effect runtime, input decoding, the codec, hashing, building statements,
+ * the SQL client, the socket, and the rest.
+ */
+const parts: ReadonlyArray<readonly [part: string, test: (frame: CallFrame, file: string) => boolean]> = [
+  [
+    "hashing (SHA-256)",
+    (frame) => frame.url.startsWith("node:internal/crypto") || frame.functionName === "oneShotDigest"
+  ],
+  ["garbage collection", (frame) => frame.functionName === "(garbage collector)"],
+  ["input decoding (Schema)", (_, file) => /^effect\/dist\/(Schema|internal\/schema)/.test(file)],
+  ["SQL client (effect/sql, @effect/sql-pg)", (_, file) => /^(effect\/dist\/sql|@effect\/sql-pg)\//.test(file)],
+  ["Effect runtime (fibers, spans, context)", (_, file) => file.startsWith("effect/")],
+  ["statements (text and parameters)", (_, file) => /^src\/sql\/(statements\/|Statements\.ts|Jsonb\.ts)/.test(file)],
+  ["SQL driver, group commit, retries", (_, file) => file.startsWith("src/sql/")],
+  ["codec (serializing, sharing, layout)", (_, file) => file.startsWith("src/codec/")],
+  ["LangChain (messages' toJSON)", (_, file) => file.startsWith("@langchain/")],
+  [
+    "PGlite (WebAssembly and its JS)",
+    (frame, file) => frame.url.startsWith("wasm:") || file.startsWith("@electric-sql/")
+  ],
+  ["this library, other", (_, file) => file.startsWith("src/")],
+  ["the workload (bench/)", (_, file) => file.startsWith("bench/")],
+  ["socket and Node I/O", (frame) => frame.url.startsWith("node:") || frame.url === ""]
+]
+
+const partOf = (frame: CallFrame, root: string) => {
+  const file = frame.url === "" ? "" : fileOf(frame.url, root)
+  return parts.find(([, test]) => test(frame, file))?.[0] ?? "other"
+}
+
 const frameName = (frame: CallFrame, root: string) => {
   const name = frame.functionName === "" ? "(anonymous)" : frame.functionName
   if (frame.url === "") return name
@@ -88,6 +121,7 @@ const ranked = (totals: Map<string, number>, busy: number, count: number): Array
 export const summarise = (file: string, window: Window, root: string, top = 15): Summary => {
   const profile = JSON.parse(readFileSync(file, "utf8")) as CpuProfile
   const nodes = new Map(profile.nodes.map((node) => [node.id, node]))
+  const byPart = new Map<string, number>()
   const byModule = new Map<string, number>()
   const byFunction = new Map<string, number>()
   let busy = 0
@@ -99,6 +133,8 @@ export const summarise = (file: string, window: Window, root: string, top = 15):
     const frame = nodes.get(profile.samples[i]!)!.callFrame
     if (frame.functionName === "(idle)") continue
     busy += span
+    const part = partOf(frame, root)
+    byPart.set(part, (byPart.get(part) ?? 0) + span)
     const module = moduleOf(frame, root)
     byModule.set(module, (byModule.get(module) ?? 0) + span)
     const name = frameName(frame, root)
@@ -107,6 +143,7 @@ export const summarise = (file: string, window: Window, root: string, top = 15):
   return {
     busyMs: busy / 1000,
     windowMs: (window.end - window.start) / 1000,
+    byPart: ranked(byPart, busy, parts.length + 1),
     byModule: ranked(byModule, busy, top),
     topFunctions: ranked(byFunction, busy, top)
   }
@@ -121,6 +158,10 @@ export const renderSummary = (title: string, summary: Summary) =>
     "",
     `Busy ${summary.busyMs.toFixed(0)} ms of a ${summary.windowMs.toFixed(0)} ms workload ` +
     `(${percent(summary.busyMs / summary.windowMs)}; the rest is idle, waiting for I/O).`,
+    "",
+    "| part (self time) | busy ms | share |",
+    "|---|---:|---:|",
+    ...summary.byPart.map((s) => `| ${s.name} | ${s.ms.toFixed(0)} | ${percent(s.share)} |`),
     "",
     "| module or file | busy ms | share |",
     "|---|---:|---:|",
