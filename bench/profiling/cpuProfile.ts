@@ -78,7 +78,7 @@ const moduleOf = (frame: CallFrame, root: string) => {
 const parts: ReadonlyArray<readonly [part: string, test: (frame: CallFrame, file: string) => boolean]> = [
   [
     "hashing (SHA-256)",
-    (frame) => frame.url.startsWith("node:internal/crypto") || frame.functionName === "oneShotDigest"
+    (frame) => frame.url.startsWith("node:internal/crypto/hash") || frame.functionName === "oneShotDigest"
   ],
   ["garbage collection", (frame) => frame.functionName === "(garbage collector)"],
   ["input decoding (Schema)", (_, file) => /^effect\/dist\/(Schema|internal\/schema)/.test(file)],
@@ -94,7 +94,7 @@ const parts: ReadonlyArray<readonly [part: string, test: (frame: CallFrame, file
   ],
   ["this library, other", (_, file) => file.startsWith("src/")],
   ["the workload (bench/)", (_, file) => file.startsWith("bench/")],
-  ["socket and Node I/O", (frame) => frame.url.startsWith("node:") || frame.url === ""]
+  ["Node: the socket, other built-ins and native calls", (frame) => frame.url.startsWith("node:") || frame.url === ""]
 ]
 
 const partOf = (frame: CallFrame, root: string) => {
