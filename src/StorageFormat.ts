@@ -68,7 +68,12 @@ export const HEADER_WITHOUT_ID = "header without its id"
 export const header = (row: { readonly checkpoint_id: string; readonly checkpoint: unknown }): unknown =>
   withoutId(row.checkpoint) ? { ...row.checkpoint, id: row.checkpoint_id } : row.checkpoint
 
-const withoutId = (stored: unknown): stored is object =>
+/**
+ * Whether a stored header leaves its id out (see {@link HEADER_WITHOUT_ID}).
+ *
+ * @since 0.3.0
+ */
+export const withoutId = (stored: unknown): stored is object =>
   typeof stored === "object" && stored !== null && !Object.hasOwn(stored, "id")
 
 /**

@@ -27,7 +27,18 @@ import {
 } from "../Checkpoint.ts"
 import { type CorruptedCheckpoint, formatIssue, type IncompatibleFormat } from "../CheckpointError.ts"
 import type { BlobRow, CheckpointRow, StoredCheckpoint, WriteRow } from "../StorageDriver.ts"
-import { header, isList, references, unframe, unpackHashes } from "../StorageFormat.ts"
+import {
+  DERIVED,
+  DERIVED_MARK,
+  header,
+  HEADER_WITHOUT_ID,
+  isList,
+  levelOf,
+  references,
+  unframe,
+  unpackHashes,
+  withoutId
+} from "../StorageFormat.ts"
 import { noPieces, type Open, type Pieces } from "./Open.ts"
 import { corrupted, NotHeld, type Parts, unopened, unreadable } from "./Parts.ts"
 import { newTally, report, type Tally } from "./Report.ts"
@@ -55,16 +66,16 @@ const sendsFrom = ({ row }: StoredCheckpoint): CheckpointPlace | undefined => {
     : undefined
 }
 
+/** The level derived pieces belong to: a process pinned below it does not read them. */
+const DERIVED_LEVEL = levelOf(DERIVED)!
+
+const isDerived = (piece: Uint8Array) => piece[0] === DERIVED_MARK
+
 const sortWrites = (writes: ReadonlyArray<WriteRow>): Array<WriteRow> =>
   writes
     .map((write) => ({ write, key: writesSortKey(write.task_path, write.task_id, write.idx) }))
     .sort((a, b) => compareWritesSortKeys(a.key, b.key))
     .map(({ write }) => write)
-
-const decodeHeader = (row: CheckpointRow) =>
-  Schema.decodeUnknownEffect(CheckpointHeader)(header(row)).pipe(
-    Effect.mapError((error) => corrupted(row, `checkpoint: ${formatIssue(error.issue)}`))
-  )
 
 /** Loading opened rows' values, metadata and writes, over the codec's parts. */
 const loading = ({ format, json, sealing, serializer, sharing }: Parts) => {
@@ -97,6 +108,14 @@ const loading = ({ format, json, sealing, serializer, sharing }: Parts) => {
     return unopened(format, row, `${what}: a piece it refers to ${wrong ?? "is missing"}`)
   }
 
+  /** A checkpoint's header; one without its id is of level 3, which a process pinned below it does not read. */
+  const decodeHeader = (row: CheckpointRow) => {
+    const newer = withoutId(row.checkpoint) ? unreadable(format, row, HEADER_WITHOUT_ID) : undefined
+    return newer !== undefined ? Effect.fail(newer) : Schema.decodeUnknownEffect(CheckpointHeader)(header(row)).pipe(
+      Effect.mapError((error) => corrupted(row, `checkpoint: ${formatIssue(error.issue)}`))
+    )
+  }
+
   /** Reads a stored value; a shared list is first rebuilt from its pieces. */
   const load = (
     row: CheckpointRow,
@@ -113,6 +132,10 @@ const loading = ({ format, json, sealing, serializer, sharing }: Parts) => {
       const decoded = sharing.decode(row.thread_id, stored, pieces.readable)
       if (typeof decoded === "string") return Effect.fail(unopened(format, row, `${what}: ${decoded}`))
       if ("missing" in decoded) return Effect.fail(missing(row, what, decoded.missing, pieces))
+      const derivedNewer = format.supported < DERIVED_LEVEL && decoded.stored.some(isDerived)
+        ? unreadable(format, row, DERIVED)
+        : undefined
+      if (derivedNewer !== undefined) return Effect.fail(derivedNewer)
       // A framed list is read as its whole text; a list's pieces are parsed one by one.
       const text = stored.type === Sharing.FRAMED ? unframe(decoded.texts) : decoded.texts
       if (typeof text === "string") return Effect.fail(corrupted(row, `${what}: ${text}`))
@@ -176,7 +199,7 @@ const loading = ({ format, json, sealing, serializer, sharing }: Parts) => {
         )
     )
 
-  return { decodeMetadata, loadWrites, loadChannelValues }
+  return { decodeHeader, decodeMetadata, loadWrites, loadChannelValues }
 }
 
 /**
@@ -185,7 +208,7 @@ const loading = ({ format, json, sealing, serializer, sharing }: Parts) => {
  * @since 0.1.0
  */
 export const make = (parts: Parts, { keepRead, open, openWrites }: Open) => {
-  const { decodeMetadata, loadChannelValues, loadWrites } = loading(parts)
+  const { decodeHeader, decodeMetadata, loadChannelValues, loadWrites } = loading(parts)
 
   /**
    * A stored checkpoint as LangGraph's tuple. `remember`: what a `getTuple`

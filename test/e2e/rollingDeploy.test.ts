@@ -1,15 +1,16 @@
 /**
- * Upgrades without downtime, as a team deploys: a database at storage
- * format level 1 (what the release before framed lists wrote), this release
- * beside itself pinned one level down (`formatLevel: 1`, as that release
- * behaves) on one database at once, writing the same threads and their own:
- * nothing lost, nothing reported damaged, and nothing of level 2 written.
- * Then the level is raised with `langgraph-checkpoints upgrade-format` while
- * both run: the newer writes framed lists, the pinned one reads them as
+ * Upgrades without downtime, as a team deploys: a database at the storage
+ * format level before the newest (what the previous release wrote), this
+ * release beside itself pinned one level down (`formatLevel`, as that
+ * release behaves) on one database at once, writing the same threads and
+ * their own: nothing lost, nothing reported damaged, and nothing of the
+ * newest level written (derived pieces, headers without their id). Then the
+ * level is raised with `langgraph-checkpoints upgrade-format` while both
+ * run: the newer writes the newest encodings, the pinned one reads them as
  * `IncompatibleFormat` (never `CorruptedCheckpoint`, never wrong data) and
- * stops, and a pinned process started afterwards is refused before it writes.
- * On PGlite, whose directory one process owns at a time, the same through
- * hand-overs between the two.
+ * stops, and a pinned process started afterwards is refused before it
+ * writes. On PGlite, whose directory one process owns at a time, the same
+ * through hand-overs between the two.
  */
 import { HumanMessage } from "@langchain/core/messages"
 import { mkdtemp, rm } from "node:fs/promises"
@@ -17,6 +18,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { CheckpointError, EffectCheckpointSaver } from "../../src/index.ts"
+import { NEWEST_LEVEL } from "../../src/StorageFormat.ts"
 import { canonical } from "../../src/testing/index.ts"
 import { usingCli } from "../support/cli.ts"
 import { admin, createDatabase } from "../support/databases.ts"
@@ -44,12 +46,15 @@ const messageCount = async (saver: EffectCheckpointSaver, thread_id: string) => 
   return (state.values.messages as Array<unknown>).length
 }
 
-/** Rows of framed lists (level 2) in the database at `url`. */
-const framedRows = (url: string) =>
+/** The level the previous release wrote, which this release pinned one level down behaves as. */
+const PREVIOUS = NEWEST_LEVEL - 1
+
+/** Rows in the newest level's encodings (headers without their id, derived pieces) in the database at `url`. */
+const newestRows = (url: string) =>
   admin(async (client) => {
     const { rows } = await client.query(
-      `SELECT (SELECT count(*) FROM checkpoint_blobs WHERE type LIKE 'shared-json-framed/%')
-        + (SELECT count(*) FROM checkpoint_writes WHERE type LIKE 'shared-json-framed/%') AS n`
+      `SELECT (SELECT count(*) FROM checkpoints WHERE NOT checkpoint ? 'id')
+        + (SELECT count(*) FROM checkpoint_pieces WHERE substring(blob FROM 1 FOR 1) = '\\x10'::bytea) AS n`
     )
     return Number(rows[0].n)
   }, url)
@@ -67,16 +72,16 @@ describe("a rolling deploy on PostgreSQL", () => {
     "two releases side by side lose nothing and report nothing damaged; then raised, the older stops, typed",
     async () => {
       const url = database.url
-      // The database as the older release made it: level 1.
-      const creator = await EffectCheckpointSaver.fromConnString(url, { formatLevel: 1 })
-      expect(await creator.formatLevel()).toMatchObject({ level: 1, supported: 1 })
+      // The database as the older release made it: the level before the newest.
+      const creator = await EffectCheckpointSaver.fromConnString(url, { formatLevel: PREVIOUS })
+      expect(await creator.formatLevel()).toMatchObject({ level: PREVIOUS, supported: PREVIOUS })
       await creator.close()
 
       const newer = await EffectCheckpointSaver.fromConnString(url)
-      const older = await EffectCheckpointSaver.fromConnString(url, { formatLevel: 1 })
+      const older = await EffectCheckpointSaver.fromConnString(url, { formatLevel: PREVIOUS })
       const turns = new Map<string, number>()
       try {
-        expect(await newer.formatLevel()).toMatchObject({ level: 1, supported: 2 })
+        expect(await newer.formatLevel()).toMatchObject({ level: PREVIOUS, supported: NEWEST_LEVEL })
         for (let round = 0; round < 6; round++) {
           for (
             const [thread, writer] of [
@@ -93,25 +98,26 @@ describe("a rolling deploy on PostgreSQL", () => {
           }
         }
         for (const [thread, count] of turns) expect(await messageCount(older, thread)).toBe(2 * count)
-        expect(await framedRows(url)).toBe(0)
+        expect(await newestRows(url)).toBe(0)
 
-        // Every process now runs a release that reads level 2: raise it.
+        // Every process now runs a release that reads the newest level: raise it.
         const dry = await ok(["upgrade-format", url, "--dry-run"])
-        expect(dry.stdout).toContain("storage format level 1; this release reads and writes levels up to 2")
-        expect(dry.stdout).toContain("would raise it to level 2")
-        expect((await ok(["upgrade-format", url])).stdout).toContain("raised 1 → 2")
-        expect((await ok(["upgrade-format", url])).stdout).toContain("already at level 2")
+        expect(dry.stdout).toContain(`storage format level ${PREVIOUS} (raised by langgraph-checkpoint-effect`)
+        expect(dry.stdout).toContain(`this release reads and writes levels up to ${NEWEST_LEVEL}`)
+        expect(dry.stdout).toContain(`would raise it to level ${NEWEST_LEVEL}`)
+        expect((await ok(["upgrade-format", url])).stdout).toContain(`raised ${PREVIOUS} → ${NEWEST_LEVEL}`)
+        expect((await ok(["upgrade-format", url])).stdout).toContain(`already at level ${NEWEST_LEVEL}`)
 
-        // The newer reads the level again (as it does every minute) and writes framed lists from then on.
-        expect(await newer.formatLevel()).toMatchObject({ level: 2 })
+        // The newer reads the level again (as it does every minute) and writes the newest encodings from then on.
+        expect(await newer.formatLevel()).toMatchObject({ level: NEWEST_LEVEL })
         await turn(newer, "shared-a", "after the raise")
-        expect(await framedRows(url)).toBeGreaterThan(0)
+        expect(await newestRows(url)).toBeGreaterThan(0)
         expect(await messageCount(newer, "shared-a")).toBe(2 * (turns.get("shared-a")! + 1))
 
         // The older, before it reads the level again, meets what it does not read: typed, never damage.
         const met = await failure(read(older, "shared-a"))
         expect(met).toBeInstanceOf(CheckpointError.IncompatibleFormat)
-        expect(String(met)).toContain("shared-json-framed/1 (format level 2)")
+        expect(String(met)).toContain(`(format level ${NEWEST_LEVEL})`)
         // A thread it still reads reads right.
         expect(await read(older, "older-own")).toEqual(await read(newer, "older-own"))
         // Once it reads the level, it stops, before writing anything more.
@@ -122,10 +128,10 @@ describe("a rolling deploy on PostgreSQL", () => {
         await Promise.all([newer.close(), older.close()])
       }
       // A rollback to the older release after the raise is refused when it starts.
-      const rolledBack = await failure(EffectCheckpointSaver.fromConnString(url, { formatLevel: 1 }))
+      const rolledBack = await failure(EffectCheckpointSaver.fromConnString(url, { formatLevel: PREVIOUS }))
       expect(rolledBack).toBeInstanceOf(CheckpointError.IncompatibleFormat)
       expect(String(rolledBack)).toContain(
-        "the database is at storage format level 2, raised by langgraph-checkpoint-effect"
+        `the database is at storage format level ${NEWEST_LEVEL}, raised by langgraph-checkpoint-effect`
       )
     },
     180_000
@@ -152,11 +158,11 @@ describe("a rolling deploy on PGlite", () => {
         await saver.close()
       }
     }
-    const older = 1
+    const older = PREVIOUS
     const newer = undefined
     await stint(older, (saver) => turn(saver, "t", "first, by the older"))
     const afterNewer = await stint(newer, async (saver) => {
-      expect(await saver.formatLevel()).toMatchObject({ level: 1, supported: 2 })
+      expect(await saver.formatLevel()).toMatchObject({ level: PREVIOUS, supported: NEWEST_LEVEL })
       await turn(saver, "t", "second, by the newer")
       return read(saver, "t")
     })
@@ -165,9 +171,9 @@ describe("a rolling deploy on PGlite", () => {
       await turn(saver, "t", "third, by the older")
       expect(await messageCount(saver, "t")).toBe(6)
     })
-    expect((await ok(["upgrade-format", url])).stdout).toContain("raised 1 → 2")
+    expect((await ok(["upgrade-format", url])).stdout).toContain(`raised ${PREVIOUS} → ${NEWEST_LEVEL}`)
     await stint(newer, async (saver) => {
-      await turn(saver, "t", "fourth, by the newer, framed")
+      await turn(saver, "t", "fourth, by the newer, in the newest encodings")
       expect(await messageCount(saver, "t")).toBe(8)
     })
     const refused = await failure(stint(older, () => Promise.resolve()))

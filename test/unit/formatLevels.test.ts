@@ -209,6 +209,39 @@ describe("storage format levels", () => {
     expect((await read(older))?.checkpoint).toEqual((await read(newest))?.checkpoint)
   })
 
+  it("a process pinned below level 3 reads a derived piece or a header without its id as IncompatibleFormat", async () => {
+    const newest = MemoryDriver.makeInspectable()
+    await writeEverything(newest, false)
+    const rows = await Effect.runPromise(newest.driver.threadRows("everything-false"))
+    const withIds = {
+      ...rows,
+      checkpoints: rows.checkpoints.map((row) => ({
+        ...row,
+        checkpoint: StorageFormat.header(row) as typeof row.checkpoint
+      }))
+    }
+    // Rows a level-3 process wrote, met by a process pinned at 2 before it read the raise.
+    for (
+      const [written, encoding] of [[rows, StorageFormat.HEADER_WITHOUT_ID], [withIds, StorageFormat.DERIVED]] as const
+    ) {
+      const store = MemoryDriver.makeInspectable({ formatLevel: 2 })
+      await Effect.runPromise(store.driver.writeThread(written))
+      const pinned = EffectCheckpointSaver.fromLayer(CheckpointStorage.layerDriver(Effect.succeed(store.driver)), {
+        formatLevel: 2
+      })
+      try {
+        const met = await pinned.getTuple({ configurable: { thread_id: "everything-false" } }).then(
+          () => undefined,
+          (error: unknown) => error
+        )
+        expect(met, encoding).toBeInstanceOf(CheckpointError.IncompatibleFormat)
+        expect(String(met)).toContain(`${encoding} (format level 3)`)
+      } finally {
+        await pinned.close()
+      }
+    }
+  })
+
   it("a sealed frame of a later format is IncompatibleFormat; a damaged one is CorruptedCheckpoint", async () => {
     const memory = MemoryDriver.makeInspectable()
     await writeEverything(memory, true)
