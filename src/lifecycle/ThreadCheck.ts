@@ -4,9 +4,10 @@
  * of it, each once, in a namespace that has checkpoints; parent links that
  * neither loop nor name a checkpoint the rows do not hold; pieces stored
  * under the hash of their bytes, derived ones extending a plain piece the
- * rows hold; and no value nested deeper than `put` accepts. Stored rows are not trusted: a file can be edited, and each of
- * these, written, would make reads fail, walks of the parent chain never
- * end, or (a piece under another's hash) give the thread text it never held.
+ * rows hold; and no value nested deeper than `put` accepts. Stored rows are
+ * not trusted: a file can be edited, and each of these, written, would make
+ * reads fail, walks of the parent chain never end, or (a piece under
+ * another's hash) give the thread text it never held.
  *
  * `importThread` runs it before writing anything; `ExportFormat.decode` runs
  * it on each thread of a file, to name the line at fault.
@@ -44,7 +45,10 @@ export interface Problem {
  * @since 0.1.0
  */
 export const check = (rows: ThreadRows): Problem | undefined =>
-  misplaced(rows) ?? twice(rows) ?? links(rows) ?? forged(rows) ?? underived(rows) ?? tooDeep(rows)
+  misplaced(rows) ?? twice(rows) ?? links(rows) ?? forged(rows) ?? ofTexts(rows, textsOf(rows))
+
+/** The checks over the pieces' texts (a derived piece's as it reads back), worked out once. */
+const ofTexts = (rows: ThreadRows, texts: Texts) => underived(rows, texts) ?? tooDeep(rows, texts)
 
 const problem = (detail: string, kind?: RowKind, index?: number): Problem => ({
   detail,
@@ -152,8 +156,11 @@ const forged = (rows: ThreadRows): Problem | undefined => {
   )
 }
 
-/** The rows' plain pieces' texts by key: a derived piece's as it reads back (see `StorageFormat.DERIVED`). */
-const textsOf = (rows: ThreadRows): Map<string, Uint8Array | string> => {
+/** The rows' plain pieces' texts by key: a derived piece's as it reads back, or what is wrong with it. */
+type Texts = ReadonlyMap<string, Uint8Array | string>
+
+/** The {@link Texts} of the rows (see `StorageFormat.DERIVED`). */
+const textsOf = (rows: ThreadRows): Texts => {
   const stored = new Map(
     rows.pieces.filter(isPlain).map((piece) => [StorageFormat.pieceKey(piece.hash), piece.bytes] as const)
   )
@@ -169,13 +176,12 @@ const textsOf = (rows: ThreadRows): Map<string, Uint8Array | string> => {
 }
 
 /** A derived piece that does not read back: damaged, or extending a piece the rows lack or a derived one. */
-const underived = (rows: ThreadRows): Problem | undefined => {
-  const texts = textsOf(rows)
+const underived = (rows: ThreadRows, texts: Texts): Problem | undefined => {
   const piece = rows.pieces.findIndex((piece) => typeof texts.get(StorageFormat.pieceKey(piece.hash)) === "string")
   if (piece < 0) return undefined
-  const hash = Buffer.from(rows.pieces[piece]!.hash).toString("hex")
+  const { hash } = rows.pieces[piece]!
   return problem(
-    `the piece stored as ${hash}: ${texts.get(StorageFormat.pieceKey(rows.pieces[piece]!.hash))}`,
+    `the piece stored as ${Buffer.from(hash).toString("hex")}: ${texts.get(StorageFormat.pieceKey(hash))}`,
     "piece",
     piece
   )
@@ -197,7 +203,7 @@ const deeperThan = (limit: number) => `nests deeper than ${limit} levels, more t
  * `MAX_DEPTH - 1`. Values of other types, and sealed ones (which only a
  * holder of the key can have written), are not JSON text here.
  */
-const tooDeep = (rows: ThreadRows): Problem | undefined => {
+const tooDeep = (rows: ThreadRows, texts: Texts): Problem | undefined => {
   const metadata = rows.checkpoints.findIndex((row) => deeper(row.metadata, MAX_DEPTH))
   if (metadata >= 0) {
     const row = rows.checkpoints[metadata]!
@@ -217,7 +223,6 @@ const tooDeep = (rows: ThreadRows): Problem | undefined => {
       write
     )
   }
-  const texts = textsOf(rows)
   const piece = rows.pieces.findIndex((piece) => {
     const text = texts.get(StorageFormat.pieceKey(piece.hash))
     return typeof text === "object" && deeper(text, MAX_DEPTH - 1)
