@@ -85,6 +85,13 @@ export const withoutId = (stored: unknown): stored is object =>
 export const DERIVED_MARK = 0x10
 
 /**
+ * Whether a piece is a derived one (see {@link DERIVED}).
+ *
+ * @since 0.3.0
+ */
+export const isDerived = (piece: Uint8Array): boolean => piece[0] === DERIVED_MARK
+
+/**
  * What a sealed row's stored `type` ends with (see `Sealing`).
  *
  * @since 0.1.0
@@ -195,7 +202,7 @@ export const encodingsOf = (rows: ThreadRows): ReadonlySet<string> => {
   const found = new Set<string>()
   for (const { type } of rows.blobs) found.add(type)
   for (const { type } of rows.writes) found.add(type)
-  if (rows.pieces.some((piece) => piece.bytes[0] === DERIVED_MARK)) found.add(DERIVED)
+  if (rows.pieces.some((piece) => isDerived(piece.bytes))) found.add(DERIVED)
   if (rows.checkpoints.some((row) => withoutId(row.checkpoint))) found.add(HEADER_WITHOUT_ID)
   return found
 }
@@ -348,7 +355,7 @@ export const derived = (
   | string
   | undefined =>
 {
-  if (piece[0] !== DERIVED_MARK) return undefined
+  if (!isDerived(piece)) return undefined
   let at = 1 + HASH_BYTES
   const read = (): number | undefined => {
     let n = 0
@@ -389,7 +396,7 @@ export const compose = (
   piece: { readonly offset: number; readonly length: number; readonly bytes: Uint8Array },
   base: Uint8Array
 ): Uint8Array | string => {
-  if (base[0] === DERIVED_MARK) return "its derived piece extends a derived piece"
+  if (isDerived(base)) return "its derived piece extends a derived piece"
   if (piece.offset + piece.length > base.byteLength) return "its derived piece replaces more than its base holds"
   const text = new Uint8Array(base.byteLength - piece.length + piece.bytes.byteLength)
   text.set(base.subarray(0, piece.offset))

@@ -22,7 +22,7 @@ import type { CheckpointTuple, DeltaChannelHistory, Location } from "../Checkpoi
 import {
   CorruptedCheckpoint,
   type IncompatibleFormat,
-  type InvalidConfig,
+  InvalidConfig,
   type InvalidInput,
   type SerializationFailed
 } from "../CheckpointError.ts"
@@ -182,7 +182,8 @@ const reseal = (sealing: Sealing.Sealing | undefined) =>
     if (sealing === undefined) {
       return { ...rows, thread_id: target, checkpoints: rows.checkpoints.map((row) => ({ ...row, thread_id: target })) }
     }
-    yield* Parts.keyOf(sealing, operation, target)
+    const key = Parts.keyOf(sealing, operation, target)
+    if (key instanceof InvalidConfig) return yield* key
     const resealed = sealing.reseal(rows, target)
     return typeof resealed === "string"
       ? yield* new CorruptedCheckpoint({

@@ -29,9 +29,9 @@ import { type CorruptedCheckpoint, formatIssue, type IncompatibleFormat } from "
 import type { BlobRow, CheckpointRow, StoredCheckpoint, WriteRow } from "../StorageDriver.ts"
 import {
   DERIVED,
-  DERIVED_MARK,
   header,
   HEADER_WITHOUT_ID,
+  isDerived,
   isList,
   levelOf,
   references,
@@ -68,8 +68,6 @@ const sendsFrom = ({ row }: StoredCheckpoint): CheckpointPlace | undefined => {
 
 /** The level derived pieces belong to: a process pinned below it does not read them. */
 const DERIVED_LEVEL = levelOf(DERIVED)!
-
-const isDerived = (piece: Uint8Array) => piece[0] === DERIVED_MARK
 
 const sortWrites = (writes: ReadonlyArray<WriteRow>): Array<WriteRow> =>
   writes

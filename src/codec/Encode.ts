@@ -12,7 +12,7 @@ import { Effect } from "effect"
 import type { Location } from "../Checkpoint.ts"
 import { InvalidConfig, InvalidInput, SerializationFailed } from "../CheckpointError.ts"
 import type { BlobRow, CheckpointRow, Piece, PutShared, WriteRow } from "../StorageDriver.ts"
-import { type Parts, utf8 } from "./Parts.ts"
+import { keyOf, type Parts, utf8 } from "./Parts.ts"
 import type * as Sealing from "./Sealing.ts"
 import type * as Serializer from "./Serializer.ts"
 import * as Sharing from "./Sharing.ts"
@@ -157,12 +157,6 @@ export const make = (parts: Parts) => {
     )
   }
 
-  /** The key a thread's new rows are sealed under (none without encryption), or why there is none. */
-  const threadKey = (operation: string, thread_id: string): Sealing.ThreadKey | undefined | InvalidConfig => {
-    const key = sealing?.threadKey(thread_id)
-    return typeof key === "string" ? new InvalidConfig({ operation, detail: `thread "${thread_id}": ${key}` }) : key
-  }
-
   /** A checkpoint's row: its metadata as JSON, sealed but for the plaintext keys when encryption is on. Throws. */
   const encodeRow = (key: Sealing.ThreadKey | undefined, row: Omit<CheckpointRow, "metadata">, metadata: unknown) => {
     let text: string
@@ -188,7 +182,7 @@ export const make = (parts: Parts) => {
     metadata: unknown,
     versions: Readonly<Record<string, string | number>>
   ): Effect.Effect<EncodedCheckpoint, SerializationFailed | InvalidConfig> => {
-    const key = threadKey("put", location.thread_id)
+    const key = keyOf(sealing, "put", location.thread_id)
     if (key instanceof InvalidConfig) return Effect.fail(key)
     const changed: Array<readonly [channel: string, version: string, value: unknown]> = []
     for (const [channel, version] of Object.entries(versions)) {
@@ -236,7 +230,7 @@ export const make = (parts: Parts) => {
     { readonly rows: ReadonlyArray<WriteRow>; readonly pieces: ReadonlyArray<Piece> },
     SerializationFailed | InvalidConfig
   > => {
-    const key = threadKey("putWrites", checkpoint.thread_id)
+    const key = keyOf(sealing, "putWrites", checkpoint.thread_id)
     if (key instanceof InvalidConfig) return Effect.fail(key)
     const kept = lastSpecialWrites(writes)
     const encoded = bodies(

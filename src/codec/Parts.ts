@@ -54,10 +54,10 @@ export const make = Effect.fnUntraced(function*(format: Pick<FormatLevel, "level
   const serializer = yield* Serializer.Serializer
   const encryption = yield* Effect.serviceOption(Encryption)
   const json = serializer.json ?? Serializer.Serializer.defaultValue().json!
-  // An element of a shared list is one level below its list, of a framed list two.
   const sealing = Option.isSome(encryption) ? Sealing.make(encryption.value) : undefined
   const shares = serializer.json !== undefined && (yield* SharingEnabled.Enabled)
   const sharing = Sharing.make(
+    // An element of a shared list is one level below its list, of a framed list two.
     shares ? (value, below) => json.dump(value, Revival.MAX_DEPTH - below) : undefined,
     {
       framing: () => format.level() >= FRAMED_LEVEL,
@@ -78,7 +78,8 @@ export const make = Effect.fnUntraced(function*(format: Pick<FormatLevel, "level
 })
 
 /**
- * The key a thread's new rows are sealed under (none without encryption).
+ * The key a thread's new rows are sealed under (none without encryption),
+ * or why there is none.
  *
  * @since 0.1.0
  */
@@ -86,11 +87,9 @@ export const keyOf = (
   sealing: Sealing.Sealing | undefined,
   operation: string,
   thread_id: string
-): Effect.Effect<Sealing.ThreadKey | undefined, InvalidConfig> => {
+): Sealing.ThreadKey | undefined | InvalidConfig => {
   const key = sealing?.threadKey(thread_id)
-  return typeof key === "string"
-    ? Effect.fail(new InvalidConfig({ operation, detail: `thread "${thread_id}": ${key}` }))
-    : Effect.succeed(key)
+  return typeof key === "string" ? new InvalidConfig({ operation, detail: `thread "${thread_id}": ${key}` }) : key
 }
 
 /**

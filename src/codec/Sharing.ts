@@ -37,6 +37,7 @@ import { makeListMemory, makePieceCache } from "./sharing/Caches.ts"
 import {
   type Address,
   type Allowed,
+  type Derived,
   type DumpJson,
   type Element,
   type Encoded,
@@ -181,13 +182,19 @@ const learned = (
 ): Element => {
   if (plainKeys && held.get(key) === stored) {
     if (stored === text) return { key, bytes: text }
-    const from = derived(stored)
-    const base = typeof from === "object" ? held.get(from.base) : undefined
-    if (typeof from === "object" && base !== undefined) {
-      return { key: hashOf(text), bytes: text, derived: { key, piece: stored, base: { key: from.base, bytes: base } } }
-    }
+    const derivation = heldDerivation(held, key, stored)
+    if (derivation !== undefined) return { key: hashOf(text), bytes: text, derived: derivation }
   }
   return { key: hashOf(text), bytes: text }
+}
+
+/** The derived piece `piece` (kept under `key`) with its base, when the base is `held`; else `undefined`. */
+const heldDerivation = (held: ReadonlyMap<string, Uint8Array>, key: string, piece: Uint8Array): Derived | undefined => {
+  const from = derived(piece)
+  const base = typeof from === "object" ? held.get(from.base) : undefined
+  return typeof from === "object" && base !== undefined
+    ? { key, piece, base: { key: from.base, bytes: base } }
+    : undefined
 }
 
 /**
@@ -232,7 +239,7 @@ export const make = (
     const resolved: Array<Element> = []
     const keys: Array<string> = []
     for (const element of elements) {
-      const as = held.has(element.key) ? plain(element) : heldDerivation(thread_id, held, element) ?? element
+      const as = held.has(element.key) ? plain(element) : derivedIn(thread_id, held, element) ?? element
       resolved.push(as)
       keys.push(as.derived?.key ?? as.key)
     }
@@ -244,14 +251,11 @@ export const make = (
     element.derived === undefined ? element : { ...element, derived: undefined }
 
   /** An element as the derived piece the thread holds of it, with its base; `undefined` when it holds none. */
-  const heldDerivation = (thread_id: string, held: ReadonlyMap<string, Uint8Array>, element: Element) => {
+  const derivedIn = (thread_id: string, held: ReadonlyMap<string, Uint8Array>, element: Element) => {
     const key = cache.derivedOf(thread_id, element.key)
     const piece = key === undefined ? undefined : held.get(key)
-    const from = piece === undefined ? undefined : derived(piece)
-    const base = typeof from === "object" ? held.get(from.base) : undefined
-    return key === undefined || piece === undefined || typeof from !== "object" || base === undefined
-      ? undefined
-      : { ...element, derived: { key, piece, base: { key: from.base, bytes: base } } }
+    const derivation = key === undefined || piece === undefined ? undefined : heldDerivation(held, key, piece)
+    return derivation === undefined ? undefined : { ...element, derived: derivation }
   }
 
   /**
@@ -264,7 +268,7 @@ export const make = (
     held: ReadonlyMap<string, Uint8Array>,
     pieces: ReadonlyMap<string, Uint8Array>,
     key: string
-  ): { readonly text: Uint8Array; readonly stored: Uint8Array; readonly base?: string } | Missing | string => {
+  ): { readonly text: Uint8Array; readonly stored: Uint8Array } | Missing | string => {
     const stored = held.get(key) ?? pieces.get(key)
     if (stored === undefined) return { missing: key }
     const from = derived(stored)
@@ -273,7 +277,7 @@ export const make = (
     const base = held.get(from.base) ?? pieces.get(from.base)
     if (base === undefined) return { missing: key }
     const text = compose(from, base)
-    return typeof text === "string" ? text : { text, stored, base: from.base }
+    return typeof text === "string" ? text : { text, stored }
   }
 
   return {
