@@ -1,11 +1,14 @@
 /**
  * What several parts of the catalogue share: the columns of a checkpoint
- * row, a thread's input, and rows as the parallel arrays `unnest` takes.
+ * row, a thread's input, and each stored row's columns as statements take
+ * them (see `Rows`).
  *
  * @since 0.1.0
  */
 import type { Location } from "../../Checkpoint.ts"
-import type { BlobRow, Piece, WriteRow } from "../../StorageDriver.ts"
+import type { BlobRow, CheckpointRow, Piece, WriteRow } from "../../StorageDriver.ts"
+import * as Jsonb from "../Jsonb.ts"
+import type { Kind } from "./Rows.ts"
 
 /** A checkpoint, by its full address. */
 export type CheckpointAddress = Location & { readonly checkpoint_id: string }
@@ -15,29 +18,40 @@ export const ofThread = (input: { readonly thread_id: string }) => input
 
 const emptyBytes = new Uint8Array(0)
 
-/** Blobs as the parallel arrays `unnest` takes ("" and -1 for no base: an array of only nulls has no type). */
-export const blobArrays = (blobs: ReadonlyArray<BlobRow>) => ({
-  blob_channels: blobs.map((blob) => blob.channel),
-  blob_versions: blobs.map((blob) => blob.version),
-  blob_types: blobs.map((blob) => blob.type),
-  blob_values: blobs.map((blob) => blob.bytes ?? emptyBytes),
-  blob_bases: blobs.map((blob) => blob.base?.version ?? ""),
-  blob_keeps: blobs.map((blob) => blob.base?.keep ?? -1)
-})
+/** A checkpoint row's own columns (JSON as text, "" for no parent: an array of only nulls has no type). */
+export const checkpointColumns: Kind<CheckpointRow> = {
+  checkpoint_ns: ["text", (row) => row.checkpoint_ns],
+  checkpoint_id: ["text", (row) => row.checkpoint_id],
+  parent: ["text", (row) => row.parent_checkpoint_id ?? ""],
+  checkpoint: ["text", (row) => JSON.stringify(row.checkpoint)],
+  metadata: ["text", (row) => Jsonb.encode(row.metadata)]
+}
 
-/** Writes as the parallel arrays `unnest` takes. */
-export const writeArrays = (writes: ReadonlyArray<WriteRow>) => ({
-  write_idxs: writes.map((write) => write.idx),
-  write_channels: writes.map((write) => write.channel),
-  write_types: writes.map((write) => write.type),
-  write_values: writes.map((write) => write.bytes)
-})
+/** A blob's columns ("" and -1 for no base). */
+export const blobColumns: Kind<BlobRow> = {
+  channel: ["text", (blob) => blob.channel],
+  version: ["text", (blob) => blob.version],
+  type: ["text", (blob) => blob.type],
+  blob: ["bytea", (blob) => blob.bytes ?? emptyBytes],
+  base: ["text", (blob) => blob.base?.version ?? ""],
+  keep: ["int4", (blob) => blob.base?.keep ?? -1]
+}
 
-/** Pieces as the parallel arrays `unnest` takes. */
-export const pieceArrays = (pieces: ReadonlyArray<Piece>) => ({
-  piece_hashes: pieces.map((piece) => piece.hash),
-  piece_values: pieces.map((piece) => piece.bytes)
-})
+/** A pending write's columns. */
+export const writeColumns: Kind<WriteRow> = {
+  task_id: ["text", (write) => write.task_id],
+  task_path: ["text", (write) => write.task_path],
+  idx: ["int4", (write) => write.idx],
+  channel: ["text", (write) => write.channel],
+  type: ["text", (write) => write.type],
+  blob: ["bytea", (write) => write.bytes]
+}
+
+/** A piece's columns. */
+export const pieceColumns: Kind<Piece> = {
+  hash: ["bytea", (piece) => piece.hash],
+  blob: ["bytea", (piece) => piece.bytes]
+}
 
 /** A checkpoint row's columns, in the order statements insert and read them. */
 export const columns = "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata"

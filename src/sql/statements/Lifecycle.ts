@@ -11,7 +11,8 @@ import * as StorageFormat from "../../StorageFormat.ts"
 import * as Jsonb from "../Jsonb.ts"
 import { derivedBaseOf, hashesOf, listTypes, threadProjection, type ThreadRow, toThreadRows } from "../Projection.ts"
 import type { Tables } from "../Tables.ts"
-import { blobArrays, columns, ofThread, pieceArrays, writeArrays } from "./Common.ts"
+import { blobColumns, checkpointColumns, columns, ofThread, pieceColumns, writeColumns } from "./Common.ts"
+import { rowStatement } from "./Rows.ts"
 import { statement } from "./Statement.ts"
 
 /**
@@ -158,46 +159,34 @@ WHERE p.thread_id = ${param.thread_id} AND NOT EXISTS (SELECT 1 FROM live WHERE 
     // waiting for the thread then finds its parent as before. Rows the new
     // set lacks (a replaced copy's, pieces given new addresses) go. The
     // arrays are those `threadRows` reads, "" and -1 for none.
-    writeThread: statement({
-      params: (rows: ThreadRows) => ({
-        thread_id: rows.thread_id,
-        last_activity: rows.last_activity,
-        checkpoint_namespaces: rows.checkpoints.map((c) => c.checkpoint_ns),
-        checkpoint_ids: rows.checkpoints.map((c) => c.checkpoint_id),
-        checkpoint_parents: rows.checkpoints.map((c) => c.parent_checkpoint_id ?? ""),
-        checkpoint_headers: rows.checkpoints.map((c) => JSON.stringify(c.checkpoint)),
-        checkpoint_metadata: rows.checkpoints.map((c) => Jsonb.encode(c.metadata)),
-        blob_namespaces: rows.blobs.map((b) => b.checkpoint_ns),
-        ...blobArrays(rows.blobs),
-        write_namespaces: rows.writes.map((w) => w.checkpoint_ns),
-        write_checkpoint_ids: rows.writes.map((w) => w.checkpoint_id),
-        write_task_ids: rows.writes.map((w) => w.task_id),
-        write_task_paths: rows.writes.map((w) => w.task_path),
-        ...writeArrays(rows.writes),
-        ...pieceArrays(rows.pieces)
+    writeThread: rowStatement({
+      kinds: {
+        checkpoint: checkpointColumns,
+        blob: { checkpoint_ns: ["text", (blob) => blob.checkpoint_ns], ...blobColumns },
+        write: {
+          checkpoint_ns: ["text", (write) => write.checkpoint_ns],
+          checkpoint_id: ["text", (write) => write.checkpoint_id],
+          ...writeColumns
+        },
+        piece: pieceColumns
+      },
+      counts: { checkpoint: "arrays", blob: "arrays", write: "arrays", piece: "arrays" },
+      rows: (rows: ThreadRows) => ({
+        checkpoint: rows.checkpoints,
+        blob: rows.blobs,
+        write: rows.writes,
+        piece: rows.pieces
       }),
-      text: (param) => `
-WITH c (checkpoint_ns, checkpoint_id, parent, checkpoint, metadata) AS (
-    SELECT * FROM unnest(
-      ${param.checkpoint_namespaces}::text[], ${param.checkpoint_ids}::text[], ${param.checkpoint_parents}::text[],
-      ${param.checkpoint_headers}::text[], ${param.checkpoint_metadata}::text[]
-    )
-  ),
-  b (checkpoint_ns, channel, version, type, blob, base, keep) AS (
-    SELECT * FROM unnest(
-      ${param.blob_namespaces}::text[], ${param.blob_channels}::text[], ${param.blob_versions}::text[],
-      ${param.blob_types}::text[], ${param.blob_values}::bytea[], ${param.blob_bases}::text[],
-      ${param.blob_keeps}::int4[]
-    )
-  ),
-  w (checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob) AS (
-    SELECT * FROM unnest(
-      ${param.write_namespaces}::text[], ${param.write_checkpoint_ids}::text[], ${param.write_task_ids}::text[],
-      ${param.write_task_paths}::text[], ${param.write_idxs}::int4[], ${param.write_channels}::text[],
-      ${param.write_types}::text[], ${param.write_values}::bytea[]
-    )
-  ),
-  p (hash, blob) AS (SELECT * FROM unnest(${param.piece_hashes}::bytea[], ${param.piece_values}::bytea[])),
+      text: (source, value) => {
+        const param = {
+          thread_id: value("text", (rows) => rows.thread_id),
+          last_activity: value("timestamptz", (rows) => rows.last_activity)
+        }
+        return `
+WITH c AS (SELECT * FROM ${source("checkpoint", "c")}),
+  b AS (SELECT * FROM ${source("blob", "b")}),
+  w AS (SELECT * FROM ${source("write", "w")}),
+  p AS (SELECT * FROM ${source("piece", "p")}),
   checkpoints AS (
     INSERT INTO ${t.checkpoints} (${columns})
     SELECT ${param.thread_id}, c.checkpoint_ns, c.checkpoint_id, NULLIF(c.parent, ''), c.checkpoint::jsonb,
@@ -248,6 +237,8 @@ WITH c (checkpoint_ns, checkpoint_id, parent, checkpoint, metadata) AS (
   )
 INSERT INTO ${t.threads} (thread_id, last_activity) VALUES (${param.thread_id}, ${param.last_activity})
 ON CONFLICT (thread_id) DO UPDATE SET last_activity = EXCLUDED.last_activity`
+      },
+      decode: () => undefined
     }),
 
     // Writers of the thread touch this row in every put, so they wait while it is locked.

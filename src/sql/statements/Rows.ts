@@ -46,11 +46,24 @@ export const countOf = (n: number): Count => n <= SPELLED ? n : "arrays"
 export type Kind<Row> = Readonly<Record<string, readonly [type: string, value: (row: Row) => unknown]>>
 
 /**
+ * `kind`'s columns, over rows that hold one of its rows (`row` finds it).
+ *
+ * @since 0.3.0
+ */
+export const over = <Row, Outer>(kind: Kind<Row>, row: (outer: Outer) => Row): Kind<Outer> =>
+  Object.fromEntries(
+    Object.entries(kind).map(([column, [type, value]]) =>
+      [column, [type, (outer: Outer) => value(row(outer))]] as const
+    )
+  )
+
+/**
  * A statement over rows of several kinds. `text` names each kind's rows
  * where it selects from them, with `source(kind, alias)`: `AS alias
  * (columns)`, as a `VALUES` list, the arrays `unnest`ed, or no row at all
- * (a `VALUES` list cannot be empty). `rows` gives an input's rows, each kind
- * as many as its count says.
+ * (a `VALUES` list cannot be empty); and a value of the input itself with
+ * `value(type, of)`, a parameter the text may name as often as it needs.
+ * `rows` gives an input's rows, each kind as many as its count says.
  *
  * @since 0.3.0
  */
@@ -59,12 +72,15 @@ export const rowStatement = <Input, Rows extends Record<string, ReadonlyArray<un
     readonly kinds: { readonly [K in keyof Rows]: Kind<Rows[K][number]> }
     readonly counts: { readonly [K in keyof Rows]: Count }
     readonly rows: (input: Input) => Rows
-    readonly text: (source: (kind: keyof Rows & string, alias: string) => string) => string
+    readonly text: (
+      source: (kind: keyof Rows & string, alias: string) => string,
+      value: (type: string, of: (input: Input) => unknown) => string
+    ) => string
     readonly decode: (rows: ReadonlyArray<Row>, input: Input) => Output
   }
 ): Statement<Input, Row, Output> => {
-  const values: Array<(rows: Rows) => unknown> = []
-  const parameter = (type: string, value: (rows: Rows) => unknown) => `$${values.push(value)}::${type}`
+  const values: Array<(rows: Rows, input: Input) => unknown> = []
+  const parameter = (type: string, value: (rows: Rows, input: Input) => unknown) => `$${values.push(value)}::${type}`
   const source = (kind: keyof Rows & string, alias: string) => {
     const columns = Object.entries(parts.kinds[kind])
     const count = parts.counts[kind]
@@ -83,10 +99,10 @@ export const rowStatement = <Input, Rows extends Record<string, ReadonlyArray<un
     return `(VALUES ${spelled.join(", ")}) AS ${named}`
   }
   return {
-    text: parts.text(source),
+    text: parts.text(source, (type, of) => parameter(type, (_, input) => of(input))),
     params: (input) => {
       const rows = parts.rows(input)
-      return values.map((value) => value(rows))
+      return values.map((value) => value(rows, input))
     },
     decode: parts.decode
   }

@@ -7,10 +7,16 @@
  */
 import type { BlobRow, Piece, PutOutcome, WriteRow } from "../../StorageDriver.ts"
 import type { PutCall, WritesCall } from "../GroupCommit.ts"
-import * as Jsonb from "../Jsonb.ts"
 import type { Tables } from "../Tables.ts"
-import { type CheckpointAddress, columns } from "./Common.ts"
-import { byShape, type Count, countOf, type Kind, rowStatement } from "./Rows.ts"
+import {
+  blobColumns,
+  type CheckpointAddress,
+  checkpointColumns,
+  columns,
+  pieceColumns,
+  writeColumns
+} from "./Common.ts"
+import { byShape, type Count, countOf, type Kind, over, rowStatement } from "./Rows.ts"
 
 /** Rows tagged with the put they belong to (1-based, as `input.i`). */
 interface OfPut<Row> {
@@ -18,30 +24,16 @@ interface OfPut<Row> {
   readonly row: Row
 }
 
-const emptyBytes = new Uint8Array(0)
-
-/** A put's own fields (JSON as text, "" for no parent: an array of only nulls has no type). */
+/** A put's own fields. */
 const putKind: Kind<OfPut<PutCall>> = {
   thread_id: ["text", ({ row }) => row.row.thread_id],
-  checkpoint_ns: ["text", ({ row }) => row.row.checkpoint_ns],
-  checkpoint_id: ["text", ({ row }) => row.row.checkpoint_id],
-  parent: ["text", ({ row }) => row.row.parent_checkpoint_id ?? ""],
-  checkpoint: ["text", ({ row }) => JSON.stringify(row.row.checkpoint)],
-  metadata: ["text", ({ row }) => Jsonb.encode(row.row.metadata)],
+  ...over(checkpointColumns, ({ row }: OfPut<PutCall>) => row.row),
   required: ["int4", ({ row }) => row.shared.requires.length],
   i: ["int4", ({ i }) => i]
 }
 
-/** A put's blobs ("" and -1 for no base). */
-const blobKind: Kind<OfPut<BlobRow>> = {
-  i: ["int4", ({ i }) => i],
-  channel: ["text", ({ row }) => row.channel],
-  version: ["text", ({ row }) => row.version],
-  type: ["text", ({ row }) => row.type],
-  blob: ["bytea", ({ row }) => row.bytes ?? emptyBytes],
-  base: ["text", ({ row }) => row.base?.version ?? ""],
-  keep: ["int4", ({ row }) => row.base?.keep ?? -1]
-}
+/** A put's blobs. */
+const blobKind: Kind<OfPut<BlobRow>> = { i: ["int4", ({ i }) => i], ...over(blobColumns, ({ row }) => row) }
 
 /** The blobs a put's lists extend, which must still be stored. */
 const requiredKind: Kind<OfPut<{ readonly channel: string; readonly version: string }>> = {
@@ -51,30 +43,20 @@ const requiredKind: Kind<OfPut<{ readonly channel: string; readonly version: str
 }
 
 /** The pieces a put's lists add. */
-const putPieceKind: Kind<OfPut<Piece>> = {
-  i: ["int4", ({ i }) => i],
-  hash: ["bytea", ({ row }) => row.hash],
-  blob: ["bytea", ({ row }) => row.bytes]
-}
+const putPieceKind: Kind<OfPut<Piece>> = { i: ["int4", ({ i }) => i], ...over(pieceColumns, ({ row }) => row) }
 
 /** A task's write, with its checkpoint. */
 const writeKind: Kind<{ readonly checkpoint: CheckpointAddress; readonly write: WriteRow }> = {
   thread_id: ["text", ({ checkpoint }) => checkpoint.thread_id],
   checkpoint_ns: ["text", ({ checkpoint }) => checkpoint.checkpoint_ns],
   checkpoint_id: ["text", ({ checkpoint }) => checkpoint.checkpoint_id],
-  task_id: ["text", ({ write }) => write.task_id],
-  task_path: ["text", ({ write }) => write.task_path],
-  idx: ["int4", ({ write }) => write.idx],
-  channel: ["text", ({ write }) => write.channel],
-  type: ["text", ({ write }) => write.type],
-  blob: ["bytea", ({ write }) => write.bytes]
+  ...over(writeColumns, ({ write }) => write)
 }
 
 /** A piece the writes refer to, with its thread. */
 const writePieceKind: Kind<{ readonly thread_id: string; readonly piece: Piece }> = {
   thread_id: ["text", ({ thread_id }) => thread_id],
-  hash: ["bytea", ({ piece }) => piece.hash],
-  blob: ["bytea", ({ piece }) => piece.bytes]
+  ...over(pieceColumns, ({ piece }) => piece)
 }
 
 /** Each put's rows of one kind, tagged with the put. */
