@@ -80,8 +80,9 @@ const Namespace = Name.pipe(Schema.withDecodingDefault(Effect.succeed("")))
 /**
  * `checkpoint_id` as LangGraph passes it: an empty string or `undefined` both
  * mean "none" (see `getCheckpointId` in `@langchain/langgraph-checkpoint`).
+ * Stored as a key: no NUL.
  */
-const OptionalCheckpointId = Schema.optional(Schema.String)
+const OptionalCheckpointId = Schema.optional(Name)
 
 /**
  * Where a checkpoint lives: the `configurable` part of a LangGraph

@@ -290,6 +290,18 @@ export class CheckpointStorage extends Context.Service<CheckpointStorage, {
     update: ThreadUpdate
   ) => Effect.Effect<ThreadRecord, InvalidConfig | InvalidInput | StorageFailure | FormatError>
   /**
+   * Creates a thread's record with `metadata` (default `{}`, checked as
+   * `setThread` checks it) only if the thread has neither checkpoints nor a
+   * record, atomically: `None` when it has, and then nothing changed. Of
+   * concurrent creators of one thread id, exactly one gets `Some`.
+   *
+   * @since 0.4.0
+   */
+  readonly createThread: (
+    thread_id: string,
+    metadata?: Record<string, unknown>
+  ) => Effect.Effect<Option.Option<ThreadRecord>, InvalidConfig | InvalidInput | StorageFailure | FormatError>
+  /**
    * The records whose metadata contains `query.metadata` (see
    * {@link ThreadQuery}), one page in a stable order, with the count of
    * every match.

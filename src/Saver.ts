@@ -420,6 +420,20 @@ export class EffectCheckpointSaver extends BaseCheckpointSaver {
   }
 
   /**
+   * Creates a thread's record only if the thread has neither checkpoints
+   * nor a record (see `CheckpointStorage.createThread`): the record, or
+   * undefined when the thread exists (nothing changed). Of concurrent
+   * creators of one id, exactly one gets the record.
+   */
+  async createThread(threadId: string, metadata?: Record<string, unknown>): Promise<ThreadRecord | undefined> {
+    return this.#run(
+      CheckpointStorage.use((storage) => storage.createThread(threadId, metadata)).pipe(
+        Effect.map(Option.getOrUndefined)
+      )
+    )
+  }
+
+  /**
    * Records whose metadata contains `query.metadata`, a page of them and the
    * count of all (see `CheckpointStorage.searchThreads`).
    */

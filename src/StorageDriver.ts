@@ -329,6 +329,18 @@ export interface StorageDriver {
     merge: boolean
   ) => Effect.Effect<ThreadRecordRow, StorageFailure>
   /**
+   * Creates a record with `metadata` (JSON text of an object) only if the
+   * thread has neither checkpoints nor a record, in one atomic step: `None`
+   * when it has (nothing changed), so of concurrent creators of one thread
+   * exactly one gets the record.
+   *
+   * @since 0.4.0
+   */
+  readonly createThreadRecord: (
+    thread_id: string,
+    metadata: string
+  ) => Effect.Effect<Option.Option<ThreadRecordRow>, StorageFailure>
+  /**
    * Records whose metadata contains `metadata` (JSONB `@>` semantics;
    * undefined = all), sorted, paged, with the total count of matches.
    *

@@ -137,6 +137,16 @@ export const make = (driver: StorageDriver) => {
     return toRecord(yield* driver.setThreadRecord(id, metadata, kind === "patch"))
   })
 
+  const createThread = Effect.fn("CheckpointStorage.createThread")(
+    function*(thread_id: string, metadata: Record<string, unknown> = {}) {
+      const id = yield* decodeThreadId("createThread", thread_id)
+      const json = yield* encodeJsonObject("createThread", "metadata", metadata)
+      yield* Effect.annotateCurrentSpan({ thread_id: id })
+      yield* enable
+      return Option.map(yield* driver.createThreadRecord(id, json), toRecord)
+    }
+  )
+
   const searchThreads = Effect.fn("CheckpointStorage.searchThreads")(function*(query: ThreadQuery) {
     const given: ThreadQuery = typeof query === "object" && query !== null ? query : {}
     const paging = yield* Schema.decodeUnknownEffect(Paging)({
@@ -168,5 +178,5 @@ export const make = (driver: StorageDriver) => {
     return { threads: page.records.map(toRecord), total: page.total } satisfies ThreadPage
   })
 
-  return { getThread, setThread, searchThreads }
+  return { getThread, setThread, createThread, searchThreads }
 }

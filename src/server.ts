@@ -19,6 +19,7 @@
  */
 import type { AddressInfo } from "node:net"
 import { InvalidConfig } from "./CheckpointError.ts"
+import { LOOPBACK_HOSTS } from "./Loopback.ts"
 import { EffectCheckpointSaver, type SaverOptions } from "./Saver.ts"
 import type { AuthHandler, CorsOptions, Graph, RunLimits } from "./server/Options.ts"
 
@@ -64,6 +65,8 @@ export interface ServerOptions {
   readonly port?: number | undefined
   /** What is kept of each run for its readers. */
   readonly runs?: RunLimits | undefined
+  /** The largest request body taken, in bytes (default 10 MiB): larger ones are refused with 413 before they are read. */
+  readonly maxBodyBytes?: number | undefined
   /**
    * Serves the embed server's thread event protocol too (default off: its
    * runs are not bounded, see "Runs" in the README).
@@ -86,8 +89,6 @@ export interface LangGraphServer {
   readonly close: () => Promise<void>
 }
 
-const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"])
-
 /**
  * Serves `graphs` over LangGraph's HTTP API.
  *
@@ -102,7 +103,7 @@ const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"])
  */
 export const serve = async (options: ServerOptions): Promise<LangGraphServer> => {
   const host = options.host ?? "127.0.0.1"
-  const loopback = LOOPBACK.has(host)
+  const loopback = LOOPBACK_HOSTS.has(host)
   if (!loopback && options.auth === undefined) {
     throw new InvalidConfig({
       operation: "serve",
@@ -122,8 +123,9 @@ export const serve = async (options: ServerOptions): Promise<LangGraphServer> =>
     saver: checkpointer,
     auth: options.auth,
     cors: options.cors,
-    hosts: loopback ? LOOPBACK : undefined,
+    hosts: loopback ? LOOPBACK_HOSTS : undefined,
     runs: options.runs,
+    maxBodyBytes: options.maxBodyBytes,
     protocol: options.protocol
   })
   const server = await new Promise<ReturnType<typeof node.serve>>((resolve, reject) => {

@@ -18,7 +18,7 @@ import type { Writing } from "./Writes.ts"
  */
 export type Records = Pick<
   StorageDriver,
-  "threadRecord" | "setThreadRecord" | "searchThreadRecords" | "enableThreadRecords"
+  "threadRecord" | "setThreadRecord" | "createThreadRecord" | "searchThreadRecords" | "enableThreadRecords"
 >
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
@@ -92,6 +92,16 @@ export const records = (threads: Threads, writing: Writing): Records => ({
       }
       thread.lastActivity = now
       return recordOf(thread_id, thread)!
+    }),
+
+  createThreadRecord: (thread_id, metadata) =>
+    writing(() => {
+      if (threads.get(thread_id)?.record !== undefined) return Option.none()
+      const thread = holdThread(threads, thread_id)
+      const now = new Date()
+      thread.record = { metadata, created_at: now }
+      thread.lastActivity = now
+      return Option.some(recordOf(thread_id, thread)!)
     }),
 
   searchThreadRecords: (query) =>

@@ -4,11 +4,13 @@
  * routes it lacks added in front of it (see `Routes.ts`, `RunRoutes.ts`).
  *
  * In order, a request meets: the `Host` check (a loopback server answers
- * only to loopback names, so a site re-pointed at this machine cannot reach
- * it), CORS, authentication (when there is a handler), the owner check of
- * the thread in its path, then the routes. Errors are answered as LangGraph
+ * only to loopback names), CORS, the page check (a browser's request for a
+ * page the server does not allow is refused, and bodies are JSON), the body
+ * limit, authentication (when there is a handler), the owner check of the
+ * thread in its path, then the routes. Errors are answered as LangGraph
  * Platform answers them: JSON `{ detail }`, 404 for what is absent (or not
- * the request's), 422 for a body or path the route cannot take.
+ * the request's), 422 for a body or path the route cannot take, 503 when
+ * the storage cannot be reached (without saying where it is).
  *
  * @since 0.2.0
  */
@@ -18,7 +20,10 @@ import { cors } from "hono/cors"
 import { HTTPException } from "hono/http-exception"
 import type { EffectCheckpointSaver } from "../Saver.ts"
 import { authenticate } from "./Auth.ts"
+import * as Graphs from "./Graphs.ts"
+import * as Guards from "./Guards.ts"
 import type { AuthHandler, CorsOptions, Graph, RunLimits } from "./Options.ts"
+import * as Protocol from "./Protocol.ts"
 import * as Routes from "./Routes.ts"
 import * as RunRoutes from "./RunRoutes.ts"
 import { Registry } from "./Runs.ts"
@@ -36,6 +41,8 @@ export interface AppOptions {
   /** Names the server answers to (`Host`); undefined: any. */
   readonly hosts?: ReadonlySet<string> | undefined
   readonly runs?: RunLimits | undefined
+  /** The largest request body taken, in bytes (default 10 MiB): 413 beyond. */
+  readonly maxBodyBytes?: number | undefined
   /**
    * Serves the embed server's thread event protocol (`/threads/:id/commands`,
    * `/threads/:id/stream/events`; default off). Its runs are outside the
@@ -55,36 +62,60 @@ export interface App {
   readonly close: () => Promise<void>
 }
 
-/** The routes under `/threads/` that name no thread. */
+/** The routes `POST /threads/<name>` that name no thread. */
 const collections = new Set(["search", "count", "prune"])
 
-const LOOPBACK_ORIGIN = /^https?:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$/
+/** The default of `maxBodyBytes`. */
+const MAX_BODY_BYTES = 10 * 1024 * 1024
 
 /** LangGraph Platform's error body. */
 const failure = (c: Context, status: number, detail: string) => c.json({ detail }, status as 400)
 
-/** The answer to an error of this library's (by its tag), or of a route. */
+/**
+ * What a client did wrong, by the names this library (its tags), LangGraph
+ * (its errors' names) and LangChain (their `lc_error_code`) give it: a bad
+ * argument, a state that cannot be stored, a state update naming no node, a
+ * message of no known type, an input the graph cannot take.
+ */
+const CLIENT_MISTAKES: ReadonlySet<unknown> = new Set([
+  "InvalidInput",
+  "InvalidConfig",
+  "SerializationFailed",
+  "InvalidUpdateError",
+  "EmptyInputError",
+  "StateGraphInputError",
+  "MESSAGE_COERCION_FAILURE"
+])
+
+/** The names an error goes by. */
+const namesOf = (error: unknown): ReadonlyArray<unknown> =>
+  typeof error === "object" && error !== null
+    ? [(error as { _tag?: unknown })._tag, (error as Error).name, (error as { lc_error_code?: unknown }).lc_error_code]
+    : []
+
+/**
+ * The answer to an error of this library's (by its tag), of LangGraph's (by
+ * its name), or of a route. What the server failed at (500, 503) is written
+ * to stderr and answered without its detail: storage errors name hosts,
+ * ports and SQL.
+ */
 const answer = (c: Context, error: unknown): Response => {
   if (error instanceof HTTPException) {
     // The validator's "Malformed JSON" and the like: a body the route cannot take.
     return failure(c, error.status === 400 ? 422 : error.status, error.message || "Request failed")
   }
-  const tag = typeof error === "object" && error !== null && "_tag" in error ? String(error._tag) : ""
+  const names = namesOf(error)
   const message = error instanceof Error ? error.message : String(error)
-  switch (tag) {
-    case "InvalidInput":
-    case "InvalidConfig":
-      return failure(c, 422, message)
-    case "ThreadNotFound":
-    case "CheckpointNotFound":
-      return failure(c, 404, message)
-    case "ThreadExists":
-      return failure(c, 409, message)
-    case "StorageFailure":
-      return failure(c, 503, message)
-    default:
-      return failure(c, 500, tag === "" ? "Internal server error" : message)
-  }
+  if (names.some((name) => CLIENT_MISTAKES.has(name))) return failure(c, 422, message)
+  if (names.includes("ThreadNotFound") || names.includes("CheckpointNotFound")) return failure(c, 404, message)
+  if (names.includes("ThreadExists")) return failure(c, 409, message)
+  const status = names.includes("StorageFailure") ? 503 : 500
+  console.error(
+    `${c.req.method} ${c.req.path}: ${status}: ${status === 503 ? message : (error as Error)?.stack ?? message}`
+  )
+  return status === 503
+    ? failure(c, 503, "The storage cannot be reached now: try again later")
+    : failure(c, 500, "Internal server error")
 }
 
 /**
@@ -93,52 +124,46 @@ const answer = (c: Context, error: unknown): Response => {
  * @since 0.2.0
  */
 export const make = (options: AppOptions): App => {
-  const names = Object.keys(options.graphs)
+  const graphs = Graphs.make(options.graphs)
   const runs = new Registry(options.runs)
-  const threads = Threads.make(options.saver, runs, names.length === 1 ? names[0] : undefined)
-  const embed = createEmbedServer({
-    graph: { ...options.graphs },
-    threads,
-    checkpointer: options.saver
-  })
+  // Bound below: a deleted thread's protocol session goes with it.
+  let protocol: Protocol.Protocol | undefined
+  const threads = Threads.make(options.saver, runs, graphs, (thread_id) => protocol?.drop(thread_id))
+  const embed = createEmbedServer({ graph: graphs.lookup, threads, checkpointer: options.saver })
   const app = new Hono()
   app.onError((error, c) => answer(c, error))
   app.use((_, next) => Threads.inRequest(next))
   app.notFound((c) => failure(c, 404, `${c.req.method} ${c.req.path} is not a route of this server`))
-  const { hosts } = options
-  if (hosts !== undefined) {
-    app.use(async (c, next) => {
-      const host = (c.req.header("host") ?? "").replace(/:\d+$/, "").replace(/^\[(.*)\]$/, "$1").toLowerCase()
-      if (!hosts.has(host)) return failure(c, 421, "This server does not answer to that host name")
+  if (options.hosts !== undefined) app.use(Guards.hostIs(options.hosts))
+  const allowed = Guards.allowsOrigin(options.cors)
+  app.use(cors({
+    origin: (origin) => (allowed(origin) ? origin : undefined),
+    credentials: options.cors?.credentials ?? false,
+    exposeHeaders: ["content-location", "x-pagination-total"]
+  }))
+  app.use(Guards.sameSite(allowed))
+  app.use(Guards.boundedBodies(options.maxBodyBytes ?? MAX_BODY_BYTES))
+  if (options.auth !== undefined) {
+    app.use(authenticate(options.auth))
+    // The owner check for every route under a thread, the embed server's too
+    // (its event streams never ask the `ThreadSaver`): another user's thread
+    // is absent. A thread that does not exist yet passes, to be created as
+    // the request's own. A record that cannot be read fails the request: the
+    // check never lets one through unchecked. Only the collection routes
+    // themselves (`POST /threads/search`, …) name no thread.
+    // (The pattern matches `/threads/<id>` itself too.)
+    app.use("/threads/:thread_id/*", async (c, next) => {
+      const thread_id = c.req.param("thread_id")
+      const collection = c.req.method === "POST" && c.req.path === `/threads/${thread_id}` && collections.has(thread_id)
+      if (!collection) await threads.admit(thread_id)
       await next()
     })
   }
-  const allowed = options.cors
-  app.use(cors({
-    origin: allowed === undefined
-      ? (origin) => (LOOPBACK_ORIGIN.test(origin) ? origin : undefined)
-      : typeof allowed.origins === "string"
-      ? allowed.origins
-      : [...allowed.origins],
-    credentials: allowed?.credentials ?? false,
-    exposeHeaders: ["content-location", "x-pagination-total"]
-  }))
-  if (options.auth !== undefined) app.use(authenticate(options.auth))
-  // The owner check for every route under a thread, the embed server's too
-  // (its event streams never ask the `ThreadSaver`): another user's thread is
-  // absent. A thread that does not exist yet passes, to be created as the
-  // request's own. A record that cannot be read fails the request: the check
-  // never lets one through unchecked.
-  const guard = async (c: Context, next: () => Promise<void>) => {
-    const thread_id = c.req.param("thread_id")
-    if (thread_id !== undefined && !collections.has(thread_id) && options.auth !== undefined) {
-      await threads.admit(thread_id)
-    }
-    await next()
-  }
-  app.use("/threads/:thread_id", guard)
-  app.use("/threads/:thread_id/*", guard)
-  if (options.protocol !== true) {
+  if (options.protocol === true) {
+    protocol = Protocol.make(graphs, threads, options.saver)
+    app.post("/threads/:thread_id/commands", protocol.handle)
+    app.post("/threads/:thread_id/stream/events", protocol.handle)
+  } else {
     const off = (c: Context) => failure(c, 404, "The thread event protocol is off on this server (see `protocol`)")
     app.all("/threads/:thread_id/commands", off)
     app.all("/threads/:thread_id/stream/events", off)
@@ -150,14 +175,8 @@ export const make = (options: AppOptions): App => {
     const body = await c.res.clone().json().catch(() => undefined) as { error?: { issues?: unknown } } | undefined
     c.res = failure(c, 422, JSON.stringify(body?.error?.issues ?? body ?? "Invalid request"))
   })
-  Routes.register(app, { graphs: names, threads, saver: options.saver, started: new Date() })
-  RunRoutes.register(app, {
-    embed: (request) => embed.fetch(request),
-    runs,
-    threads,
-    saver: options.saver,
-    graphOf: Routes.graphOf(names)
-  })
+  Routes.register(app, { graphs, threads, saver: options.saver, started: new Date() })
+  RunRoutes.register(app, { embed: (request) => embed.fetch(request), runs, threads, saver: options.saver, graphs })
   app.route("/", embed)
   return { fetch: (request) => app.fetch(request), runs, close: () => runs.close() }
 }

@@ -7,33 +7,16 @@
  *
  * @since 0.2.0
  */
-import { v5 as uuidv5, v7 as uuidv7 } from "@langchain/core/utils/uuid"
+import { v7 as uuidv7 } from "@langchain/core/utils/uuid"
 import type { Context, Hono } from "hono"
 import { HTTPException } from "hono/http-exception"
 import type { EffectCheckpointSaver } from "../Saver.ts"
 import { VERSION } from "../Version.ts"
+import { assistantId, type Graphs } from "./Graphs.ts"
 import type { Threads } from "./Threads.ts"
 
-/** The namespace LangGraph derives an assistant's id from its graph's id in. */
-const NAMESPACE_GRAPH = "6ba7b821-9dad-11d1-80b4-00c04fd430c8"
-
-/**
- * A graph's assistant id, as LangGraph's own servers derive it.
- *
- * @since 0.2.0
- */
-export const assistantId = (graph_id: string): string => uuidv5(graph_id, NAMESPACE_GRAPH)
-
-/**
- * The graph id an assistant id names: a graph's own id, or the UUID of its
- * assistant (what `/assistants/search` answers); anything else as given.
- *
- * @since 0.2.0
- */
-export const graphOf = (graphs: ReadonlyArray<string>) => {
-  const byAssistant = new Map(graphs.map((graph_id) => [assistantId(graph_id), graph_id]))
-  return (assistant_id: string): string => byAssistant.get(assistant_id) ?? assistant_id
-}
+/** A UUID, as LangGraph's thread routes take them. */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
@@ -76,7 +59,9 @@ const count = (value: unknown, name: string, fallback: number, max = Number.MAX_
 /** Whether `value` holds every key of `filter` with an equal (JSON) value. */
 const matches = (value: Record<string, unknown>, filter: Record<string, unknown> | undefined) =>
   filter === undefined ||
-  Object.entries(filter).every(([key, wanted]) => JSON.stringify(value[key]) === JSON.stringify(wanted))
+  Object.entries(filter).every(([key, wanted]) =>
+    Object.hasOwn(value, key) && JSON.stringify(value[key]) === JSON.stringify(wanted)
+  )
 
 /**
  * Registers the routes on `app`.
@@ -86,14 +71,14 @@ const matches = (value: Record<string, unknown>, filter: Record<string, unknown>
 export const register = (
   app: Hono,
   deps: {
-    readonly graphs: ReadonlyArray<string>
+    readonly graphs: Graphs
     readonly threads: Threads
     readonly saver: EffectCheckpointSaver
     readonly started: Date
   }
 ): void => {
   const { graphs, saver, started, threads } = deps
-  const assistants = graphs.map((graph_id) => ({
+  const assistants = graphs.ids.map((graph_id) => ({
     assistant_id: assistantId(graph_id),
     graph_id,
     name: graph_id,
@@ -144,15 +129,18 @@ export const register = (
     return c.json(assistant)
   })
 
-  // A thread id that is taken: LangGraph Platform's `if_exists` (default `raise`, 409), which the
-  // embed server ignores (it would replace the thread's metadata).
-  app.post("/threads", async (c, next) => {
-    const { if_exists, thread_id } = await bodyOf(c)
-    if (typeof thread_id === "string" && (await threads.exists(thread_id))) {
-      if (if_exists === "do_nothing") return c.json(await threads.find(thread_id))
-      throw new HTTPException(409, { message: `Thread ${thread_id} already exists` })
+  // Created in one step (of two creators of one id, one gets it), with LangGraph Platform's
+  // `if_exists` (default `raise`, 409), which the embed server ignores (it would replace the thread).
+  app.post("/threads", async (c) => {
+    const body = await bodyOf(c)
+    const { if_exists, thread_id } = body
+    if (thread_id !== undefined && (typeof thread_id !== "string" || !UUID.test(thread_id))) {
+      throw new HTTPException(422, { message: "thread_id must be a UUID" })
     }
-    await next()
+    if (if_exists !== undefined && if_exists !== "raise" && if_exists !== "do_nothing") {
+      throw new HTTPException(422, { message: "if_exists must be raise or do_nothing" })
+    }
+    return c.json(await threads.create(thread_id ?? uuidv7(), metadataOf(body), if_exists ?? "raise"))
   })
 
   app.post("/threads/count", async (c) => c.json(await threads.count(metadataOf(await bodyOf(c)))))
@@ -166,13 +154,7 @@ export const register = (
     if (strategy !== undefined && strategy !== "delete" && strategy !== "keep_latest") {
       throw new HTTPException(422, { message: "strategy must be delete or keep_latest" })
     }
-    // Only the threads the request may see are pruned (and counted): the rest are as if absent.
-    const visible: Array<string> = []
-    for (const id of new Set(thread_ids as ReadonlyArray<string>)) {
-      if (await threads.find(id).then(() => true, () => false)) visible.push(id)
-    }
-    if (visible.length > 0) await saver.prune(visible, { strategy: strategy ?? "delete" })
-    return c.json({ pruned_count: visible.length })
+    return c.json({ pruned_count: await threads.prune(thread_ids as ReadonlyArray<string>, strategy ?? "delete") })
   })
 
   app.post("/threads/:thread_id/copy", async (c) => {

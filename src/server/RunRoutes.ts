@@ -10,6 +10,7 @@
 import type { Context, Hono } from "hono"
 import { HTTPException } from "hono/http-exception"
 import type { EffectCheckpointSaver } from "../Saver.ts"
+import type { Graphs } from "./Graphs.ts"
 import { bodyOf } from "./Routes.ts"
 import { follow, pump, type Registry, type Run } from "./Runs.ts"
 import type { Threads } from "./Threads.ts"
@@ -34,9 +35,23 @@ interface Deps {
   readonly runs: Registry
   readonly threads: Threads
   readonly saver: EffectCheckpointSaver
-  /** The graph id an `assistant_id` names (a graph id, or its assistant's UUID), as given when neither. */
-  readonly graphOf: (assistant_id: string) => string
+  readonly graphs: Graphs
 }
+
+/** A run's body as the embed server takes it: its `assistant_id` the id of a served graph (404 otherwise). */
+const runBody = (graphs: Graphs, body: Record<string, unknown>): Record<string, unknown> => ({
+  ...body,
+  assistant_id: graphs.require(body.assistant_id, "Assistant")
+})
+
+/** A JSON request to the embed server's `path`, made from `c`'s. */
+const toEmbed = (c: Context, path: string, body: unknown, signal?: AbortSignal) =>
+  new Request(new URL(path, c.req.url), {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+    ...(signal === undefined ? {} : { signal })
+  })
 
 /**
  * How runs start: one at a time per thread (a second start sees the first's
@@ -44,7 +59,7 @@ interface Deps {
  * `multitask_strategy` says, through the embed server.
  */
 const starter = (deps: Deps) => {
-  const { embed, graphOf, runs, saver, threads } = deps
+  const { embed, graphs, runs, saver, threads } = deps
   /** Starts of each thread, one at a time: a second start sees the first's run (or waits behind it). */
   const starting = new Map<string, Promise<unknown>>()
   const oneAtATime = <A>(thread_id: string, start: () => Promise<A>): Promise<A> => {
@@ -73,9 +88,7 @@ const starter = (deps: Deps) => {
   /** Starts a run through the embed server: the run, or the embed server's refusal as it gave it. */
   const start = async (c: Context, thread_id: string, given: Record<string, unknown>): Promise<Run | Response> => {
     await threads.find(thread_id)
-    const body = typeof given.assistant_id === "string"
-      ? { ...given, assistant_id: graphOf(given.assistant_id) }
-      : given
+    const body = runBody(graphs, given)
     return oneAtATime(thread_id, async () => {
       await makeRoom(thread_id, body.multitask_strategy)
       return begin(c, thread_id, body)
@@ -85,14 +98,7 @@ const starter = (deps: Deps) => {
   /** The run itself, once the thread has room. */
   const begin = async (c: Context, thread_id: string, body: Record<string, unknown>): Promise<Run | Response> => {
     const controller = new AbortController()
-    const response = await embed(
-      new Request(new URL(`/threads/${thread_id}/runs/stream`, c.req.url), {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify(body),
-        signal: controller.signal
-      })
-    )
+    const response = await embed(toEmbed(c, `/threads/${thread_id}/runs/stream`, body, controller.signal))
     if (!(response.headers.get("content-type") ?? "").startsWith("text/event-stream") || response.body === null) {
       return response
     }
@@ -111,7 +117,7 @@ const starter = (deps: Deps) => {
  * @since 0.2.0
  */
 export const register = (app: Hono, deps: Deps): void => {
-  const { embed, runs, saver, threads } = deps
+  const { embed, graphs, runs, saver, threads } = deps
   const start = starter(deps)
   /** The thread's run named in the path, as the request may see it. */
   const runOf = async (c: Context) => {
@@ -122,12 +128,23 @@ export const register = (app: Hono, deps: Deps): void => {
     return run
   }
 
-  /** The thread's values now (what `join` and `wait` answer). */
-  const values = async (c: Context, thread_id: string) => {
-    const response = await embed(new Request(new URL(`/threads/${thread_id}/state`, c.req.url)))
+  /** What `join` and `wait` answer once the run ended: its outcome, else the thread's values now. */
+  const outcome = async (c: Context, run: Run) => {
+    const held = run.outcome()
+    if (held !== undefined) return c.body(held, 200, { "content-type": "application/json" })
+    const response = await embed(new Request(new URL(`/threads/${run.thread_id}/state`, c.req.url)))
+    if (!response.ok) {
+      throw new HTTPException(503, { message: `The state of thread ${run.thread_id} cannot be read now` })
+    }
     const state = await response.json() as { readonly values?: unknown }
-    return state.values ?? {}
+    return c.json(state.values ?? {})
   }
+
+  // A stateless run (on a thread made for it and deleted after): the embed server's, once its assistant is known.
+  app.post(
+    "/runs/stream",
+    async (c) => embed(toEmbed(c, "/runs/stream", runBody(graphs, await bodyOf(c)), c.req.raw.signal))
+  )
 
   app.post("/threads/:thread_id/runs/stream", async (c) => {
     const body = await bodyOf(c)
@@ -144,11 +161,10 @@ export const register = (app: Hono, deps: Deps): void => {
   })
 
   app.post("/threads/:thread_id/runs/wait", async (c) => {
-    const thread_id = c.req.param("thread_id")
-    const started = await start(c, thread_id, await bodyOf(c))
+    const started = await start(c, c.req.param("thread_id"), await bodyOf(c))
     if (started instanceof Response) return started
     await started.ended
-    return c.json(await values(c, thread_id))
+    return outcome(c, started)
   })
 
   app.get("/threads/:thread_id/runs", async (c) => {
@@ -176,7 +192,7 @@ export const register = (app: Hono, deps: Deps): void => {
   app.get("/threads/:thread_id/runs/:run_id/join", async (c) => {
     const run = await runOf(c)
     await run.ended
-    return c.json(await values(c, run.thread_id))
+    return outcome(c, run)
   })
 
   app.post("/threads/:thread_id/runs/:run_id/cancel", async (c) => {

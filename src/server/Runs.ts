@@ -143,6 +143,16 @@ export class Run {
     this.#end()
   }
 
+  /**
+   * What the run came to, as LangGraph's server answers a wait or a join:
+   * its error as `{"__error__": …}`, else its last `values` event still
+   * held (JSON text); undefined when it has neither.
+   */
+  outcome(): string | undefined {
+    const last = this.#events.findLast((event) => event.event === "error" || event.event === "values")
+    return last?.event === "error" ? `{"__error__":${last.data}}` : last?.data
+  }
+
   /** The first event after `id` still held (a reader left behind goes on from the oldest). */
   after(id: number): RunEvent | undefined {
     const first = this.#events[0]

@@ -13,6 +13,7 @@ import { AsyncLocalStorage } from "node:async_hooks"
 import type { ThreadRecord } from "../CheckpointStorage.ts"
 import type { EffectCheckpointSaver } from "../Saver.ts"
 import { identity, mayAccess, OWNER } from "./Auth.ts"
+import type { Graphs } from "./Graphs.ts"
 
 /**
  * A thread as LangGraph's API answers it.
@@ -40,10 +41,24 @@ export interface RunStatus {
 export interface Threads extends ThreadSaver {
   /** The thread if the request may see it, else 404. */
   readonly find: (thread_id: string) => Promise<ThreadJson>
-  /** Whether a thread has a record (or checkpoints), whoever owns it. */
-  readonly exists: (thread_id: string) => Promise<boolean>
-  /** 404 for a thread that exists and is not the request's; nothing for the request's own, or one not there yet. */
-  readonly admit: (thread_id: string) => Promise<void>
+  /**
+   * 404 for a thread that exists and is not the request's; its record for
+   * the request's own; undefined for one not there yet.
+   */
+  readonly admit: (thread_id: string) => Promise<ThreadRecord | undefined>
+  /**
+   * Creates a thread as the request's own, atomically (of concurrent
+   * creators of one id, one gets it): `if_exists` `raise` answers 409 when
+   * the request's own thread has the id, `do_nothing` answers that thread;
+   * another user's thread is 404 either way.
+   */
+  readonly create: (
+    thread_id: string,
+    metadata: Record<string, unknown> | undefined,
+    if_exists: "raise" | "do_nothing"
+  ) => Promise<ThreadJson>
+  /** Prunes the threads the request may see of `thread_ids` (see `prune`): how many. */
+  readonly prune: (thread_ids: ReadonlyArray<string>, strategy: "delete" | "keep_latest") => Promise<number>
   /** Sets the record of a thread the server just made (a copy) as the request's own. */
   readonly claim: (thread_id: string, metadata: Record<string, unknown>) => Promise<ThreadJson>
   /** The request's own threads matching `metadata`. */
@@ -65,17 +80,20 @@ export const notFound = (thread_id: string): HTTPException =>
   new HTTPException(404, { message: `Thread ${thread_id} not found` })
 
 /**
- * Thread records over `saver`. `defaultGraph`: the graph a thread without
- * `graph_id` (one a graph wrote before the server existed) is shown as, when
- * the server serves only one.
+ * Thread records over `saver`. A thread without `graph_id` (one a graph
+ * wrote before the server existed) is shown as the server's graph, when it
+ * serves only one; a `graph_id` a client gives must name a served graph (or
+ * its assistant), and is stored as the graph's id.
  *
  * @since 0.2.0
  */
 export const make = (
   saver: EffectCheckpointSaver,
   runs: RunStatus,
-  defaultGraph: string | undefined
+  graphs: Graphs,
+  deleted: (thread_id: string) => void
 ): Threads => {
+  const defaultGraph = graphs.ids.length === 1 ? graphs.ids[0] : undefined
   const json = (record: ThreadRecord): ThreadJson => ({
     thread_id: record.thread_id,
     created_at: record.created_at.toISOString(),
@@ -100,6 +118,11 @@ export const make = (
     requestScope.getStore()?.set(thread_id, Promise.resolve(record))
     return record
   }
+  /** A thread deleted by this request: gone from its reads, and from whatever the server kept of it. */
+  const forget = (thread_id: string) => {
+    wrote(thread_id, undefined)
+    deleted(thread_id)
+  }
   const visible = async (thread_id: string) => {
     const record = await read(thread_id)
     return record !== undefined && mayAccess(record.metadata) ? record : undefined
@@ -117,21 +140,48 @@ export const make = (
     const who = identity()
     return who === undefined ? metadata : { ...metadata, [OWNER]: who }
   }
+  /** Metadata going in: owned by the request, its `graph_id` a served graph's id (422 otherwise). */
+  const given = (metadata: Record<string, unknown> | undefined) => {
+    const update = owned(metadata) ?? {}
+    if (!Object.hasOwn(update, "graph_id")) return update
+    const graph_id = graphs.resolve(update.graph_id)
+    if (graph_id === undefined) {
+      throw new HTTPException(422, { message: "metadata.graph_id must name a graph this server serves" })
+    }
+    return { ...update, graph_id }
+  }
+  const admit = async (thread_id: string) => {
+    const record = await read(thread_id)
+    if (record !== undefined && !mayAccess(record.metadata)) throw notFound(thread_id)
+    return record
+  }
   return {
     get: find,
     find,
-    exists: async (thread_id) => (await read(thread_id)) !== undefined,
-    admit: async (thread_id) => {
-      const record = await read(thread_id)
-      if (record !== undefined && !mayAccess(record.metadata)) throw notFound(thread_id)
+    admit,
+    create: async (thread_id, metadata, if_exists) => {
+      const update = given(metadata)
+      // A thread deleted between the insert and the read is created on the second try.
+      for (let attempt = 0;; attempt++) {
+        const created = await saver.createThread(thread_id, update)
+        if (created !== undefined) return json(wrote(thread_id, created))
+        // Taken: the request's own thread is answered as `if_exists` says; another's does not exist for it.
+        requestScope.getStore()?.delete(thread_id)
+        const existing = await admit(thread_id)
+        if (existing === undefined && attempt === 0) continue
+        if (existing === undefined) throw notFound(thread_id)
+        if (if_exists === "do_nothing") return json(existing)
+        throw new HTTPException(409, { message: `Thread ${thread_id} already exists` })
+      }
     },
     set: async (thread_id, { kind, metadata }) => {
-      const existing = await read(thread_id)
-      if (existing !== undefined && !mayAccess(existing.metadata)) throw notFound(thread_id)
-      const update = owned(metadata) ?? {}
+      const existing = await admit(thread_id)
+      const update = given(metadata)
       // The embed server patches every run's thread with its graph: nothing to write when it is so already.
       const unchanged = kind === "patch" && existing !== undefined &&
-        Object.entries(update).every(([key, value]) => JSON.stringify(existing.metadata[key]) === JSON.stringify(value))
+        Object.entries(update).every(([key, value]) =>
+          Object.hasOwn(existing.metadata, key) && JSON.stringify(existing.metadata[key]) === JSON.stringify(value)
+        )
       if (unchanged) return json(existing)
       return json(wrote(thread_id, await saver.setThread(thread_id, { kind, metadata: update })))
     },
@@ -140,7 +190,28 @@ export const make = (
     delete: async (thread_id) => {
       if ((await visible(thread_id)) === undefined) throw notFound(thread_id)
       await saver.deleteThread(thread_id)
-      wrote(thread_id, undefined)
+      forget(thread_id)
+    },
+    prune: async (thread_ids, strategy) => {
+      // Only the threads the request may see are pruned (and counted): the rest are as if absent.
+      // A failure to read one fails the request: a prune that did nothing is not reported as done.
+      const pruned: Array<string> = []
+      for (const thread_id of new Set(thread_ids)) {
+        if ((await visible(thread_id)) !== undefined) pruned.push(thread_id)
+      }
+      for (const thread_id of pruned) {
+        if (strategy === "delete") {
+          // A thread with only its record (created, never run) goes too.
+          await saver.deleteThread(thread_id)
+          forget(thread_id)
+        } else {
+          // Such a thread has no checkpoint to keep: nothing to do.
+          await saver.prune([thread_id], { strategy }).catch((error: unknown) => {
+            if ((error as { _tag?: unknown })._tag !== "ThreadNotFound") throw error
+          })
+        }
+      }
+      return pruned.length
     },
     search: async function*({ limit, metadata, offset, sortBy, sortOrder }) {
       const page = await saver.searchThreads({

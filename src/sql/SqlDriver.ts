@@ -207,6 +207,8 @@ export const make = Effect.fnUntraced(function*(
     setThreadRecord: (thread_id, metadata, merge) =>
       run("setThread", merge ? q.mergeThreadRecord : q.setThreadRecord, { thread_id, metadata }),
 
+    createThreadRecord: (thread_id, metadata) => run("createThread", q.createThreadRecord, { thread_id, metadata }),
+
     searchThreadRecords: (query) => run("searchThreads", q.searchThreadRecords[searchVariant(query)], query),
 
     enableThreadRecords: Migrations.enableThreadRecords(tables, options.dialect).pipe(

@@ -121,6 +121,7 @@ const refusingWrites = (
     writeThread: () => refuse("writeThread"),
     raiseFormat: () => refuse("raiseFormat"),
     setThreadRecord: () => refuse("setThread"),
+    createThreadRecord: () => refuse("createThread"),
     // Records a writer enabled read as they are; enabling them is a write.
     enableThreadRecords: Effect.flatMap(
       threadRecords,

@@ -40,6 +40,7 @@ import type { AddressInfo } from "node:net"
 import { Readable } from "node:stream"
 import type { CheckpointStorage } from "../CheckpointStorage.ts"
 import type { Inspector } from "../inspector/Inspector.ts"
+import { LOOPBACK_HOSTS } from "../Loopback.ts"
 import type { Label } from "../pglite/Snapshot.ts"
 import * as App from "./App.ts"
 import { securityHeaders } from "./Guard.ts"
@@ -74,8 +75,6 @@ export interface Running {
 }
 
 export { securityHeaders, TOKEN_HEADER } from "./Guard.ts"
-
-const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"])
 
 /** A `node:http` request as a web one (its body streamed, for the methods that have one). */
 const toWebRequest = (incoming: IncomingMessage): Request => {
@@ -153,7 +152,7 @@ export const start = (
   Effect.gen(function*() {
     const host = options.host ?? "127.0.0.1"
     const token = options.token ?? randomBytes(24).toString("base64url")
-    if (!LOOPBACK.has(host)) {
+    if (!LOOPBACK_HOSTS.has(host)) {
       yield* Effect.sync(() =>
         process.stderr.write(
           `warning: listening on ${host}, not only this machine: anyone who can reach it and has the URL ` +

@@ -142,6 +142,36 @@ for (const driver of d.all) {
       })
     })
 
+    it("createThread creates only what is not there, and of concurrent creators exactly one", async () => {
+      await driver.clear()
+      await using(driver, async (saver) => {
+        const created = await saver.createThread("new", { owner: "alice" })
+        expect(created?.metadata).toEqual({ owner: "alice" })
+        expect(await saver.getThread("new")).toEqual(created)
+        // Taken: nothing changes, whoever asks.
+        expect(await saver.createThread("new", { owner: "bob" })).toBeUndefined()
+        expect(await saver.getThread("new")).toEqual(created)
+        // A thread a graph wrote is taken too.
+        await runGraph(saver, "ran")
+        expect(await saver.createThread("ran", { owner: "bob" })).toBeUndefined()
+        expect((await saver.getThread("ran"))?.metadata).toEqual({})
+        // 30 at once: one record, holding the winner's metadata.
+        const results = await Promise.all(
+          Array.from({ length: 30 }, (_, i) => saver.createThread("raced", { owner: `user-${i}` }))
+        )
+        const winners = results.filter((result) => result !== undefined)
+        expect(winners).toHaveLength(1)
+        expect((await saver.getThread("raced"))?.metadata).toEqual(winners[0]!.metadata)
+        // Deleted, it can be created again; bad metadata changes nothing.
+        await saver.deleteThread("new")
+        expect((await saver.createThread("new"))?.metadata).toEqual({})
+        expect(await failure(saver.createThread("bad", { f: () => 1 } as never))).toBeInstanceOf(
+          CheckpointError.InvalidInput
+        )
+        expect(await saver.getThread("bad")).toBeUndefined()
+      })
+    })
+
     it("a graph's puts keep a record's metadata and created_at; a record alone is no thread to anything else", async () => {
       await driver.clear()
       await using(driver, async (saver) => {

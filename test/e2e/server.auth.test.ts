@@ -53,7 +53,8 @@ describe("the server with an auth handler", () => {
   })
 
   it("refuses a request without credentials", async () => {
-    expect((await fetch(`${server.url}/threads/search`, { method: "POST", body: "{}" })).status).toBe(401)
+    const search = { method: "POST", headers: { "content-type": "application/json" }, body: "{}" }
+    expect((await fetch(`${server.url}/threads/search`, search)).status).toBe(401)
     expect((await fetch(`${server.url}/info`, { headers: { authorization: "Bearer mallory" } })).status).toBe(401)
   })
 

@@ -41,6 +41,13 @@ type Chunk = { readonly event: string; readonly data: unknown }
 
 const human = (content: string) => ({ messages: [{ type: "human", content }] })
 
+/** A JSON POST's request options. */
+const json = (body: unknown): RequestInit => ({
+  method: "POST",
+  headers: { "content-type": "application/json" },
+  body: JSON.stringify(body)
+})
+
 /** The chat graph as a subgraph: one node of a parent graph. */
 const nestedGraph = () =>
   new StateGraph(MessagesAnnotation).addNode("inner", chatGraph()).addEdge(START, "inner").addEdge("inner", END)
@@ -305,7 +312,7 @@ describe.each(
     expect(get.status).toBe(404)
     expect(await get.json()).toEqual({ detail: `Thread ${missing} not found` })
     expect((await fetch(`${server.url}/threads/${missing}/state`)).status).toBe(404)
-    expect((await fetch(`${server.url}/threads/${missing}/history`, { method: "POST", body: "{}" })).status).toBe(404)
+    expect((await fetch(`${server.url}/threads/${missing}/history`, json({}))).status).toBe(404)
     const malformed = await fetch(`${server.url}/threads/search`, {
       method: "POST",
       headers: { "content-type": "application/json" },
@@ -321,7 +328,7 @@ describe.each(
     expect(wrongShape.status).toBe(422)
     expect((await fetch(`${server.url}/threads/not-a-uuid`)).status).toBe(422)
     // The embed server's thread event protocol is off unless asked for (its buffers are unbounded).
-    expect((await fetch(`${server.url}/threads/${missing}/commands`, { method: "POST", body: "{}" })).status).toBe(404)
+    expect((await fetch(`${server.url}/threads/${missing}/commands`, json({}))).status).toBe(404)
     // A page from another site may not call it: no CORS grant.
     const foreign = await fetch(`${server.url}/info`, { headers: { origin: "https://evil.example" } })
     expect(foreign.headers.get("access-control-allow-origin")).toBeNull()

@@ -137,7 +137,7 @@ export const storageScenarios = (name: string, storage: Layer.Layer<CheckpointSt
           expect(Array.from(lone)).toHaveLength(1)
         }))
 
-      it.effect("NUL in a key (thread, namespace, channel, task) is a typed error", () =>
+      it.effect("NUL in a key (thread, namespace, checkpoint id, channel, task) is a typed error", () =>
         Effect.gen(function*() {
           const storage = yield* Storage
           const nul = "a\u0000b"
@@ -148,6 +148,11 @@ export const storageScenarios = (name: string, storage: Layer.Layer<CheckpointSt
           expect(surrogate.message).toContain("well-formed")
           const ns = yield* Effect.flip(storage.getTuple({ thread_id: "t", checkpoint_ns: nul }))
           expect(ns._tag).toBe("InvalidConfig")
+          const id = yield* Effect.flip(storage.getTuple({ thread_id: "t", checkpoint_id: nul }))
+          expect(id._tag).toBe("InvalidConfig")
+          const before = yield* Effect.flip(Stream.runCollect(storage.list({ thread_id: "t", before: nul })))
+          expect(before._tag).toBe("InvalidInput")
+          expect(before.message).toContain("NUL")
           const channel = yield* Effect.flip(
             storage.put({ thread_id: "t" }, checkpoint({ [nul]: 1 }), metadata(), { [nul]: 1 })
           )

@@ -9,7 +9,8 @@ import { type Browser, chromium } from "playwright-core"
 
 export const CHROMIUM = "/usr/bin/chromium"
 
-export const launch = async (): Promise<Browser> => {
+/** Chromium, headless; `args` added to its command line. */
+export const launch = async (args: ReadonlyArray<string> = []): Promise<Browser> => {
   if (!existsSync(CHROMIUM)) {
     throw new Error(
       `The web inspector's browser tests need Chromium at ${CHROMIUM}: install it with ` +
@@ -19,6 +20,6 @@ export const launch = async (): Promise<Browser> => {
   return chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", ...args]
   })
 }

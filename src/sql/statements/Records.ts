@@ -127,6 +127,19 @@ RETURNING thread_id, metadata::text AS metadata, created_at, last_activity AS up
       decode: (rows: ReadonlyArray<RecordRow>) => toRecord(rows[0]!)
     })
 
+  // The thread's row only if there is none: of concurrent creators, one inserts it and the rest get no row.
+  const createRecord = statement({
+    params: (input: { readonly thread_id: string; readonly metadata: string }) => ({
+      thread_id: input.thread_id,
+      metadata: Jsonb.encode(input.metadata)
+    }),
+    text: (param) => `
+INSERT INTO ${t.threads} (thread_id, last_activity, metadata) VALUES (${param.thread_id}, now(), ${param.metadata}::jsonb)
+ON CONFLICT (thread_id) DO NOTHING
+RETURNING thread_id, metadata::text AS metadata, created_at, last_activity AS updated_at`,
+    decode: (rows: ReadonlyArray<RecordRow>) => Option.map(Option.fromUndefinedOr(rows[0]), toRecord)
+  })
+
   return {
     threadRecord: statement({
       params: ofThread,
@@ -136,6 +149,7 @@ RETURNING thread_id, metadata::text AS metadata, created_at, last_activity AS up
 
     setThreadRecord: setRecord(false),
     mergeThreadRecord: setRecord(true),
+    createThreadRecord: createRecord,
 
     /** By {@link searchVariant}. */
     searchThreadRecords: searches
