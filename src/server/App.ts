@@ -110,8 +110,8 @@ const answer = (c: Context, error: unknown): Response => {
   if (names.includes("ThreadNotFound") || names.includes("CheckpointNotFound")) return failure(c, 404, message)
   if (names.includes("ThreadExists")) return failure(c, 409, message)
   const status = names.includes("StorageFailure") ? 503 : 500
-  console.error(
-    `${c.req.method} ${c.req.path}: ${status}: ${status === 503 ? message : (error as Error)?.stack ?? message}`
+  process.stderr.write(
+    `${c.req.method} ${c.req.path}: ${status}: ${status === 503 ? message : (error as Error)?.stack ?? message}\n`
   )
   return status === 503
     ? failure(c, 503, "The storage cannot be reached now: try again later")
