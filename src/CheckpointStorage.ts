@@ -110,7 +110,12 @@ export class CheckpointStorage extends Context.Service<CheckpointStorage, {
   ) => Effect.Effect<void, WriteError>
   /** The named checkpoint, or the namespace's latest; `None` when there is none. */
   readonly getTuple: (ref: CheckpointRef) => Effect.Effect<Option.Option<CheckpointTuple>, ReadError>
-  /** Matching checkpoints, newest first. */
+  /**
+   * Matching checkpoints, newest first. A checkpoint that cannot be read
+   * ends the stream there with `CorruptedCheckpoint` naming its thread,
+   * namespace and id, whichever threads the query spans: the checkpoints
+   * before it were emitted; damage is never skipped in silence.
+   */
   readonly list: (query: ListQuery) => Stream.Stream<CheckpointTuple, ReadError>
   /** Removes a thread: every namespace, checkpoint, value and write, and its record. */
   readonly deleteThread: (thread_id: string) => Effect.Effect<void, InvalidConfig | StorageFailure | FormatError>

@@ -134,6 +134,18 @@ export const redact = (url: string): string => {
 }
 
 /**
+ * A text (an error message, a parse error quoting an argument) with the
+ * credentials of every connection string in it masked: each `scheme://…`
+ * run as {@link redact} masks it, and every `password=` value.
+ *
+ * @since 0.4.0
+ */
+export const redactIn = (text: string): string =>
+  text
+    .replace(/[a-z][a-z0-9+.-]*:\/\/[^\s"'`]+/gi, redact)
+    .replace(/\b((?:ssl)?password\s*=\s*)('(?:[^'\\]|\\.)*'?|[^\s&"'`]+)/gi, "$1***")
+
+/**
  * A `cockroachdb://` (or `cockroach://`) URL in the `postgres://` form the
  * wire client reads; any other string unchanged.
  *

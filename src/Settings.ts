@@ -17,7 +17,7 @@
  * | option | accepts |
  * |---|---|
  * | `idleTimeout`, `connectionTTL`, `statementTimeout` | a duration > 0 (leave it out for the default, or for no limit) |
- * | `retryWindow` | a duration ≥ 0; 0 turns retries off |
+ * | `retryWindow` | a duration from 0 to 1 hour; 0 turns retries off |
  * | `groupCommit.window` | a duration ≥ 0; 0 waits for no company |
  * | `poolSize`, `pageSize`, `maxMessageSize`, `groupCommit.concurrency`, `groupCommit.maxBatch` | an integer ≥ 1 |
  * | `port` | an integer from 1 to 65535 |
@@ -72,19 +72,22 @@ const show = (input: unknown, depth = 0): string => {
 
 /**
  * A duration option as the public API takes it (`Duration.Input`), decoded
- * to a finite `Duration`: greater than 0, or (`least: "zero"`) 0 or more.
+ * to a finite `Duration`: greater than 0, or (`least: "zero"`) 0 or more;
+ * at most `most` when given.
  *
  * @since 0.1.0
  */
-export const DurationSetting = (least: "zero" | "positive") => {
-  const expected = least === "zero" ? "a finite duration of 0 or more" : "a finite duration greater than 0"
+export const DurationSetting = (least: "zero" | "positive", most?: Duration.Duration) => {
+  const expected = (least === "zero" ? "a finite duration of 0 or more" : "a finite duration greater than 0") +
+    (most === undefined ? "" : ` and at most ${Duration.format(most)}`)
   return Schema.Unknown.pipe(Schema.decodeTo(
     Schema.Duration,
     SchemaTransformation.transformEffect({
       decode: (input: unknown) => {
         const duration = parse(input)
         const fits = duration !== undefined && Duration.isFinite(duration) &&
-          (least === "zero" ? !Duration.isNegative(duration) : Duration.isPositive(duration))
+          (least === "zero" ? !Duration.isNegative(duration) : Duration.isPositive(duration)) &&
+          (most === undefined || Duration.isLessThanOrEqualTo(duration, most))
         return fits ? Effect.succeed(duration) : Effect.fail(
           new SchemaIssue.InvalidValue({
             message: `Expected ${expected} (e.g. "30 seconds"), got ${show(input)}`
@@ -102,8 +105,16 @@ export const DurationSetting = (least: "zero" | "positive") => {
  *
  * @since 0.1.0
  */
-export const DurationString = (least: "zero" | "positive") =>
-  Schema.String.pipe(Schema.decodeTo(DurationSetting(least)))
+export const DurationString = (least: "zero" | "positive", most?: Duration.Duration) =>
+  Schema.String.pipe(Schema.decodeTo(DurationSetting(least, most)))
+
+/**
+ * The longest retry window: a checkpoint write is not worth retrying past
+ * an hour, and a window that never ends keeps a call from ever settling.
+ *
+ * @since 0.4.0
+ */
+export const MAX_RETRY_WINDOW: Duration.Duration = Duration.hours(1)
 
 /**
  * A count: an integer of 1 or more.
@@ -126,7 +137,7 @@ export const LayerSettings = Schema.Struct({
   idleTimeout: Schema.optional(Positive),
   connectionTTL: Schema.optional(Positive),
   statementTimeout: Schema.optional(Positive),
-  retryWindow: Schema.optional(NonNegative),
+  retryWindow: Schema.optional(DurationSetting("zero", MAX_RETRY_WINDOW)),
   pageSize: Schema.optional(Count),
   maxMessageSize: Schema.optional(Count),
   port: Schema.optional(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 65535 }))),

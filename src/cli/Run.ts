@@ -15,17 +15,31 @@ import {
   NodeTerminal
 } from "@effect/platform-node-shared"
 import { Cause, Effect, Exit, Layer } from "effect"
-import { CliError, Command } from "effect/cli"
+import { CliError, CliOutput, Command } from "effect/cli"
+import * as ConnectionString from "../ConnectionString.ts"
 import { root } from "./Cli.ts"
 import { UsageError } from "./Errors.ts"
 import * as Output from "./Output.ts"
 
 /**
- * An error as one line: its message, without a stack or line breaks, and
- * escaped (errors quote ids and types read from the database or a file).
+ * An error as one line: its message, without a stack or line breaks, no
+ * password in it, and escaped (errors quote ids and types read from the
+ * database or a file).
  */
 const oneLine = (error: unknown) =>
-  Output.clean((error instanceof Error ? error.message : String(error)).replace(/\s*\n\s*/g, " ").trim())
+  Output.clean(
+    ConnectionString.redactIn(error instanceof Error ? error.message : String(error)).replace(/\s*\n\s*/g, " ").trim()
+  )
+
+/** effect/cli's formatter, but its errors (which quote the argument they could not parse) never show a password. */
+const formatter: CliOutput.Formatter = (() => {
+  const plain = CliOutput.defaultFormatter()
+  return {
+    ...plain,
+    formatError: (error) => ConnectionString.redactIn(plain.formatError(error)),
+    formatErrors: (errors) => ConnectionString.redactIn(plain.formatErrors(errors))
+  }
+})()
 
 /**
  * Runs the command `args` name and sets `process.exitCode`.
@@ -54,7 +68,13 @@ export const run = (args: ReadonlyArray<string>, version: string): void => {
     Effect.provide(
       Layer.provideMerge(
         NodeChildProcessSpawner.layer,
-        Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, NodeStdio.layer, NodeTerminal.layer)
+        Layer.mergeAll(
+          NodeFileSystem.layer,
+          NodePath.layer,
+          NodeStdio.layer,
+          NodeTerminal.layer,
+          CliOutput.layer(formatter)
+        )
       )
     )
   )

@@ -93,11 +93,8 @@ export const serve = Command.make("serve", {
     if (input.port < 0 || input.port > 65535) {
       return yield* new UsageError({ command: "serve", detail: "--port must be from 0 to 65535" })
     }
-    const graphs: Record<string, Parameters<ServerModule["serve"]>[0]["graphs"][string]> = {}
-    for (const argument of input.graphs) {
-      const { graph, id } = yield* loadGraph(argument)
-      graphs[id] = graph
-    }
+    const loaded = yield* Effect.forEach(input.graphs, loadGraph)
+    const graphs = Object.fromEntries(loaded.map(({ graph, id }) => [id, graph]))
     const server = yield* loadServer
     const database = input.db._tag === "Some" ? input.db.value : process.env.DATABASE_URL || "pglite:.data/langgraph"
     const running = yield* Effect.acquireRelease(

@@ -110,7 +110,12 @@ const loading = ({ format, json, sealing, serializer, sharing }: Parts) => {
   const decodeHeader = (row: CheckpointRow) => {
     const newer = withoutId(row.checkpoint) ? unreadable(format, row, HEADER_WITHOUT_ID) : undefined
     return newer !== undefined ? Effect.fail(newer) : Schema.decodeUnknownEffect(CheckpointHeader)(header(row)).pipe(
-      Effect.mapError((error) => corrupted(row, `checkpoint: ${formatIssue(error.issue)}`))
+      Effect.mapError((error) => corrupted(row, `checkpoint: ${formatIssue(error.issue)}`)),
+      // A header is its row's: one naming another checkpoint was moved or edited.
+      Effect.filterOrFail(
+        (decoded) => decoded.id === row.checkpoint_id,
+        (decoded) => corrupted(row, `checkpoint: its header is that of checkpoint ${JSON.stringify(decoded.id)}`)
+      )
     )
   }
 

@@ -180,13 +180,29 @@ export const asMessages = (value: unknown): ReadonlyArray<Message> | undefined =
   return messages.every((message) => message !== undefined) ? messages as ReadonlyArray<Message> : undefined
 }
 
+/** Whether `value` holds containers nested more than `limit` deep (walked without recursion). */
+const nestsDeeper = (value: unknown, limit: number): boolean => {
+  const pending: Array<readonly [unknown, number]> = [[value, 0]]
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [item, depth] = next
+    if (!isRecord(item)) continue
+    if (depth > limit) return true
+    for (const child of Array.isArray(item) ? item : Object.values(item)) pending.push([child, depth + 1])
+  }
+  return false
+}
+
 /**
  * A message in LangChain's serialized form: what a revived message's
  * `toJSON()` gives and `load` from `@langchain/core/load` revives; an inert
- * one is already in it.
+ * one is already in it. LangChain's `toJSON` recurses through the fields, so
+ * a message nested past what is shown keeps its fields as they are (and is
+ * cut where it gets too deep) rather than overflowing the stack.
  */
-const serializedOf = (value: Record<string, unknown>): unknown =>
-  isSerialized(value) || typeof value.toJSON !== "function" ? value : (value.toJSON as () => unknown).call(value)
+const serializedOf = (value: Record<string, unknown>, depth: number): unknown =>
+  isSerialized(value) || typeof value.toJSON !== "function" || nestsDeeper(value.lc_kwargs, MAX_DEPTH - depth)
+    ? value
+    : (value.toJSON as () => unknown).call(value)
 
 const plain = (value: unknown, depth: number, whole: boolean): unknown => {
   if (value === null || typeof value !== "object") {
@@ -204,7 +220,7 @@ const plain = (value: unknown, depth: number, whole: boolean): unknown => {
   }
   if (value instanceof Set) return [...value].map((item) => plain(item, depth + 1, whole))
   // A message whole: its serialized form's fields, each made plain (none of them is a message again).
-  const record = message === undefined ? value : serializedOf(value as Record<string, unknown>)
+  const record = message === undefined ? value : serializedOf(value as Record<string, unknown>, depth)
   return isRecord(record)
     ? Object.fromEntries(Object.entries(record).map(([key, item]) => [key, plain(item, depth + 1, whole)]))
     : plain(record, depth + 1, whole)

@@ -11,7 +11,7 @@
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { IncompatibleSchema, type StorageFailure } from "../CheckpointError.ts"
+import { IncompatibleSchema, StorageFailure } from "../CheckpointError.ts"
 import type { FormatStatus } from "../StorageDriver.ts"
 import { NEWEST_LEVEL } from "../StorageFormat.ts"
 import { VERSION } from "../Version.ts"
@@ -331,12 +331,23 @@ const apply = Effect.fnUntraced(function*(tables: Tables, dialect: Dialect, want
     const [version, statements] = next
     for (const statement of statements) yield* sql.unsafe(statement)
     yield* sql.unsafe(`INSERT INTO ${tables.migrations} (v) VALUES (${version}) ON CONFLICT (v) DO NOTHING`)
-    return "applied" as const
+    return version
   }))
+  // A step applied twice did not record itself: running on would apply it forever.
+  const done = new Set<number>()
   for (;;) {
     const outcome = yield* retried(step)
     if (outcome === "done") return
-    if (outcome !== "applied") return yield* outcome
+    if (typeof outcome !== "number") return yield* outcome
+    if (done.has(outcome)) {
+      return yield* new StorageFailure({
+        operation: "migrate",
+        retryable: false,
+        cause: `step ${outcome} ran but ${tables.migrations} does not hold it: something on the database ` +
+          "(a rule, a trigger, a policy) drops what is inserted there"
+      })
+    }
+    done.add(outcome)
   }
 })
 

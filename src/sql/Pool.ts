@@ -161,7 +161,9 @@ export const defaultConfig = {
   idleTimeout: optional(Config.schema(Settings.DurationString("positive"), "CHECKPOINT_IDLE_TIMEOUT")),
   connectionTTL: optional(Config.schema(Settings.DurationString("positive"), "CHECKPOINT_CONNECTION_TTL")),
   statementTimeout: optional(Config.schema(Settings.DurationString("positive"), "CHECKPOINT_STATEMENT_TIMEOUT")),
-  retryWindow: optional(Config.schema(Settings.DurationString("zero"), "CHECKPOINT_RETRY_WINDOW"))
+  retryWindow: optional(
+    Config.schema(Settings.DurationString("zero", Settings.MAX_RETRY_WINDOW), "CHECKPOINT_RETRY_WINDOW")
+  )
 } satisfies Config.Wrap<PoolOptions>
 
 /**

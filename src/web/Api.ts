@@ -150,11 +150,13 @@ const historyOf = (thread: string, query: URLSearchParams) =>
 
 /** A checkpoint as plain data, with the messages of each channel that holds a list of them. */
 const shownJson = ({ interrupts, next, tuple }: Shown) => {
-  const messages: Record<string, ReadonlyArray<Values.Message>> = {}
-  for (const [channel, value] of Object.entries(tuple.checkpoint.channel_values)) {
-    const found = Values.asMessages(value)
-    if (found !== undefined) messages[channel] = found
-  }
+  // Own entries whatever a stored channel is named (`__proto__` too).
+  const messages = Object.fromEntries(
+    Object.entries(tuple.checkpoint.channel_values).flatMap(([channel, value]) => {
+      const found = Values.asMessages(value)
+      return found === undefined ? [] : [[channel, found] as const]
+    })
+  )
   return {
     ...Values.toPlain(tuple) as object,
     checkpoint_ns: tuple.config.configurable?.checkpoint_ns ?? "",

@@ -258,7 +258,8 @@ describe.each(matrix.all.map((driver) => [driver.name, driver] as const))("damag
           }
 
           calls.length = 0
-          await expect(reader.getTuple(config)).rejects.toMatchObject({ _tag: "CorruptedCheckpoint" })
+          const refused = await reader.getTuple(config).then(() => undefined, (error: unknown) => error)
+          expect(refused).toMatchObject({ _tag: "CorruptedCheckpoint", thread_id })
           expect(calls).toEqual(["getTuple naming some"])
           // A list reads it once too.
           calls.length = 0
@@ -266,6 +267,14 @@ describe.each(matrix.all.map((driver) => [driver.name, driver] as const))("damag
             for await (const _ of reader.list(config)) continue
           })()).rejects.toMatchObject({ _tag: "CorruptedCheckpoint" })
           expect(calls).toEqual(["list"])
+          // A list of every thread fails there too, naming the thread and the checkpoint that cannot be read.
+          await expect((async () => {
+            for await (const _ of reader.list({})) continue
+          })()).rejects.toMatchObject({
+            _tag: "CorruptedCheckpoint",
+            thread_id,
+            checkpoint_id: (refused as { checkpoint_id: string }).checkpoint_id
+          })
         } finally {
           await writer.close()
           await reader.close()

@@ -70,6 +70,24 @@ describe("migrations", () => {
         yield* Effect.scoped(Layer.build(Postgres.layer({ url, migrate: false })))
       })))
 
+  it.live("a migrations table that drops what is inserted fails the opening, typed, instead of looping", () =>
+    withDatabase("dropping", (url) =>
+      Effect.gen(function*() {
+        yield* Effect.scoped(Layer.build(Postgres.layer({ url })))
+        yield* Effect.promise(() =>
+          admin((client) =>
+            client.query(
+              "DELETE FROM checkpoint_migrations WHERE v = 102; " +
+                "CREATE RULE drop_steps AS ON INSERT TO checkpoint_migrations DO INSTEAD NOTHING"
+            ), url)
+        )
+        const error = yield* Effect.flip(Effect.scoped(Layer.build(Postgres.layer({ url })))).pipe(
+          Effect.timeout("20 seconds")
+        )
+        expect(error._tag).toBe("StorageFailure")
+        expect(error.message).toContain("step 102 ran but")
+      })))
+
   it.live("a process open when a newer release's migration lands reports IncompatibleSchema, not damage", () =>
     withDatabase("landed", (url) =>
       Effect.promise(async () => {
@@ -527,6 +545,26 @@ describe("stored data that no longer decodes", () => {
           const header = yield* Effect.flip(s.getTuple(ref))
           expect(header._tag).toBe("CorruptedCheckpoint")
           expect(header.message).toContain(ref.checkpoint_id)
+
+          // A header moved from another checkpoint (or its id edited): the row's, not the header's, is at fault.
+          const moved = yield* s.put({ thread_id: "moved" }, checkpoint({}), metadata(), {})
+          const other = yield* s.put(
+            { thread_id: "moved", checkpoint_id: moved.checkpoint_id },
+            checkpoint({}),
+            metadata(),
+            {}
+          )
+          yield* Effect.promise(() =>
+            admin((client) =>
+              client.query(
+                `UPDATE checkpoints SET checkpoint = jsonb_set(checkpoint, '{id}', to_jsonb($1::text)) WHERE checkpoint_id = $2`,
+                [other.checkpoint_id, moved.checkpoint_id]
+              ), url)
+          )
+          const renamed = yield* Effect.flip(s.getTuple(moved))
+          expect(renamed._tag).toBe("CorruptedCheckpoint")
+          expect(renamed.message).toContain(`its header is that of checkpoint "${other.checkpoint_id}"`)
+          expect(Option.isSome(yield* s.getTuple(other))).toBe(true)
         }).pipe(Effect.provide(storage))
       })))
 })

@@ -176,6 +176,16 @@ describe("the edges", { concurrent: false }, () => {
       }
     })
     expect(runs[0]!.stderr).toContain("cannot open the database postgresql://***@127.0.0.1:1/db: nothing accepts")
+    // Given where a flag's value goes, it is effect/cli's parse error that quotes it: masked too.
+    for (
+      const misplaced of [["--limit", cases[0]!.url], [`--limit=${cases[1]!.url}`], ["--limit", "password=S3cret"]]
+    ) {
+      const refused = await fails(2, ["history", ...misplaced, "pglite:/nowhere", "t"])
+      expect(refused.stderr).toContain("--limit")
+      for (const secret of ["pA@ssW0rd", "ssW0rd", "S3cret"]) {
+        expect(refused.stdout + refused.stderr).not.toContain(secret)
+      }
+    }
   })
 
   it("a reader that stops early (| head) ends the command quietly", inOrder(120_000), async () => {

@@ -189,7 +189,17 @@ describe("the saver", () => {
     ])
 
   it("fromConnString(unreachable, { retryWindow: Infinity }) rejects at once with InvalidConfig", async () => {
-    for (const retryWindow of [Number.POSITIVE_INFINITY, "Infinity", Number.NaN, -1, "10 parsecs"] as const) {
+    for (
+      const retryWindow of [
+        Number.POSITIVE_INFINITY,
+        "Infinity",
+        Number.NaN,
+        -1,
+        "10 parsecs",
+        1e308,
+        "2 hours"
+      ] as const
+    ) {
       const outcome = await settlesWithin(
         EffectCheckpointSaver.fromConnString(unreachable, { retryWindow: retryWindow as Duration.Input }),
         2_000

@@ -158,6 +158,19 @@ describe("toPlain", () => {
       expect(json.length).toBeLessThan(20_000)
     }
     expect(Values.asMessages([chain])).toHaveLength(1)
+
+    // A revived message (what `show --json` writes whole): LangChain's own toJSON would recurse through it.
+    const revived = new HumanMessage({ content: "hi", additional_kwargs: { deep: nest(20_000, (inner) => [inner]) } })
+    expect(() => revived.toJSON()).toThrow(RangeError)
+    const whole = JSON.stringify(Values.toJson({ messages: [revived] }))
+    expect(whole).toContain("[too deep]")
+    expect(whole.length).toBeLessThan(20_000)
+    // A shallow one is still LangChain's serialized form, as `load` revives it.
+    expect(Values.toJson(new HumanMessage({ content: "hi", id: "m1" }))).toMatchObject({
+      lc: 1,
+      type: "constructor",
+      id: ["langchain_core", "messages", "HumanMessage"]
+    })
   })
 })
 
