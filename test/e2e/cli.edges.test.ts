@@ -180,8 +180,9 @@ describe("the edges", { concurrent: false }, () => {
     for (
       const misplaced of [["--limit", cases[0]!.url], [`--limit=${cases[1]!.url}`], ["--limit", "password=S3cret"]]
     ) {
-      const refused = await fails(2, ["history", ...misplaced, "pglite:/nowhere", "t"])
-      expect(refused.stderr).toContain("--limit")
+      const refused = await run(["history", ...misplaced, "pglite:/nowhere", "t"])
+      expect(refused.code).toBe(2)
+      expect(refused.stderr).toContain("Invalid value for flag --limit")
       for (const secret of ["pA@ssW0rd", "ssW0rd", "S3cret"]) {
         expect(refused.stdout + refused.stderr).not.toContain(secret)
       }
