@@ -9,8 +9,10 @@
  *   the topology behind PgBouncer and the 100,000-thread runs: child
  *   processes and servers of their own (`npm run test:e2e`).
  *
- * `npm test` runs all three. Only `drivers` and `e2e` start the PostgreSQL
- * server (`test/support/postgresServer.ts`), once for both.
+ * `npm test` runs these three. A fourth, `long`, holds the runs that take
+ * minutes (`npm run test:long`: the PgBouncer kill loop, 20 runs a mode).
+ * Only `drivers`, `e2e` and `long` start the PostgreSQL server
+ * (`test/support/postgresServer.ts`), once for the run.
  */
 import { defineConfig } from "vitest/config"
 
@@ -25,7 +27,8 @@ export default defineConfig({
     projects: [
       { extends: true, test: { name: "unit", include: ["test/unit/**/*.test.ts"] } },
       { extends: true, test: { name: "drivers", include: ["test/drivers/**/*.test.ts"], globalSetup: postgres } },
-      { extends: true, test: { name: "e2e", include: ["test/e2e/**/*.test.ts"], globalSetup: postgres } }
+      { extends: true, test: { name: "e2e", include: ["test/e2e/**/*.test.ts"], globalSetup: postgres } },
+      { extends: true, test: { name: "long", include: ["test/long/**/*.test.ts"], globalSetup: postgres } }
     ]
   }
 })

@@ -15,17 +15,18 @@
  *   class 08, a server shutting down, crashed or starting (57P01–57P03), an
  *   idle-session or idle-in-transaction timeout (57P05, 25P03), too many
  *   clients (53300), and the transient messages of poolers (PgBouncer's
- *   `server conn crashed?`, `server login has been failing`, …, which it
- *   sends as 08P01): run again on a fresh connection (the pool replaces
- *   dead ones by itself).
+ *   `server conn crashed?`, `server connection closed`, `server login has
+ *   been failing`, …, which it sends as 08P01): run again on a fresh
+ *   connection (the pool replaces dead ones by itself).
  * - `readOnly`: the connection reaches a standby or a read-only endpoint
  *   (25006, `cannot execute … in a read-only transaction`): the pool drops
  *   its connections (`Retrying.Reconnect`) and the statement runs again on
  *   fresh ones, which reach the new primary once a failover is over.
  * - `rejected`: the server or a pooler refuses the protocol or the
  *   connection's settings (08P01, a startup parameter a pooler does not
- *   accept, a malformed URL, a certificate that does not verify): fails at
- *   once, with what to change.
+ *   accept, a named prepared statement a transaction pooler lost, a
+ *   malformed URL, a certificate that does not verify): fails at once,
+ *   with what to change.
  * - `fatal`: everything else (a unique violation, an undefined table, a
  *   timeout the caller set) fails at once.
  *
@@ -70,12 +71,43 @@ const conflicts = new Set(["40001", "40P01", "40003"])
 const lostSessions = new Set(["57P01", "57P02", "57P03", "57P05", "25P03", "53300"])
 
 /**
- * What poolers say, as 08P01, when a server connection failed or is not
- * there yet: transient, unlike the protocol violations PostgreSQL reports
- * with the same code. (PgBouncer's texts, checked against PgBouncer 1.18.)
+ * What poolers say, as 08P01, when a server connection failed, died under
+ * them or is not there yet: transient, unlike the protocol violations
+ * PostgreSQL reports with the same code. (PgBouncer's texts, checked
+ * against PgBouncer 1.18: a server backend terminated while a client's
+ * statement ran reaches it as `server conn crashed?`, `server connection
+ * closed` or, its startup cut short, `invalid server parameter`.)
  */
-const transientPooler =
-  /server conn crashed|server login has been failing|server_login_retry|client_login_timeout|query_wait_timeout|no more connections allowed|cannot connect to server|idle transaction timeout|server shutting down/i
+const transientPooler = new RegExp(
+  [
+    "server conn crashed",
+    "server connection closed",
+    "invalid server parameter",
+    "server login has been failing",
+    "server_login_retry",
+    "client_login_timeout",
+    "query_wait_timeout",
+    "no more connections allowed",
+    "cannot connect to server",
+    "idle transaction timeout",
+    "server shutting down"
+  ].join("|"),
+  "i"
+)
+
+/**
+ * A named prepared statement the session does not have, has already, or
+ * has for another statement (26000, 42P05, or 08P01 saying "prepared
+ * statement"): what a transaction pooler does to them, handing a client's
+ * statements to another server connection than the one that prepared them.
+ *
+ * @since 0.4.0
+ */
+export const missingPreparedStatement = (error: SqlError.SqlError): boolean => {
+  const state = sqlState(error)
+  return state === "26000" || state === "42P05" ||
+    (state === "08P01" && /prepared statement/i.test(serverMessage(error)))
+}
 
 const readOnlyText =
   /cannot execute .+ in a read-only transaction|cannot set transaction read-write mode during recovery/i
@@ -110,6 +142,7 @@ export const classify = (error: SqlError.SqlError): Verdict => {
   }
   if (conflicts.has(state)) return "conflict"
   if (lostSessions.has(state)) return "reconnect"
+  if (missingPreparedStatement(error)) return "rejected"
   if (state === "08P01") return transientPooler.test(text) ? "reconnect" : "rejected"
   return state.startsWith("08") ? "reconnect" : "fatal"
 }

@@ -10,7 +10,15 @@ import { Clock, Context, Effect, Metric, Schedule } from "effect"
 import type { SqlError } from "effect/sql"
 import { StorageFailure } from "../CheckpointError.ts"
 import { retries } from "../Metrics.ts"
-import { classify, isRetryable, type Policy, refusedStartupParameter, sqlState, type Verdict } from "./Retry.ts"
+import {
+  classify,
+  isRetryable,
+  missingPreparedStatement,
+  type Policy,
+  refusedStartupParameter,
+  sqlState,
+  type Verdict
+} from "./Retry.ts"
 
 /**
  * What to do before running again a statement that met a read-only
@@ -99,9 +107,11 @@ const hintFor = (cause: SqlError.SqlError, verdict: Verdict, attempts: number): 
       const parameter = refusedStartupParameter(cause)
       return parameter !== undefined
         ? startupParameterHint(parameter)
+        : missingPreparedStatement(cause)
+        ? "a named prepared statement is gone: with a transaction pooler such as PgBouncer they do not " +
+          "survive, add prepare=false to the URL"
         : sqlState(cause) === "08P01"
-        ? "the server, or a connection pooler in front of it, rejected the protocol (with a transaction " +
-          "pooler such as PgBouncer, named prepared statements do not survive: add prepare=false to the URL)"
+        ? "the server, or a connection pooler in front of it, rejected the protocol"
         : undefined
     }
     default:

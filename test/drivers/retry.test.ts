@@ -289,7 +289,7 @@ describe("what the server says, and what is done about it", () => {
     30_000
   )
 
-  it.live("a protocol violation (08P01) fails at once; a pooler's transient 08P01 is run again", () =>
+  it.live("a protocol violation (08P01) fails at once, a lost prepared statement says prepare=false; a pooler's lost server connection (08P01) is run again", () =>
     withDatabase("retry_08p01", (url) =>
       Effect.gen(function*() {
         yield* Effect.scoped(Layer.build(Postgres.layer({ url })))
@@ -309,12 +309,24 @@ describe("what the server says, and what is done about it", () => {
         expect(error.message).toContain("prepare=false")
         expect(yield* attemptsMade(url)).toBe(1)
 
-        // PgBouncer reports a crashed server connection with the same code.
-        yield* inject(url, "checkpoints", 2, "08P01", "server conn crashed?")
-        yield* Storage.use((s) => s.put({ thread_id: "t" }, checkpoint(), metadata(), {})).pipe(
-          Effect.provide(Postgres.layer({ url }))
+        // PgBouncer reports a server connection that died under it with the same code: a lost connection.
+        for (const said of ["server conn crashed?", "server connection closed", "invalid server parameter"]) {
+          yield* inject(url, "checkpoints", 2, "08P01", said)
+          yield* Storage.use((s) => s.put({ thread_id: "t" }, checkpoint(), metadata(), {})).pipe(
+            Effect.provide(Postgres.layer({ url }))
+          )
+          expect(yield* attemptsMade(url), said).toBe(3)
+        }
+        // Another 08P01 says nothing of prepared statements.
+        yield* inject(url, "checkpoints", 1000, "08P01", "invalid message format")
+        const other = yield* Effect.flip(
+          Storage.use((s) => s.put({ thread_id: "t" }, checkpoint(), metadata(), {})).pipe(
+            Effect.provide(Postgres.layer({ url }))
+          )
         )
-        expect(yield* attemptsMade(url)).toBe(3)
+        expect(other).toMatchObject({ _tag: "StorageFailure", attempts: 1, sqlState: "08P01", retryable: false })
+        expect(other.message).toContain("rejected the protocol")
+        expect(other.message).not.toContain("prepare=false")
       })))
 
   it.live("statementTimeout cancels a statement on the server and fails without retrying", () =>
