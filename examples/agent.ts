@@ -31,7 +31,11 @@ const { values: options } = parseArgs({
 })
 
 const url = process.env.DATABASE_URL || `pglite:${options["data-dir"]}`
-const checkpointer = await EffectCheckpointSaver.fromConnString(url)
+const checkpointer = await EffectCheckpointSaver.fromConnString(url).catch((error: unknown) => {
+  // What is wrong with the database, in the one line the error says it (a stack trace would bury it).
+  process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`)
+  process.exit(1)
+})
 const agent = buildAgent(checkpointer)
 const config = { configurable: { thread_id: options.thread } }
 const line = (label: string, content: string) => console.log(`${label.padEnd(8)} ${content}`)

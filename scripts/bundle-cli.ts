@@ -10,7 +10,7 @@
  * that (bench/STARTUP.md). The bundle keeps the lazy loading of `main.ts`
  * (`--version` loads nothing more) and of the drivers (a chunk each).
  * PGlite stays outside: it finds its WebAssembly and data files beside its
- * own module.
+ * own module (and so do the older engines `upgrade-pglite` loads, `pglite-*`).
  *
  * `dist/bin` sits beside `dist/cli` and `dist/web`, so paths the program
  * takes relative to its module (`../../package.json`, the web page's
@@ -29,7 +29,7 @@ export const bundleCli = async (dist: string): Promise<void> => {
   await build({
     input: { "langgraph-checkpoints": join(dist, "cli", "main.js") },
     platform: "node",
-    external: [/^@electric-sql\/pglite/],
+    external: [/^@electric-sql\/pglite/, /^pglite-\d/],
     logLevel: "warn",
     // An import left unresolved would be loaded from node_modules at run time, unbundled: refuse.
     onLog: (level, log, handler) => {

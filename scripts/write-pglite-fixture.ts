@@ -16,6 +16,7 @@
  *
  * Written once per engine the library leaves behind, never again.
  */
+import type * as PgliteModule from "@electric-sql/pglite"
 import { execFileSync } from "node:child_process"
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -39,7 +40,7 @@ if (values.out === undefined) {
 const out = resolve(values.out)
 
 /** The engine the directory is written with: a module exporting PGlite (an alias of an older release). */
-const engine = await import(values.pglite) as typeof import("@electric-sql/pglite")
+const engine = await import(values.pglite) as typeof PgliteModule
 const engineVersion = (JSON.parse(
   readFileSync(join(resolve("node_modules", values.pglite), "package.json"), "utf8")
 ) as { readonly version: string }).version

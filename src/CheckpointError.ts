@@ -240,6 +240,35 @@ export class DatabaseLocked extends Schema.TaggedError<DatabaseLocked>()("Databa
 }
 
 /**
+ * A PGlite directory written by another major version of PostgreSQL than
+ * the engine this release runs: PostgreSQL opens only its own major's data
+ * directories. Nothing was changed. One written by an older engine is
+ * carried over by `langgraph-checkpoints upgrade-pglite <directory>` (the
+ * old directory is kept); one written by a newer engine needs the release
+ * that wrote it, or a newer one.
+ *
+ * @since 0.4.0
+ */
+export class IncompatibleDirectory extends Schema.TaggedError<IncompatibleDirectory>()("IncompatibleDirectory", {
+  directory: Schema.String,
+  /** The PostgreSQL major that wrote the directory (its `PG_VERSION`). */
+  found: Schema.String,
+  /** The PostgreSQL major of this release's PGlite. */
+  supported: Schema.String
+}) {
+  override get message(): string {
+    const older = Number(this.found) < Number(this.supported)
+    return escape(
+      `connect: the PGlite database at ${this.directory} was written by PostgreSQL ${this.found}, and this ` +
+        `release's PGlite runs PostgreSQL ${this.supported}, which cannot open it (nothing was changed): ` +
+        (older
+          ? `carry it over with \`npx langgraph-checkpoints upgrade-pglite ${this.directory}\` (the old directory is kept)`
+          : "open it with the release that wrote it, or a newer one")
+    )
+  }
+}
+
+/**
  * Every error a checkpoint operation or a storage layer can fail with.
  *
  * @since 0.1.0
@@ -256,6 +285,7 @@ export type CheckpointError =
   | ThreadExists
   | CheckpointNotFound
   | DatabaseLocked
+  | IncompatibleDirectory
 
 /**
  * The schema of the union, for matching and for crossing process boundaries.
@@ -273,7 +303,8 @@ export const CheckpointError = Schema.Union([
   ThreadNotFound,
   ThreadExists,
   CheckpointNotFound,
-  DatabaseLocked
+  DatabaseLocked,
+  IncompatibleDirectory
 ])
 
 /**

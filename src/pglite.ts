@@ -10,7 +10,8 @@
  * exchange runs under PGlite's own lock. And it is one process's database:
  * a directory is opened by one owner at a time (see `pglite/Owner.ts`); a
  * second opener gets `DatabaseLocked`, and can read a `snapshot` the owner
- * takes instead. `@electric-sql/pglite` is a dependency that only this
+ * takes instead. A directory another PostgreSQL major wrote (an older
+ * PGlite's) is `IncompatibleDirectory`, never opened. `@electric-sql/pglite` is a dependency that only this
  * module loads.
  *
  * @since 0.1.0
@@ -19,10 +20,10 @@ import { PgClient } from "@effect/sql-pg"
 import { PGlite } from "@electric-sql/pglite"
 import { Effect, Layer, type Scope } from "effect"
 import type { SqlClient } from "effect/sql"
-import { access, mkdir } from "node:fs/promises"
+import { access, mkdir, readFile } from "node:fs/promises"
 import { join, resolve } from "node:path"
 import { Duplex } from "node:stream"
-import { type DatabaseLocked, InvalidConfig, StorageFailure } from "./CheckpointError.ts"
+import { type DatabaseLocked, IncompatibleDirectory, InvalidConfig, StorageFailure } from "./CheckpointError.ts"
 import type { CheckpointStorage, FormatError } from "./CheckpointStorage.ts"
 import * as Owner from "./pglite/Owner.ts"
 import * as Serving from "./pglite/Serving.ts"
@@ -124,6 +125,27 @@ const existing = (dataDir: string) =>
       })
   })
 
+/**
+ * The PostgreSQL major of the PGlite this release runs: what it writes to a
+ * data directory's `PG_VERSION`, and the only one it opens.
+ *
+ * @since 0.4.0
+ */
+export const POSTGRES_MAJOR = "19"
+
+/**
+ * `IncompatibleDirectory` when `dataDir` holds a database of another
+ * PostgreSQL major (PGlite would answer only "failed to initialize").
+ */
+const sameMajor = (dataDir: string) =>
+  Effect.flatMap(
+    Effect.promise(() => readFile(join(dataDir, "PG_VERSION"), "utf8").then((text) => text.trim(), () => undefined)),
+    (found) =>
+      found === undefined || found === POSTGRES_MAJOR
+        ? Effect.void
+        : Effect.fail(new IncompatibleDirectory({ directory: resolve(dataDir), found, supported: POSTGRES_MAJOR }))
+  )
+
 /** A PGlite database, closed with the scope; `readOnly`: its session refuses every write. */
 const create = (
   from: string | { readonly loadDataDir: Blob } | undefined,
@@ -164,6 +186,7 @@ const openDirectory = (dataDir: string, readOnly: boolean, sharedBuffers: string
         catch: connectFailure
       })
     const owner = yield* Owner.acquire(dataDir)
+    yield* sameMajor(owner.directory)
     const pglite = yield* create(owner.directory, readOnly, sharedBuffers)
     owner.serve(Serving.serve(owner, pglite))
     // Stop serving before the database closes.
@@ -174,7 +197,7 @@ const openDirectory = (dataDir: string, readOnly: boolean, sharedBuffers: string
 const open = (
   options: Pick<PgliteOptions, "dataDir" | "snapshot" | "sharedBuffers">,
   readOnly: boolean
-): Effect.Effect<PgliteSession, StorageFailure | InvalidConfig | DatabaseLocked, Scope.Scope> =>
+): Effect.Effect<PgliteSession, StorageFailure | InvalidConfig | DatabaseLocked | IncompatibleDirectory, Scope.Scope> =>
   options.snapshot !== undefined
     ? create(
       { loadDataDir: new Blob([options.snapshot.data as Uint8Array<ArrayBuffer>]) },
@@ -212,7 +235,7 @@ export const snapshot: (
  */
 export const layerSqlClient = (
   options: Pick<PgliteOptions, "dataDir" | "snapshot" | "pglite" | "readOnly" | "sharedBuffers"> = {}
-): Layer.Layer<SqlClient.SqlClient, StorageFailure | InvalidConfig | DatabaseLocked> =>
+): Layer.Layer<SqlClient.SqlClient, StorageFailure | InvalidConfig | DatabaseLocked | IncompatibleDirectory> =>
   PgClient.layerFrom(
     (options.pglite === undefined ? open(options, options.readOnly === true) : Effect.succeed(options.pglite))
       .pipe(
@@ -240,7 +263,10 @@ export const layerSqlClient = (
  */
 export const layer = (
   options: PgliteOptions = {}
-): Layer.Layer<CheckpointStorage, StorageFailure | FormatError | InvalidConfig | DatabaseLocked> =>
+): Layer.Layer<
+  CheckpointStorage,
+  StorageFailure | FormatError | InvalidConfig | DatabaseLocked | IncompatibleDirectory
+> =>
   Layer.unwrap(Effect.map(Settings.check("connect", options), (valid) =>
     // One session, in this process: one batch at a time, the others gathering behind it, as large
     // as they come (there is no server to keep busy meanwhile, only statements to save).

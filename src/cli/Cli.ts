@@ -25,6 +25,7 @@ import { show } from "./commands/Show.ts"
 import { stats } from "./commands/Stats.ts"
 import { threads } from "./commands/Threads.ts"
 import { upgradeFormat } from "./commands/UpgradeFormat.ts"
+import { upgradePglite } from "./commands/UpgradePglite.ts"
 import { serve } from "./Serve.ts"
 import { web } from "./Web.ts"
 
@@ -51,6 +52,7 @@ export const root = Command.make("langgraph-checkpoints").pipe(
     retention,
     stats,
     upgradeFormat,
+    upgradePglite,
     web,
     serve
   ])

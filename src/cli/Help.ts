@@ -64,6 +64,10 @@ const subcommands: ReadonlyArray<readonly [string, string]> = [
   ["retention", "Deletes inactive threads and trims long ones"],
   ["stats", "Rows and bytes per table, and what structural sharing saves"],
   ["upgrade-format", "Raises the storage format level once every process runs this release (safe to repeat)"],
+  [
+    "upgrade-pglite",
+    "Carries a PGlite directory an earlier release's engine wrote over to this release's (the old one is kept)"
+  ],
   ["web", "Serves a local web page to browse threads, their history as a graph, states and diffs"],
   ["serve", "Serves graphs over LangGraph's HTTP API (the SDK, useStream, agent-chat-ui) on this database"]
 ]

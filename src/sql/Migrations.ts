@@ -301,6 +301,21 @@ export const threadRecordsEnabled = (tables: Tables): Effect.Effect<boolean, Sto
     Effect.mapError((cause) => Retrying.failure("enableThreadRecords", cause))
   )
 
+/**
+ * Applies exactly the steps `versions` names, those of them this release
+ * knows, in order: another database's schema and storage format level,
+ * for a copy of its rows (level and feature steps included).
+ *
+ * @since 0.4.0
+ */
+export const replicate = Effect.fn("CheckpointStorage.replicate")(function*(
+  tables: Tables,
+  dialect: Dialect,
+  versions: ReadonlySet<number>
+) {
+  yield* apply(tables, dialect, (version) => versions.has(version))
+})
+
 /** Applies the missing steps that `wanted` selects, in order (see {@link run}). */
 const apply = Effect.fnUntraced(function*(tables: Tables, dialect: Dialect, wanted: (version: number) => boolean) {
   const sql = yield* SqlClient.SqlClient

@@ -17,7 +17,6 @@
  *
  * @since 0.1.0
  */
-import type { PgClient } from "@effect/sql-pg"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 
@@ -51,7 +50,7 @@ export const beginStatement = (mode: TransactionMode): string | undefined => {
  *
  * @since 0.1.0
  */
-export const beginningWith = (client: PgClient.PgClient, begin: string): PgClient.PgClient => {
+export const beginningWith = <Client extends SqlClient.SqlClient>(client: Client, begin: string): Client => {
   const withTransaction: SqlClient.SqlClient["withTransaction"] = (effect) =>
     SqlClient.BeginTransaction.use(
       (chosen) =>
@@ -66,6 +65,6 @@ export const beginningWith = (client: PgClient.PgClient, begin: string): PgClien
   const tag = function(this: unknown, ...args: Array<unknown>): unknown {
     return Reflect.apply(client, this, args)
   }
-  const wrapped = Object.assign(tag, client, { withTransaction }) as unknown as PgClient.PgClient
+  const wrapped = Object.assign(tag, client, { withTransaction }) as unknown as Client
   return Object.assign(wrapped, { safe: wrapped })
 }
