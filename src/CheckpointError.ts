@@ -218,6 +218,29 @@ export class CheckpointNotFound extends Schema.TaggedError<CheckpointNotFound>()
 }
 
 /**
+ * A writer whose claim on a thread is no longer the newest: another writer
+ * claimed the thread since (`claimThread`), so this one's `put` or
+ * `putWrites` (made with `configurable.writer_epoch`) would interleave with
+ * it. Nothing was written; the writer should stop (its work is the newer
+ * writer's now).
+ *
+ * @since 0.4.0
+ */
+export class ThreadConflict extends Schema.TaggedError<ThreadConflict>()("ThreadConflict", {
+  operation: Schema.String,
+  thread_id: Schema.String,
+  /** The claim the writer held. */
+  epoch: Schema.Finite
+}) {
+  override get message(): string {
+    return escape(
+      `${this.operation}: thread "${this.thread_id}" was claimed by another writer since this one's claim ` +
+        `(writer_epoch ${this.epoch}): nothing was written`
+    )
+  }
+}
+
+/**
  * A PGlite directory another opener holds. PGlite is one process's
  * database: a second one over the same files would overwrite the first's
  * work when it closes, so the second opener (another process, or another
@@ -284,6 +307,7 @@ export type CheckpointError =
   | ThreadNotFound
   | ThreadExists
   | CheckpointNotFound
+  | ThreadConflict
   | DatabaseLocked
   | IncompatibleDirectory
 
@@ -303,6 +327,7 @@ export const CheckpointError = Schema.Union([
   ThreadNotFound,
   ThreadExists,
   CheckpointNotFound,
+  ThreadConflict,
   DatabaseLocked,
   IncompatibleDirectory
 ])

@@ -34,20 +34,22 @@ import {
   InvalidInput,
   type SerializationFailed,
   StorageFailure,
+  ThreadConflict,
   type ThreadExists,
   type ThreadNotFound
 } from "./CheckpointError.ts"
 import * as Codec from "./codec/Codec.ts"
 import * as Walks from "./codec/Walks.ts"
 import * as FormatLevel from "./FormatLevel.ts"
-import { argumentDecoder, decodeIdRef, decodeRef, decodeThreadId, invalidInput } from "./Input.ts"
+import { argumentDecoder, decodeIdRef, decodeRef, decodeThreadId, invalidInput, writerEpochOf } from "./Input.ts"
 import type { ReencryptProgress, RetentionPolicy, RetentionReport } from "./lifecycle/Reports.ts"
 import * as ThreadLifecycle from "./lifecycle/ThreadLifecycle.ts"
 import * as MemoryDriver from "./memory/MemoryDriver.ts"
 import * as Settings from "./Settings.ts"
 import type { FormatStatus, StorageDriver, StoredCheckpoint, ThreadRows } from "./StorageDriver.ts"
 import * as ThreadRecords from "./ThreadRecords.ts"
-import type { ThreadPage, ThreadQuery, ThreadRecord, ThreadUpdate } from "./ThreadRecords.ts"
+import type { ThreadPage, ThreadQuery, ThreadRecord, ThreadState, ThreadUpdate } from "./ThreadRecords.ts"
+import type { RunQuery, RunRecord } from "./ThreadRuns.ts"
 
 /**
  * A store this process must not go on with: raised to a storage format
@@ -62,11 +64,12 @@ export type FormatError = IncompatibleFormat | IncompatibleSchema
 export type WriteError = InvalidConfig | InvalidInput | SerializationFailed | StorageFailure | FormatError
 
 /** @since 0.1.0 */
-export type PutError = WriteError | CheckpointNotFound
+export type PutError = WriteError | CheckpointNotFound | ThreadConflict
 
 export type { ReencryptProgress, ReencryptSummary, RetentionPolicy, RetentionReport } from "./lifecycle/Reports.ts"
 export { summarizeReencrypt } from "./lifecycle/Reports.ts"
-export type { ThreadPage, ThreadQuery, ThreadRecord, ThreadUpdate } from "./ThreadRecords.ts"
+export type { ThreadPage, ThreadQuery, ThreadRecord, ThreadState, ThreadStatus, ThreadUpdate } from "./ThreadRecords.ts"
+export type { RunQuery, RunRecord, RunStatus } from "./ThreadRuns.ts"
 
 /** @since 0.1.0 */
 export type ReadError = InvalidConfig | InvalidInput | CorruptedCheckpoint | StorageFailure | FormatError
@@ -102,12 +105,16 @@ export class CheckpointStorage extends Context.Service<CheckpointStorage, {
     metadata: CheckpointMetadata,
     newVersions: ChannelVersions
   ) => Effect.Effect<CheckpointIdRef, PutError>
-  /** Stores the writes a task made against a checkpoint, atomically. */
+  /**
+   * Stores the writes a task made against a checkpoint, atomically. With a
+   * `writer_epoch` in `ref` older than the thread's, nothing is written:
+   * `ThreadConflict` (see `claimThread`).
+   */
   readonly putWrites: (
     ref: CheckpointIdRef,
     writes: ReadonlyArray<readonly [channel: string, value: unknown]>,
     task: TaskRef
-  ) => Effect.Effect<void, WriteError>
+  ) => Effect.Effect<void, WriteError | ThreadConflict>
   /** The named checkpoint, or the namespace's latest; `None` when there is none. */
   readonly getTuple: (ref: CheckpointRef) => Effect.Effect<Option.Option<CheckpointTuple>, ReadError>
   /**
@@ -316,6 +323,63 @@ export class CheckpointStorage extends Context.Service<CheckpointStorage, {
   readonly searchThreads: (
     query: ThreadQuery
   ) => Effect.Effect<ThreadPage, InvalidInput | StorageFailure | FormatError>
+  /**
+   * Sets what a thread's runs leave in its record: its status, and its
+   * values when given (a JSON object of at most 16 MiB, nested at most 500
+   * deep); `updated_at` moves. The record is made if the thread has none.
+   *
+   * @since 0.4.0
+   */
+  readonly setThreadState: (
+    thread_id: string,
+    state: ThreadState
+  ) => Effect.Effect<void, InvalidConfig | InvalidInput | StorageFailure | FormatError>
+  /**
+   * Takes the thread's next writer epoch, atomically, and answers it: from
+   * then on a `put` or `putWrites` whose config carries an older
+   * `writer_epoch` writes nothing and fails with `ThreadConflict` (see
+   * `ThreadRuns`). Pass the answer as `configurable.writer_epoch` with every
+   * write of the new writer (a graph run's config carries it).
+   *
+   * @since 0.4.0
+   */
+  readonly claimThread: (thread_id: string) => Effect.Effect<number, InvalidConfig | StorageFailure | FormatError>
+  /**
+   * Stores a run's record (see {@link RunRecord}): a new one, or a change
+   * of one (status, metadata, `updated_at`; `created_at` stays).
+   *
+   * @since 0.4.0
+   */
+  readonly putRun: (
+    run: RunRecord
+  ) => Effect.Effect<void, InvalidConfig | InvalidInput | StorageFailure | FormatError>
+  /**
+   * A thread's run; `None` when the thread has no run of that id.
+   *
+   * @since 0.4.0
+   */
+  readonly getRun: (
+    thread_id: string,
+    run_id: string
+  ) => Effect.Effect<Option.Option<RunRecord>, InvalidConfig | InvalidInput | StorageFailure | FormatError>
+  /**
+   * A page of a thread's runs, newest first (see {@link RunQuery}).
+   *
+   * @since 0.4.0
+   */
+  readonly listRuns: (
+    thread_id: string,
+    query?: RunQuery
+  ) => Effect.Effect<ReadonlyArray<RunRecord>, InvalidConfig | InvalidInput | StorageFailure | FormatError>
+  /**
+   * Removes a run's record: whether there was one.
+   *
+   * @since 0.4.0
+   */
+  readonly deleteRun: (
+    thread_id: string,
+    run_id: string
+  ) => Effect.Effect<boolean, InvalidConfig | InvalidInput | StorageFailure | FormatError>
 }>()("langgraph-checkpoint-effect/CheckpointStorage") {}
 
 /**
@@ -368,13 +432,14 @@ const service = Effect.fnUntraced(function*(driver: StorageDriver) {
     yield* Effect.annotateCurrentSpan({ thread_id: id })
     yield* driver.deleteThread(id)
   })
+  const enableRecords = ThreadRecords.enabler(driver)
   return CheckpointStorage.of({
     ...guarded(driver, format, {
-      ...writing(driver, codec),
+      ...writing(driver, codec, enableRecords),
       ...reading(driver, codec),
       deleteThread,
       ...ThreadLifecycle.make(driver, codec, format),
-      ...ThreadRecords.make(driver)
+      ...ThreadRecords.make(driver, enableRecords)
     }),
     ...formatLevels(driver, format)
   })
@@ -483,8 +548,22 @@ const versionsOf = argumentDecoder(ChannelVersions, "put", "newVersions")
 const writesOf = argumentDecoder(PendingWrites, "putWrites", "writes")
 const taskOf = argumentDecoder(TaskRef, "putWrites", "task")
 
-/** The service's writes: `put` and `putWrites`, validated, encoded and stored. */
-const writing = (driver: StorageDriver, codec: Codec.Codec) => {
+/**
+ * The service's writes: `put` and `putWrites`, validated, encoded and
+ * stored; fenced by the writer's epoch when the config carries one (see
+ * `ThreadRuns`), once `enableRecords` made the store hold epochs.
+ */
+const writing = (
+  driver: StorageDriver,
+  codec: Codec.Codec,
+  enableRecords: Effect.Effect<void, IncompatibleSchema | StorageFailure>
+) => {
+  /** The writer's epoch in `ref`, if any, with the store made to hold epochs. */
+  const fencing = (operation: string, ref: object) =>
+    Effect.tap(writerEpochOf(operation, ref), (epoch) => epoch === undefined ? Effect.void : enableRecords)
+  const conflict = (operation: string, thread_id: string, epoch: number | undefined) =>
+    new ThreadConflict({ operation, thread_id, epoch: epoch ?? 0 })
+
   const put = Effect.fn("CheckpointStorage.put")(function*(
     ref: CheckpointRef,
     checkpoint: Checkpoint,
@@ -492,6 +571,7 @@ const writing = (driver: StorageDriver, codec: Codec.Codec) => {
     newVersions: ChannelVersions
   ) {
     const location = yield* decodeRef("put", ref)
+    const epoch = yield* fencing("put", ref)
     const decoded = yield* checkpointOf(checkpoint)
     yield* metadataOf(metadata)
     const versions = yield* versionsOf(newVersions)
@@ -499,13 +579,14 @@ const writing = (driver: StorageDriver, codec: Codec.Codec) => {
     const encoded = yield* codec.encodeCheckpoint(location, decoded, metadata, versions)
     const { row } = encoded
     let layout = encoded.layout
-    let outcome = yield* driver.put(row, layout.blobs, layout)
+    let outcome = yield* driver.put(row, layout.blobs, layout, epoch)
     // What a list extended was removed meanwhile (pruned, or written by a
     // process whose thread was since deleted): store every piece again.
     if (outcome === "base-missing") {
       layout = encoded.afresh()
-      outcome = yield* driver.put(row, layout.blobs, layout)
+      outcome = yield* driver.put(row, layout.blobs, layout, epoch)
     }
+    if (outcome === "conflict") return yield* conflict("put", row.thread_id, epoch)
     if (outcome !== "stored") {
       return yield* new CheckpointNotFound({
         operation: "put",
@@ -524,6 +605,7 @@ const writing = (driver: StorageDriver, codec: Codec.Codec) => {
     task: TaskRef
   ) {
     const checkpoint = yield* decodeIdRef("putWrites", ref)
+    const epoch = yield* fencing("putWrites", ref)
     const decodedWrites = yield* writesOf(writes)
     const { task_id, task_path } = yield* taskOf(task)
     yield* Effect.annotateCurrentSpan({ thread_id: checkpoint.thread_id, checkpoint_id: checkpoint.checkpoint_id })
@@ -531,7 +613,8 @@ const writing = (driver: StorageDriver, codec: Codec.Codec) => {
       task_id,
       task_path: task_path ?? ""
     })
-    yield* driver.putWrites(checkpoint, rows, pieces)
+    const outcome = yield* driver.putWrites(checkpoint, rows, pieces, epoch)
+    if (outcome === "conflict") return yield* conflict("putWrites", checkpoint.thread_id, epoch)
   })
 
   return { put, putWrites }

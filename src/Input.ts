@@ -61,6 +61,27 @@ export const decodeIdRef = (
   Exit.mapError(idRefDecoder(ref), (issue) => new InvalidConfig({ operation, detail: formatIssue(issue) }))
 
 /**
+ * The writer epoch a config carries (`writer_epoch`, see `ThreadRuns`):
+ * undefined when it carries none, else a non-negative integer
+ * (`InvalidConfig` otherwise).
+ *
+ * @since 0.4.0
+ */
+export const writerEpochOf = (operation: string, ref: object): Exit.Exit<number | undefined, InvalidConfig> => {
+  const epoch: unknown = (ref as { readonly writer_epoch?: unknown }).writer_epoch
+  return epoch === undefined || (typeof epoch === "number" && Number.isSafeInteger(epoch) && epoch >= 0)
+    ? Exit.succeed(epoch)
+    : Exit.fail(
+      new InvalidConfig({
+        operation,
+        detail: `writer_epoch must be a non-negative integer (what claimThread answers), got ${
+          JSON.stringify(epoch) ?? typeof epoch
+        }`
+      })
+    )
+}
+
+/**
  * A thread id, decoded: as part of a config (`InvalidConfig`), or, given
  * `argument`, as an argument the caller passed (`InvalidInput` naming it).
  *
@@ -90,7 +111,25 @@ export function decodeThreadId(
  *
  * @since 0.2.0
  */
-export const JSON_OBJECT_BOUNDS = { depth: 32, bytes: 256 * 1024 } as const
+export const JSON_OBJECT_BOUNDS: JsonBounds = { depth: 32, bytes: 256 * 1024 }
+
+/**
+ * How deep and how long a JSON object a caller gives may be.
+ *
+ * @since 0.4.0
+ */
+export interface JsonBounds {
+  readonly depth: number
+  readonly bytes: number
+}
+
+/**
+ * The bounds of a thread's values (what a graph's state holds): as deep as
+ * `put` stores, and up to 16 MiB of JSON text.
+ *
+ * @since 0.4.0
+ */
+export const JSON_VALUES_BOUNDS: JsonBounds = { depth: 500, bytes: 16 * 1024 * 1024 }
 
 /** A path's next step, as JavaScript would write it. */
 const step = (path: string, key: string) =>
@@ -110,21 +149,27 @@ const kindOf = (value: unknown) => {
  * than {@link JSON_OBJECT_BOUNDS}. `undefined` values of properties are
  * left out, as `JSON.stringify` leaves them.
  */
-const notJson = (value: unknown, path: string, depth: number, open: Set<object>): string | undefined => {
+const notJson = (
+  value: unknown,
+  path: string,
+  depth: number,
+  open: Set<object>,
+  bounds: JsonBounds
+): string | undefined => {
   if (value === null || typeof value === "string" || typeof value === "boolean") return undefined
   if (typeof value === "number") return Number.isFinite(value) ? undefined : `${path} is ${value}, not a finite number`
   if (typeof value !== "object") {
     return `${path} is ${typeof value === "undefined" ? "undefined" : `a ${typeof value}`}, not JSON`
   }
   if (open.has(value)) return `${path} holds itself (a cycle)`
-  if (depth >= JSON_OBJECT_BOUNDS.depth) return `${path} is nested deeper than ${JSON_OBJECT_BOUNDS.depth} levels`
+  if (depth >= bounds.depth) return `${path} is nested deeper than ${bounds.depth} levels`
   const prototype: unknown = Object.getPrototypeOf(value)
   open.add(value)
   try {
     if (Array.isArray(value)) {
       if (prototype !== Array.prototype) return `${path} is ${kindOf(value)}, not a plain array`
       for (let i = 0; i < value.length; i++) {
-        const problem = notJson(value[i], `${path}[${i}]`, depth + 1, open)
+        const problem = notJson(value[i], `${path}[${i}]`, depth + 1, open, bounds)
         if (problem !== undefined) return problem
       }
       return undefined
@@ -132,7 +177,7 @@ const notJson = (value: unknown, path: string, depth: number, open: Set<object>)
     if (prototype !== Object.prototype && prototype !== null) return `${path} is ${kindOf(value)}, not a plain object`
     for (const [key, item] of Object.entries(value)) {
       if (item === undefined) continue
-      const problem = notJson(item, step(path, key), depth + 1, open)
+      const problem = notJson(item, step(path, key), depth + 1, open, bounds)
       if (problem !== undefined) return problem
     }
     return undefined
@@ -142,8 +187,8 @@ const notJson = (value: unknown, path: string, depth: number, open: Set<object>)
 }
 
 /**
- * The JSON text of a plain JSON object a caller gives as `argument` (see
- * {@link JSON_OBJECT_BOUNDS}); `InvalidInput` naming what is wrong
+ * The JSON text of a plain JSON object a caller gives as `argument`, within
+ * `bounds` (default {@link JSON_OBJECT_BOUNDS}); `InvalidInput` naming what is wrong
  * otherwise: not an object, a value JSON cannot hold, a class instance, a
  * cycle, too deep or too long.
  *
@@ -152,7 +197,8 @@ const notJson = (value: unknown, path: string, depth: number, open: Set<object>)
 export const encodeJsonObject = (
   operation: string,
   argument: string,
-  value: unknown
+  value: unknown,
+  bounds: JsonBounds = JSON_OBJECT_BOUNDS
 ): Effect.Effect<string, InvalidInput> =>
   Effect.suspend(() => {
     const fail = (detail: string) => Effect.fail(new InvalidInput({ operation, argument, detail }))
@@ -162,17 +208,15 @@ export const encodeJsonObject = (
     let problem: string | undefined
     let text: string
     try {
-      problem = notJson(value, argument, 0, new Set())
+      problem = notJson(value, argument, 0, new Set(), bounds)
       text = problem === undefined ? JSON.stringify(value) : ""
     } catch (error) {
       // A getter or a proxy that throws.
       return fail(`cannot be read: ${error instanceof Error ? error.message : String(error)}`)
     }
     if (problem !== undefined) return fail(problem)
-    if (
-      text.length > JSON_OBJECT_BOUNDS.bytes || new TextEncoder().encode(text).byteLength > JSON_OBJECT_BOUNDS.bytes
-    ) {
-      return fail(`its JSON text is longer than ${JSON_OBJECT_BOUNDS.bytes} bytes`)
+    if (text.length > bounds.bytes || new TextEncoder().encode(text).byteLength > bounds.bytes) {
+      return fail(`its JSON text is longer than ${bounds.bytes} bytes`)
     }
     return Effect.succeed(text)
   })

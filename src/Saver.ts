@@ -34,10 +34,13 @@ import {
   type ReencryptSummary,
   type RetentionPolicy,
   type RetentionReport,
+  type RunQuery,
+  type RunRecord,
   summarizeReencrypt,
   type ThreadPage,
   type ThreadQuery,
   type ThreadRecord,
+  type ThreadState,
   type ThreadUpdate
 } from "./CheckpointStorage.ts"
 import * as Encryption from "./codec/Encryption.ts"
@@ -431,6 +434,50 @@ export class EffectCheckpointSaver extends BaseCheckpointSaver {
         Effect.map(Option.getOrUndefined)
       )
     )
+  }
+
+  /**
+   * Sets what a thread's runs leave in its record: its status and (when
+   * given) its values (see `CheckpointStorage.setThreadState`).
+   */
+  async setThreadState(threadId: string, state: ThreadState): Promise<void> {
+    await this.#run(CheckpointStorage.use((storage) => storage.setThreadState(threadId, state)))
+  }
+
+  /**
+   * Takes the thread's next writer epoch (see `CheckpointStorage.claimThread`):
+   * pass it as `configurable.writer_epoch` with the new writer's runs, and an
+   * older writer's next write fails with `ThreadConflict`, writing nothing.
+   *
+   * ```ts
+   * const writer_epoch = await saver.claimThread("t")
+   * await graph.invoke(input, { configurable: { thread_id: "t", writer_epoch } })
+   * ```
+   */
+  async claimThread(threadId: string): Promise<number> {
+    return this.#run(CheckpointStorage.use((storage) => storage.claimThread(threadId)))
+  }
+
+  /** Stores a run's record (see `CheckpointStorage.putRun`). */
+  async putRun(run: RunRecord): Promise<void> {
+    await this.#run(CheckpointStorage.use((storage) => storage.putRun(run)))
+  }
+
+  /** A thread's run's record; undefined when it has none of that id. */
+  async getRun(threadId: string, runId: string): Promise<RunRecord | undefined> {
+    return this.#run(
+      CheckpointStorage.use((storage) => storage.getRun(threadId, runId)).pipe(Effect.map(Option.getOrUndefined))
+    )
+  }
+
+  /** A page of a thread's runs, newest first (see `CheckpointStorage.listRuns`). */
+  async listRuns(threadId: string, query: RunQuery = {}): Promise<ReadonlyArray<RunRecord>> {
+    return this.#run(CheckpointStorage.use((storage) => storage.listRuns(threadId, query)))
+  }
+
+  /** Removes a run's record: whether there was one. */
+  async deleteRun(threadId: string, runId: string): Promise<boolean> {
+    return this.#run(CheckpointStorage.use((storage) => storage.deleteRun(threadId, runId)))
   }
 
   /**

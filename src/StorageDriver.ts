@@ -110,7 +110,7 @@ export interface KnownToWalk {
  *
  * @since 0.1.0
  */
-export type PutOutcome = "stored" | "parent-missing" | "base-missing"
+export type PutOutcome = "stored" | "parent-missing" | "base-missing" | "conflict"
 
 /**
  * One pending write of a task against a checkpoint. Special channels
@@ -210,7 +210,9 @@ export interface StorageDriver {
    * Stores a checkpoint, the blobs of the channels it changed and the pieces
    * they add, atomically. Idempotent: the checkpoint row is replaced, blobs
    * and pieces already present are kept. Stores nothing when the row names a
-   * parent, or `shared` a blob, that does not exist (any more).
+   * parent, or `shared` a blob, that does not exist (any more), or when
+   * `epoch` is older than the thread's writer epoch (see `claimThread`):
+   * `"conflict"`, checked in the same atomic step.
    *
    * Pieces are removed only with the last blob or write referring to them,
    * and only by operations holding the thread (`exclusive`): a put holds the
@@ -220,17 +222,21 @@ export interface StorageDriver {
   readonly put: (
     row: CheckpointRow,
     blobs: ReadonlyArray<BlobRow>,
-    shared: PutShared
+    shared: PutShared,
+    epoch?: number | undefined
   ) => Effect.Effect<PutOutcome, StorageFailure>
   /**
    * Stores a task's writes against a checkpoint, and the pieces they refer
-   * to, atomically, with the upsert rule of {@link WriteRow}.
+   * to, atomically, with the upsert rule of {@link WriteRow}. With an
+   * `epoch` (see {@link claimThread}) older than the thread's, nothing is
+   * stored: `"conflict"`. As `put`, in one atomic step with the check.
    */
   readonly putWrites: (
     checkpoint: Location & { readonly checkpoint_id: string },
     writes: ReadonlyArray<WriteRow>,
-    pieces: ReadonlyArray<Piece>
-  ) => Effect.Effect<void, StorageFailure>
+    pieces: ReadonlyArray<Piece>,
+    epoch?: number | undefined
+  ) => Effect.Effect<"stored" | "conflict", StorageFailure>
   /**
    * The named checkpoint, or the namespace's latest when `checkpoint_id` is
    * undefined. Pieces whose hashes are in `known` (back to back, as in a
@@ -350,6 +356,56 @@ export interface StorageDriver {
     query: ThreadRecordQuery
   ) => Effect.Effect<{ readonly records: ReadonlyArray<ThreadRecordRow>; readonly total: number }, StorageFailure>
   /**
+   * Takes the thread's next writer epoch, atomically (the thread's record
+   * made if it has none): from then on a `put` or `putWrites` made with an
+   * older epoch is `"conflict"`. Answers the new epoch (1, 2, …).
+   *
+   * @since 0.4.0
+   */
+  readonly claimThread: (thread_id: string) => Effect.Effect<number, StorageFailure>
+  /**
+   * Sets a thread's status (and its values, JSON text, when given; else
+   * they stay) and touches its `updated_at`; the record is made if the
+   * thread has none.
+   *
+   * @since 0.4.0
+   */
+  readonly setThreadState: (
+    thread_id: string,
+    status: string,
+    values: string | undefined
+  ) => Effect.Effect<void, StorageFailure>
+  /**
+   * Stores a run's record (a new one, or a change of an existing one: its
+   * status, `updated_at` and metadata; `created_at` stays), the thread's
+   * record made if it has none.
+   *
+   * @since 0.4.0
+   */
+  readonly putRunRecord: (row: RunRecordRow) => Effect.Effect<void, StorageFailure>
+  /**
+   * A thread's run by id; `None` when it has none of that id.
+   *
+   * @since 0.4.0
+   */
+  readonly runRecord: (thread_id: string, run_id: string) => Effect.Effect<Option.Option<RunRecordRow>, StorageFailure>
+  /**
+   * A thread's runs, newest first (ties by `run_id`, descending), those of
+   * `status` only when given; a page of them.
+   *
+   * @since 0.4.0
+   */
+  readonly runRecords: (
+    thread_id: string,
+    query: { readonly limit: number; readonly offset: number; readonly status: string | undefined }
+  ) => Effect.Effect<ReadonlyArray<RunRecordRow>, StorageFailure>
+  /**
+   * Removes a run's record: whether there was one.
+   *
+   * @since 0.4.0
+   */
+  readonly deleteRunRecord: (thread_id: string, run_id: string) => Effect.Effect<boolean, StorageFailure>
+  /**
    * Makes the store hold thread records (SQL: applies migration 1000, see
    * `Migrations.enableThreadRecords`); idempotent. The other record members
    * need it first. Every thread with checkpoints has a record from then on:
@@ -394,6 +450,28 @@ export interface ThreadRecordRow {
   readonly metadata: string
   readonly created_at: Date
   readonly updated_at: Date
+  /** Its status, as stored (see `setThreadState`): `idle` until set. */
+  readonly status: string
+  /** Its values (JSON text), as stored; undefined until set. */
+  readonly values: string | undefined
+}
+
+/**
+ * A run's record, as stored: the thread it ran on, the graph it ran
+ * (`assistant_id`), its status and metadata (JSON text, untrusted), its
+ * `multitask_strategy`, and when it was created and last changed.
+ *
+ * @since 0.4.0
+ */
+export interface RunRecordRow {
+  readonly thread_id: string
+  readonly run_id: string
+  readonly assistant_id: string
+  readonly status: string
+  readonly metadata: string
+  readonly multitask_strategy: string
+  readonly created_at: Date
+  readonly updated_at: Date
 }
 
 /**
@@ -405,6 +483,12 @@ export interface ThreadRecordRow {
 export interface ThreadRecordQuery {
   /** JSON text of an object the records' metadata must contain; undefined for every record. */
   readonly metadata: string | undefined
+  /** JSON text of an object the records' values must contain; undefined for any values. */
+  readonly values: string | undefined
+  /** The status records must have; undefined for any. */
+  readonly status: string | undefined
+  /** The threads to select among; undefined for all. */
+  readonly ids: ReadonlyArray<string> | undefined
   readonly limit: number
   readonly offset: number
   readonly sort_by: "created_at" | "updated_at" | "thread_id"

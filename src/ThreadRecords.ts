@@ -19,9 +19,10 @@
  * @since 0.2.0
  */
 import { Effect, Option, Schema, Semaphore } from "effect"
-import { InvalidInput } from "./CheckpointError.ts"
-import { decodeThreadId, encodeJsonObject, invalidInput, readJsonObject } from "./Input.ts"
+import { type IncompatibleSchema, InvalidInput, type StorageFailure } from "./CheckpointError.ts"
+import { decodeThreadId, encodeJsonObject, invalidInput, JSON_VALUES_BOUNDS, readJsonObject } from "./Input.ts"
 import type { StorageDriver, ThreadRecordQuery, ThreadRecordRow } from "./StorageDriver.ts"
+import * as ThreadRuns from "./ThreadRuns.ts"
 
 /**
  * A thread's record: its metadata, when it was created (its first put, or
@@ -34,6 +35,33 @@ export interface ThreadRecord {
   readonly metadata: Record<string, unknown>
   readonly created_at: Date
   readonly updated_at: Date
+  /** Its status, as its runs left it (see {@link ThreadState}): `idle` until set. */
+  readonly status: ThreadStatus
+  /** Its values, as last set (see {@link ThreadState}); undefined until then. */
+  readonly values: Record<string, unknown> | undefined
+}
+
+/**
+ * A thread's status, as LangGraph's thread API shows it: `busy` while a run
+ * goes on, `interrupted` when one paused at an `interrupt()`, `error` when
+ * the last one failed, else `idle`.
+ *
+ * @since 0.4.0
+ */
+export type ThreadStatus = "idle" | "busy" | "interrupted" | "error"
+
+const STATUSES: ReadonlySet<string> = new Set<ThreadStatus>(["idle", "busy", "interrupted", "error"])
+
+/**
+ * What a thread's runs leave in its record: its status, and (when given)
+ * its values, a JSON object (the state's values as LangGraph's API shows
+ * them), which `searchThreads` can match by containment.
+ *
+ * @since 0.4.0
+ */
+export interface ThreadState {
+  readonly status: ThreadStatus
+  readonly values?: Record<string, unknown> | undefined
 }
 
 /**
@@ -59,6 +87,12 @@ export interface ThreadUpdate {
  */
 export interface ThreadQuery {
   readonly metadata?: Record<string, unknown> | undefined
+  /** Records whose values contain these (as `metadata`). */
+  readonly values?: Record<string, unknown> | undefined
+  /** Records of this status only. */
+  readonly status?: ThreadStatus | undefined
+  /** Records of these threads only. */
+  readonly ids?: ReadonlyArray<string> | undefined
   readonly limit?: number | undefined
   readonly offset?: number | undefined
   readonly sort_by?: ThreadRecordQuery["sort_by"] | undefined
@@ -87,19 +121,35 @@ const toRecord = (row: ThreadRecordRow): ThreadRecord => ({
   thread_id: row.thread_id,
   metadata: readJsonObject(row.metadata),
   created_at: row.created_at,
-  updated_at: row.updated_at
+  updated_at: row.updated_at,
+  // Stored data is untrusted: a status this release does not know reads as idle.
+  status: STATUSES.has(row.status) ? row.status as ThreadStatus : "idle",
+  values: row.values === undefined ? undefined : readJsonObject(row.values)
 })
 
+/** A status a caller gives, checked. */
+const statusOf = (operation: string, status: unknown) =>
+  typeof status === "string" && STATUSES.has(status)
+    ? Effect.succeed(status as ThreadStatus)
+    : Effect.fail(
+      new InvalidInput({
+        operation,
+        argument: "status",
+        detail: `expected one of ${[...STATUSES].join(", ")}, got ${JSON.stringify(status) ?? typeof status}`
+      })
+    )
+
 /**
- * The service's record operations over a driver.
+ * What makes the driver's store hold records (`enableThreadRecords`), run
+ * once per service: calls wait for the first, and one that failed is tried
+ * again by the next.
  *
- * @since 0.2.0
+ * @since 0.4.0
  */
-export const make = (driver: StorageDriver) => {
-  // Enabled once per service: calls wait for the first, and one that failed is tried again by the next.
+export const enabler = (driver: StorageDriver): Effect.Effect<void, IncompatibleSchema | StorageFailure> => {
   const lock = Semaphore.makeUnsafe(1)
   let enabled = false
-  const enable = Effect.suspend(() =>
+  return Effect.suspend(() =>
     enabled ?
       Effect.void :
       lock.withPermits(1)(Effect.suspend(() =>
@@ -109,7 +159,14 @@ export const make = (driver: StorageDriver) => {
           }))
       ))
   )
+}
 
+/**
+ * The service's record operations over a driver (`enable`: see {@link enabler}).
+ *
+ * @since 0.2.0
+ */
+export const make = (driver: StorageDriver, enable: Effect.Effect<void, IncompatibleSchema | StorageFailure>) => {
   const getThread = Effect.fn("CheckpointStorage.getThread")(function*(thread_id: string) {
     const id = yield* decodeThreadId("getThread", thread_id)
     yield* Effect.annotateCurrentSpan({ thread_id: id })
@@ -158,9 +215,19 @@ export const make = (driver: StorageDriver) => {
     const metadata = given.metadata === undefined
       ? undefined
       : yield* encodeJsonObject("searchThreads", "metadata", given.metadata)
+    const values = given.values === undefined
+      ? undefined
+      : yield* encodeJsonObject("searchThreads", "values", given.values)
+    const status = given.status === undefined ? undefined : yield* statusOf("searchThreads", given.status)
+    const ids = given.ids === undefined
+      ? undefined
+      : yield* Effect.forEach(given.ids, (id) => decodeThreadId("searchThreads", id, "ids"))
     const resolved: ThreadRecordQuery = {
       // An empty object is contained in every record's metadata: no filter to send.
       metadata: metadata === "{}" ? undefined : metadata,
+      values,
+      status,
+      ids,
       limit: paging.limit ?? 10,
       offset: paging.offset ?? 0,
       sort_by: paging.sort_by ?? "created_at",
@@ -178,5 +245,19 @@ export const make = (driver: StorageDriver) => {
     return { threads: page.records.map(toRecord), total: page.total } satisfies ThreadPage
   })
 
-  return { getThread, setThread, createThread, searchThreads }
+  const setThreadState = Effect.fn("CheckpointStorage.setThreadState")(
+    function*(thread_id: string, state: ThreadState) {
+      const id = yield* decodeThreadId("setThreadState", thread_id)
+      const given: Partial<ThreadState> = typeof state === "object" && state !== null ? state : {}
+      const status = yield* statusOf("setThreadState", given.status)
+      const values = given.values === undefined
+        ? undefined
+        : yield* encodeJsonObject("setThreadState", "values", given.values, JSON_VALUES_BOUNDS)
+      yield* Effect.annotateCurrentSpan({ thread_id: id, status })
+      yield* enable
+      yield* driver.setThreadState(id, status, values)
+    }
+  )
+
+  return { getThread, setThread, createThread, searchThreads, setThreadState, ...ThreadRuns.make(driver, enable) }
 }

@@ -7,8 +7,8 @@
  * @since 0.2.0
  */
 import { Effect, Option } from "effect"
-import type { StorageDriver, ThreadRecordQuery, ThreadRecordRow } from "../StorageDriver.ts"
-import { holdThread, type Threads, type ThreadState } from "./ThreadState.ts"
+import type { RunRecordRow, StorageDriver, ThreadRecordQuery, ThreadRecordRow } from "../StorageDriver.ts"
+import { holdThread, newRecord, type ThreadRecordState, type Threads, type ThreadState } from "./ThreadState.ts"
 import type { Writing } from "./Writes.ts"
 
 /**
@@ -18,7 +18,17 @@ import type { Writing } from "./Writes.ts"
  */
 export type Records = Pick<
   StorageDriver,
-  "threadRecord" | "setThreadRecord" | "createThreadRecord" | "searchThreadRecords" | "enableThreadRecords"
+  | "threadRecord"
+  | "setThreadRecord"
+  | "createThreadRecord"
+  | "searchThreadRecords"
+  | "enableThreadRecords"
+  | "claimThread"
+  | "setThreadState"
+  | "putRunRecord"
+  | "runRecord"
+  | "runRecords"
+  | "deleteRunRecord"
 >
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
@@ -62,9 +72,28 @@ const recordOf = (thread_id: string, thread: ThreadState | undefined): ThreadRec
     thread_id,
     metadata: record.metadata,
     created_at: new Date(record.created_at),
-    updated_at: new Date(thread?.lastActivity ?? record.created_at)
+    updated_at: new Date(thread?.lastActivity ?? record.created_at),
+    status: record.status,
+    values: record.values
   }
 }
+
+/** The thread's record, made (with no metadata) if it has none, changed by `change`; its activity now. */
+const changeRecord = (
+  threads: Threads,
+  thread_id: string,
+  change: (record: ThreadRecordState) => ThreadRecordState
+) => {
+  const thread = holdThread(threads, thread_id)
+  const now = new Date()
+  thread.record = change(thread.record ?? newRecord("{}", now))
+  thread.lastActivity = now
+  return thread.record
+}
+
+/** Runs newest first, ties by id the same way. */
+const newestFirst = (a: RunRecordRow, b: RunRecordRow) =>
+  compare(b.created_at.getTime(), a.created_at.getTime()) || compare(b.run_id, a.run_id)
 
 const sortKey = (record: ThreadRecordRow, by: ThreadRecordQuery["sort_by"]): number | string =>
   by === "thread_id" ? record.thread_id : record[by].getTime()
@@ -87,8 +116,8 @@ export const records = (threads: Threads, writing: Writing): Records => ({
       const stored = thread.record === undefined ? undefined : parsed(thread.record.metadata)
       const given = parsed(metadata)
       thread.record = {
-        metadata: merge && isObject(stored) && isObject(given) ? JSON.stringify({ ...stored, ...given }) : metadata,
-        created_at: thread.record?.created_at ?? now
+        ...(thread.record ?? newRecord(metadata, now)),
+        metadata: merge && isObject(stored) && isObject(given) ? JSON.stringify({ ...stored, ...given }) : metadata
       }
       thread.lastActivity = now
       return recordOf(thread_id, thread)!
@@ -99,7 +128,7 @@ export const records = (threads: Threads, writing: Writing): Records => ({
       if (threads.get(thread_id)?.record !== undefined) return Option.none()
       const thread = holdThread(threads, thread_id)
       const now = new Date()
-      thread.record = { metadata, created_at: now }
+      thread.record = newRecord(metadata, now)
       thread.lastActivity = now
       return Option.some(recordOf(thread_id, thread)!)
     }),
@@ -112,6 +141,12 @@ export const records = (threads: Threads, writing: Writing): Records => ({
         const record = recordOf(thread_id, thread)
         if (record === undefined) return []
         if (query.metadata !== undefined && !contains(parsed(record.metadata), needle)) return []
+        if (query.status !== undefined && record.status !== query.status) return []
+        if (query.ids !== undefined && !query.ids.includes(thread_id)) return []
+        if (
+          query.values !== undefined &&
+          (record.values === undefined || !contains(parsed(record.values), parsed(query.values)))
+        ) return []
         return [record]
       }).sort((a, b) =>
         direction * (compare(sortKey(a, query.sort_by), sortKey(b, query.sort_by)) ||
@@ -120,5 +155,44 @@ export const records = (threads: Threads, writing: Writing): Records => ({
       return { records: matches.slice(query.offset, query.offset + query.limit), total: matches.length }
     }),
 
-  enableThreadRecords: Effect.void
+  enableThreadRecords: Effect.void,
+
+  claimThread: (thread_id) =>
+    writing(() => changeRecord(threads, thread_id, (record) => ({ ...record, epoch: record.epoch + 1 })).epoch),
+
+  setThreadState: (thread_id, status, values) =>
+    writing(() => {
+      changeRecord(threads, thread_id, (record) => ({ ...record, status, values: values ?? record.values }))
+    }),
+
+  putRunRecord: (row) =>
+    writing(() => {
+      changeRecord(threads, row.thread_id, (record) => {
+        const runs = new Map(record.runs)
+        const stored = runs.get(row.run_id)
+        runs.set(row.run_id, { ...row, created_at: stored?.created_at ?? row.created_at })
+        return { ...record, runs }
+      })
+    }),
+
+  runRecord: (thread_id, run_id) =>
+    Effect.sync(() => Option.fromUndefinedOr(threads.get(thread_id)?.record?.runs.get(run_id))),
+
+  runRecords: (thread_id, query) =>
+    Effect.sync(() =>
+      [...(threads.get(thread_id)?.record?.runs.values() ?? [])]
+        .filter((run) => query.status === undefined || run.status === query.status)
+        .sort(newestFirst)
+        .slice(query.offset, query.offset + query.limit)
+    ),
+
+  deleteRunRecord: (thread_id, run_id) =>
+    writing(() => {
+      const record = threads.get(thread_id)?.record
+      if (record?.runs.has(run_id) !== true) return false
+      const runs = new Map(record.runs)
+      runs.delete(run_id)
+      threads.get(thread_id)!.record = { ...record, runs }
+      return true
+    })
 })

@@ -7,7 +7,7 @@
  *
  * @since 0.1.0
  */
-import type { BlobRow, CheckpointRow, SharedBase, StoredCheckpoint, WriteRow } from "../StorageDriver.ts"
+import type { BlobRow, CheckpointRow, RunRecordRow, SharedBase, StoredCheckpoint, WriteRow } from "../StorageDriver.ts"
 import * as StorageFormat from "../StorageFormat.ts"
 
 /**
@@ -58,7 +58,29 @@ export interface ThreadRecordState {
   /** JSON text of an object. */
   readonly metadata: string
   readonly created_at: Date
+  /** Its status (see `StorageDriver.setThreadState`). */
+  readonly status: string
+  /** Its values, JSON text; undefined until set. */
+  readonly values: string | undefined
+  /** Its writer epoch (see `StorageDriver.claimThread`): 0 until claimed. */
+  readonly epoch: number
+  /** Its runs' records, by run id. */
+  readonly runs: ReadonlyMap<string, RunRecordRow>
 }
+
+/**
+ * A new thread record with `metadata`, created at `created_at`.
+ *
+ * @since 0.4.0
+ */
+export const newRecord = (metadata: string, created_at: Date): ThreadRecordState => ({
+  metadata,
+  created_at,
+  status: "idle",
+  values: undefined,
+  epoch: 0,
+  runs: new Map()
+})
 
 /**
  * A namespace as the driver changes it.

@@ -17,6 +17,7 @@ import {
   holdNamespace,
   holdThread,
   type MutableThread,
+  newRecord,
   type Threads,
   withBases,
   writeKey
@@ -46,8 +47,9 @@ export type Writing = <A>(change: () => A) => Effect.Effect<A>
  * @since 0.1.0
  */
 export const writes = (threads: Threads, writing: Writing): Writes => ({
-  put: (row, blobs, shared) =>
+  put: (row, blobs, shared, epoch) =>
     writing(() => {
+      if (stale(threads, row.thread_id, epoch)) return "conflict"
       const namespace = threads.get(row.thread_id)?.namespaces.get(row.checkpoint_ns)
       if (row.parent_checkpoint_id !== undefined && namespace?.checkpoints.has(row.parent_checkpoint_id) !== true) {
         return "parent-missing"
@@ -58,7 +60,7 @@ export const writes = (threads: Threads, writing: Writing): Writes => ({
       const thread = holdThread(threads, row.thread_id)
       addPieces(thread, shared.pieces)
       thread.lastActivity = new Date()
-      thread.record ??= { metadata: "{}", created_at: thread.lastActivity }
+      thread.record ??= newRecord("{}", thread.lastActivity)
       const stored = holdNamespace(thread, row.checkpoint_ns)
       // A put of an id already stored replaces its header and metadata but keeps its first parent, as the SQL
       // driver's upsert does: re-pointing it could close a loop (a checkpoint put again under its own child).
@@ -74,8 +76,9 @@ export const writes = (threads: Threads, writing: Writing): Writes => ({
       return "stored"
     }),
 
-  putWrites: (checkpoint, rows, pieces) =>
+  putWrites: (checkpoint, rows, pieces, epoch) =>
     writing(() => {
+      if (stale(threads, checkpoint.thread_id, epoch)) return "conflict"
       const thread = holdThread(threads, checkpoint.thread_id)
       addPieces(thread, pieces)
       const namespace = holdNamespace(thread, checkpoint.checkpoint_ns)
@@ -85,6 +88,7 @@ export const writes = (threads: Threads, writing: Writing): Writes => ({
         // Special channels (negative idx) replace an earlier write; ordinary writes keep the first.
         if (write.idx < 0 || !stored.has(key)) stored.set(key, copy(write))
       }
+      return "stored" as const
     }),
 
   deleteThread: (thread_id) =>
@@ -116,11 +120,15 @@ export const writes = (threads: Threads, writing: Writing): Writes => ({
   // The thread's record stays, as the SQL driver's row does; a new thread gets one.
   writeThread: (rows) =>
     writing(() => {
-      const record = threads.get(rows.thread_id)?.record ?? { metadata: "{}", created_at: new Date() }
+      const record = threads.get(rows.thread_id)?.record ?? newRecord("{}", new Date())
       threads.delete(rows.thread_id)
       threads.set(rows.thread_id, { ...threadOf(rows), record })
     })
 })
+
+/** Whether a write of writer `epoch` comes after a newer claim on the thread (see `StorageDriver.claimThread`). */
+const stale = (threads: Threads, thread_id: string, epoch: number | undefined) =>
+  epoch !== undefined && (threads.get(thread_id)?.record?.epoch ?? 0) > epoch
 
 const addPieces = (thread: MutableThread, added: ReadonlyArray<Piece>) => {
   for (const piece of added) {

@@ -47,6 +47,8 @@ export interface PutCall {
   readonly row: CheckpointRow
   readonly blobs: ReadonlyArray<BlobRow>
   readonly shared: PutShared
+  /** The writer's epoch, when it claimed the thread (see `StorageDriver.claimThread`). */
+  readonly epoch?: number | undefined
 }
 
 /**
@@ -58,7 +60,16 @@ export interface WritesCall {
   readonly checkpoint: Location & { readonly checkpoint_id: string }
   readonly writes: ReadonlyArray<WriteRow>
   readonly pieces: ReadonlyArray<Piece>
+  /** The writer's epoch, when it claimed the thread (see `StorageDriver.claimThread`). */
+  readonly epoch?: number | undefined
 }
+
+/**
+ * How a task's writes went: stored, or refused for a stale writer's claim.
+ *
+ * @since 0.4.0
+ */
+export type WritesOutcome = "stored" | "conflict"
 
 /** What a call learns: its outcome and the size of the batch it rode in. */
 interface Rode<A> {
@@ -71,7 +82,7 @@ interface PutRequest extends Call<Rode<PutOutcome>, StorageFailure> {
   readonly call: PutCall
 }
 
-interface WritesRequest extends Call<Rode<void>, StorageFailure> {
+interface WritesRequest extends Call<Rode<WritesOutcome>, StorageFailure> {
   readonly _tag: "Writes"
   readonly call: WritesCall
 }
@@ -118,10 +129,12 @@ const roundsOf = (entries: ReadonlyArray<Entry>): Array<Array<Entry>> => {
  * @since 0.1.0
  */
 export interface Statements {
-  readonly putWrites: (calls: ReadonlyArray<WritesCall>) => Effect.Effect<void, StorageFailure>
+  readonly putWrites: (
+    calls: ReadonlyArray<WritesCall>
+  ) => Effect.Effect<ReadonlyArray<WritesOutcome>, StorageFailure>
   readonly put: (calls: ReadonlyArray<PutCall>) => Effect.Effect<ReadonlyArray<PutOutcome>, StorageFailure>
   /** One call's writes, retried. */
-  readonly putWritesOne: (call: WritesCall) => Effect.Effect<void, StorageFailure>
+  readonly putWritesOne: (call: WritesCall) => Effect.Effect<WritesOutcome, StorageFailure>
   /** One put (the same statement, planned for one), retried. */
   readonly putOne: (call: PutCall) => Effect.Effect<PutOutcome, StorageFailure>
 }
@@ -164,10 +177,7 @@ export const make = (statements: Statements, options: GroupCommitOptions = {}) =
       return Effect.andThen(settle(entries.slice(0, half), batch, kind), settle(entries.slice(half), batch, kind))
     })
   }
-  const writes: Kind<void, WritesCall> = {
-    many: (calls) => Effect.as(statements.putWrites(calls), calls.map(() => undefined)),
-    one: statements.putWritesOne
-  }
+  const writes: Kind<WritesOutcome, WritesCall> = { many: statements.putWrites, one: statements.putWritesOne }
   const puts: Kind<PutOutcome, PutCall> = { many: statements.put, one: statements.putOne }
 
   const resolver = RequestResolver.makeWith<PutRequest | WritesRequest>({

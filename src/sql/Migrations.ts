@@ -119,6 +119,28 @@ const steps = (t: Tables): ReadonlyArray<readonly [version: number, statements: 
     `ALTER TABLE ${t.threads} ADD COLUMN IF NOT EXISTS created_at TIMESTAMPTZ NOT NULL DEFAULT now()`,
     `CREATE INDEX IF NOT EXISTS checkpoint_threads_metadata ON ${t.threads} USING GIN (metadata)`,
     `CREATE INDEX IF NOT EXISTS checkpoint_threads_created ON ${t.threads} (created_at DESC, thread_id DESC)`
+  ]],
+  // Thread runs (see `ThreadRuns`): each thread's status and values as
+  // LangGraph's thread API shows them, its writer epoch (the newest claim:
+  // a put of an older claim is refused), and its runs' records, which go
+  // with the thread's row whatever deletes it. A feature step taken with
+  // thread records.
+  [1001, [
+    `ALTER TABLE ${t.threads} ADD COLUMN IF NOT EXISTS status TEXT NOT NULL DEFAULT 'idle'`,
+    `ALTER TABLE ${t.threads} ADD COLUMN IF NOT EXISTS state_values JSONB`,
+    `ALTER TABLE ${t.threads} ADD COLUMN IF NOT EXISTS writer_epoch BIGINT NOT NULL DEFAULT 0`,
+    `CREATE TABLE IF NOT EXISTS ${t.runs} (
+      thread_id TEXT NOT NULL REFERENCES ${t.threads} (thread_id) ON DELETE CASCADE,
+      run_id TEXT NOT NULL,
+      assistant_id TEXT NOT NULL,
+      status TEXT NOT NULL,
+      metadata JSONB NOT NULL DEFAULT '{}',
+      multitask_strategy TEXT NOT NULL,
+      created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+      updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+      PRIMARY KEY (thread_id, run_id)
+    )`,
+    `CREATE INDEX IF NOT EXISTS checkpoint_runs_created ON ${t.runs} (thread_id, created_at DESC, run_id DESC)`
   ]]
 ]
 
@@ -143,10 +165,10 @@ const levelSteps: ReadonlyMap<number, number> = new Map([[103, 2], [104, 3]])
  * release is left. Other steps never depend on them; like level steps, a
  * database without them is current.
  */
-const featureSteps: ReadonlySet<number> = new Set([1000])
+const featureSteps: ReadonlySet<number> = new Set([1000, 1001])
 
-/** The step of thread records (see {@link enableThreadRecords}). */
-const threadRecordsStep = 1000
+/** The steps of thread records and runs (see {@link enableThreadRecords}). */
+const threadRecordSteps: ReadonlySet<number> = new Set([1000, 1001])
 
 /**
  * Steps from this version on are ones a release that does not know them can
@@ -265,8 +287,9 @@ export const raise = Effect.fn("CheckpointStorage.raiseFormat")(function*(
 
 /**
  * Makes the database hold thread records (migration 1000: each thread's
- * metadata and creation time, and their indexes), bringing its schema up to
- * date first, as {@link run} does, but for level steps. Safe to repeat, and
+ * metadata and creation time, and their indexes; 1001: its status, values,
+ * writer epoch and runs), bringing its schema up to date first, as
+ * {@link run} does, but for level steps. Safe to repeat, and
  * when many processes run it at once (the migrations' lock).
  *
  * **Gotchas**
@@ -285,7 +308,7 @@ export const enableThreadRecords = Effect.fn("CheckpointStorage.enableThreadReco
   yield* apply(
     tables,
     dialect,
-    (version) => !levelSteps.has(version) && (!featureSteps.has(version) || version === threadRecordsStep)
+    (version) => !levelSteps.has(version) && (!featureSteps.has(version) || threadRecordSteps.has(version))
   )
 })
 
@@ -297,7 +320,7 @@ export const enableThreadRecords = Effect.fn("CheckpointStorage.enableThreadReco
  */
 export const threadRecordsEnabled = (tables: Tables): Effect.Effect<boolean, StorageFailure, SqlClient.SqlClient> =>
   appliedVersions(tables).pipe(
-    Effect.map((applied) => applied.has(threadRecordsStep)),
+    Effect.map((applied) => [...threadRecordSteps].every((step) => applied.has(step))),
     Effect.mapError((cause) => Retrying.failure("enableThreadRecords", cause))
   )
 

@@ -37,7 +37,7 @@ import * as Migrations from "./Migrations.ts"
 import type { Dialect, SqlDriverOptions } from "./Options.ts"
 import * as Retry from "./Retry.ts"
 import * as Retrying from "./Retrying.ts"
-import { searchVariant, type Statement, statements } from "./Statements.ts"
+import { type Statement, statements } from "./Statements.ts"
 import type { Tables } from "./Tables.ts"
 
 /** The failure of a statement that outlived `statementTimeout`. */
@@ -136,10 +136,10 @@ export const make = Effect.fnUntraced(function*(
    * caused, group commit answers by splitting them).
    */
   const batches: GroupCommit.Statements = {
-    put: (calls) => run("put", q.put, calls, Retry.isEndpointFailure),
+    put: (calls) => run("put", q.put(calls), calls, Retry.isEndpointFailure),
     putOne: (call) => Effect.map(run("put", q.putOne(call), [call]), (outcomes) => outcomes[0]!),
-    putWrites: (calls) => run("putWrites", q.putWrites, calls, Retry.isEndpointFailure),
-    putWritesOne: (call) => run("putWrites", q.putWritesOne(call), [call])
+    putWrites: (calls) => run("putWrites", q.putWrites(calls), calls, Retry.isEndpointFailure),
+    putWritesOne: (call) => Effect.map(run("putWrites", q.putWritesOne(call), [call]), (outcomes) => outcomes[0]!)
   }
   const alone = GroupCommit.alone(batches)
   const grouped = options.groupCommit === false ? alone : GroupCommit.make(batches, options.groupCommit)
@@ -150,10 +150,12 @@ export const make = Effect.fnUntraced(function*(
     )
 
   const driver: StorageDriver = {
-    put: (row, blobs, shared) => writing((writer) => writer.put({ row, blobs, shared })),
+    put: (row, blobs, shared, epoch) => writing((writer) => writer.put({ row, blobs, shared, epoch })),
 
-    putWrites: (checkpoint, writes, pieces) =>
-      writes.length === 0 ? Effect.void : writing((writer) => writer.putWrites({ checkpoint, writes, pieces })),
+    putWrites: (checkpoint, writes, pieces, epoch) =>
+      writes.length === 0
+        ? Effect.succeed("stored")
+        : writing((writer) => writer.putWrites({ checkpoint, writes, pieces, epoch })),
 
     getTuple: (location, known) =>
       run("getTuple", location.checkpoint_id === undefined ? q.getLatest : q.getTuple, { ...location, known }),
@@ -209,7 +211,20 @@ export const make = Effect.fnUntraced(function*(
 
     createThreadRecord: (thread_id, metadata) => run("createThread", q.createThreadRecord, { thread_id, metadata }),
 
-    searchThreadRecords: (query) => run("searchThreads", q.searchThreadRecords[searchVariant(query)], query),
+    searchThreadRecords: (query) => run("searchThreads", q.searchThreadRecords(query), query),
+
+    claimThread: (thread_id) => run("claimThread", q.claimThread, { thread_id }),
+
+    setThreadState: (thread_id, status, values) =>
+      run("setThreadState", q.setThreadState, { thread_id, status, values }),
+
+    putRunRecord: (row) => run("putRun", q.putRunRecord, row),
+
+    runRecord: (thread_id, run_id) => run("getRun", q.runRecord, { thread_id, run_id }),
+
+    runRecords: (thread_id, query) => run("listRuns", q.runRecords(query.status), { thread_id, ...query }),
+
+    deleteRunRecord: (thread_id, run_id) => run("deleteRun", q.deleteRunRecord, { thread_id, run_id }),
 
     enableThreadRecords: Migrations.enableThreadRecords(tables, options.dialect).pipe(
       Effect.provideService(SqlClient.SqlClient, sql),

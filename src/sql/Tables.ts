@@ -29,6 +29,8 @@ export interface Tables {
   readonly migrations: string
   /** Each thread's last activity. */
   readonly threads: string
+  /** Run records (see `ThreadRuns`). */
+  readonly runs: string
   /** The storage format levels the database was raised to (see `Migrations.raise`). */
   readonly format: string
   /** CockroachDB only: the row migrations lock. */
@@ -52,6 +54,7 @@ export const make = (schema = "public"): Tables => ({
   pieces: `${quote(schema)}.checkpoint_pieces`,
   migrations: `${quote(schema)}.checkpoint_migrations`,
   threads: `${quote(schema)}.checkpoint_threads`,
+  runs: `${quote(schema)}.checkpoint_runs`,
   format: `${quote(schema)}.checkpoint_format`,
   migrationLock: `${quote(schema)}.checkpoint_migration_lock`
 })

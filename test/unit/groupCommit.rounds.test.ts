@@ -30,12 +30,12 @@ const batched = (calls: ReadonlyArray<GroupCommit.WritesCall>, fails: (many: Rea
           sent.push({ kind: "many", calls: labels })
           return fails(labels)
             ? Effect.fail(new StorageFailure({ operation: "putWrites", retryable: false, cause: "x" }))
-            : Effect.void
+            : Effect.succeed(many.map(() => "stored" as const))
         }),
       putWritesOne: (one) =>
         Effect.suspend(() => {
           sent.push({ kind: "one", calls: [label(one)] })
-          return label(one) === "holdc0" ? Deferred.await(release) : Effect.void
+          return Effect.as(label(one) === "holdc0" ? Deferred.await(release) : Effect.void, "stored" as const)
         }),
       put: () => Effect.die("unused"),
       putOne: () => Effect.die("unused")

@@ -65,24 +65,45 @@ describe("the catalogue", () => {
   /** Each write statement: a batch's, and a lone call's of each shape. */
   const writeStatements = (catalogue: Statements.Statements) =>
     [
-      ["put", catalogue.put],
-      ["putWrites", catalogue.putWrites],
+      ["put", catalogue.put([putCall(1)])],
+      ["putWrites", catalogue.putWrites([writesCall(1)])],
+      ["put fenced", catalogue.put([putCall(1), { ...putCall(1), epoch: 1 }])],
+      ["putWrites fenced", catalogue.putWrites([writesCall(1), { ...writesCall(1), epoch: 1 }])],
       ...shapes.flatMap((n) => [
         [`putOne of ${n}`, catalogue.putOne(putCall(n))] as const,
-        [`putWritesOne of ${n}`, catalogue.putWritesOne(writesCall(n))] as const
+        [`putWritesOne of ${n}`, catalogue.putWritesOne(writesCall(n))] as const,
+        [`putOne of ${n} fenced`, catalogue.putOne({ ...putCall(n), epoch: 2 })] as const,
+        [`putWritesOne of ${n} fenced`, catalogue.putWritesOne({ ...writesCall(n), epoch: 2 })] as const
       ])
     ] as const
 
   it("every statement numbers its parameters from $1 without gaps", () => {
     const all: Array<readonly [string, { readonly text: string }]> = [
       ...Object.entries(catalogue).flatMap(([name, entry]): Array<readonly [string, { readonly text: string }]> =>
-        typeof entry === "function"
-          ? []
-          : "text" in entry
-          ? [[name, entry]]
-          : Object.entries(entry).map(([variant, statement]) => [`${name} ${variant}`, statement])
+        typeof entry === "function" ? [] : [[name, entry]]
       ),
-      ...writeStatements(catalogue)
+      ...writeStatements(catalogue),
+      ...[undefined, "{}"].flatMap((metadata) =>
+        [undefined, "busy"].flatMap((status) =>
+          [undefined, ["a"]].map((ids) =>
+            [
+              `search ${metadata} ${status} ${ids}`,
+              catalogue.searchThreadRecords({
+                metadata,
+                values: metadata,
+                status,
+                ids,
+                limit: 1,
+                offset: 0,
+                sort_by: "updated_at",
+                sort_order: "asc"
+              })
+            ] as const
+          )
+        )
+      ),
+      ["runRecords", catalogue.runRecords(undefined)],
+      ["runRecords of a status", catalogue.runRecords("running")]
     ]
     expect(all.length).toBeGreaterThan(Object.keys(catalogue).length)
     for (const [name, statement] of all) {
@@ -97,7 +118,8 @@ describe("the catalogue", () => {
     expect(arrays(catalogue.putWritesOne(writesCall(SPELLED)).params([writesCall(SPELLED)]))).toBe(0)
     // Blobs, required bases and pieces as arrays; the put itself still spelled.
     expect(arrays(catalogue.putOne(putCall(SPELLED + 1)).params([putCall(SPELLED + 1)]))).toBe(7 + 3 + 3)
-    expect(arrays(catalogue.put.params([putCall(1), putCall(2)]))).toBe(catalogue.put.params([]).length)
+    const batch = catalogue.put([putCall(1), putCall(2)])
+    expect(arrays(batch.params([putCall(1), putCall(2)]))).toBe(batch.params([]).length)
     // One statement per shape, built once.
     expect(catalogue.putOne(putCall(2))).toBe(catalogue.putOne(putCall(2)))
   })

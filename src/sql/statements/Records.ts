@@ -1,14 +1,17 @@
 /**
- * Thread records: the thread's row read as a record, set or merged, and
- * searched (one statement per order and filter, so indexes serve them).
+ * Thread records and runs: the thread's row read as a record, set or
+ * merged, searched (one statement per order and set of filters, so indexes
+ * serve them), its status and values set, its writer epoch claimed; its
+ * runs' records stored, read and listed.
  *
  * @since 0.2.0
  */
 import { Option } from "effect"
-import type { ThreadRecordQuery, ThreadRecordRow } from "../../StorageDriver.ts"
+import type { RunRecordRow, ThreadRecordQuery, ThreadRecordRow } from "../../StorageDriver.ts"
 import * as Jsonb from "../Jsonb.ts"
 import type { Tables } from "../Tables.ts"
 import { ofThread } from "./Common.ts"
+import { byShape } from "./Rows.ts"
 import { statement } from "./Statement.ts"
 
 /** A thread record as read: `updated_at` is the thread's last activity. */
@@ -17,13 +20,43 @@ export interface RecordRow {
   readonly metadata: string
   readonly created_at: Date | string
   readonly updated_at: Date | string
+  readonly status: string
+  readonly state_values: string | null
 }
 
 const recordColumns = (alias: string) =>
-  `${alias}.thread_id, ${alias}.metadata::text AS metadata, ${alias}.created_at, ${alias}.last_activity AS updated_at`
+  `${alias}.thread_id, ${alias}.metadata::text AS metadata, ${alias}.created_at, ${alias}.last_activity AS updated_at, ` +
+  `${alias}.status, ${alias}.state_values::text AS state_values`
 
 const toRecord = (row: RecordRow): ThreadRecordRow => ({
   thread_id: row.thread_id,
+  metadata: Jsonb.decode(row.metadata),
+  created_at: new Date(row.created_at),
+  updated_at: new Date(row.updated_at),
+  status: row.status,
+  values: row.state_values === null ? undefined : Jsonb.decode(row.state_values)
+})
+
+/** A run record as read.
+ *
+ * @since 0.4.0
+ */
+export interface RunRow {
+  readonly thread_id: string
+  readonly run_id: string
+  readonly assistant_id: string
+  readonly status: string
+  readonly metadata: string
+  readonly multitask_strategy: string
+  readonly created_at: Date | string
+  readonly updated_at: Date | string
+}
+
+const runColumns = "thread_id, run_id, assistant_id, status, metadata::text AS metadata, multitask_strategy, " +
+  "created_at, updated_at"
+
+const toRun = (row: RunRow): RunRecordRow => ({
+  ...row,
   metadata: Jsonb.decode(row.metadata),
   created_at: new Date(row.created_at),
   updated_at: new Date(row.updated_at)
@@ -32,14 +65,17 @@ const toRecord = (row: RecordRow): ThreadRecordRow => ({
 /** The columns a search sorts by, in the table (`updated_at` is `last_activity`). */
 const sortColumns = { created_at: "created_at", updated_at: "last_activity", thread_id: "thread_id" } as const
 
+/** The filters of a search, in the order a variant names them. */
+const FILTERS = ["metadata", "values", "status", "ids"] as const
+
 /**
- * A search's variant: its order and whether it filters, each a statement of
+ * A search's variant: its order and the filters it has, each a statement of
  * its own so the planner can use the index of the order (step 102's, 1000's
  * or the primary key) and the metadata's inverted index.
  *
  * @since 0.2.0
  */
-export type SearchVariant = `${ThreadRecordQuery["sort_by"]} ${ThreadRecordQuery["sort_order"]} ${"filtered" | "all"}`
+export type SearchVariant = string
 
 /**
  * The variant of the statements' `searchThreadRecords` a query runs.
@@ -47,7 +83,7 @@ export type SearchVariant = `${ThreadRecordQuery["sort_by"]} ${ThreadRecordQuery
  * @since 0.2.0
  */
 export const searchVariant = (query: ThreadRecordQuery): SearchVariant =>
-  `${query.sort_by} ${query.sort_order} ${query.metadata === undefined ? "all" : "filtered"}`
+  [query.sort_by, query.sort_order, ...FILTERS.filter((filter) => query[filter] !== undefined)].join(" ")
 
 /**
  * Thread records' statements, over `t`.
@@ -60,23 +96,33 @@ export const records = (t: Tables) => {
   const search = (
     sort_by: ThreadRecordQuery["sort_by"],
     sort_order: ThreadRecordQuery["sort_order"],
-    filtered: boolean
+    filters: ReadonlySet<string>
   ) =>
     statement({
       params: (query: ThreadRecordQuery) => ({
         metadata: query.metadata === undefined ? null : Jsonb.encode(query.metadata),
+        values: query.values === undefined ? null : Jsonb.encode(query.values),
+        status: query.status ?? null,
+        ids: query.ids ?? null,
         limit: query.limit,
         offset: query.offset
       }),
       text: (param) => {
-        const where = filtered ? `\n  WHERE th.metadata @> ${param.metadata}::jsonb` : ""
+        const conditions = [
+          ...(filters.has("metadata") ? [`th.metadata @> ${param.metadata}::jsonb`] : []),
+          ...(filters.has("values") ? [`th.state_values @> ${param.values}::jsonb`] : []),
+          ...(filters.has("status") ? [`th.status = ${param.status}::text`] : []),
+          ...(filters.has("ids") ? [`th.thread_id = ANY(${param.ids}::text[])`] : [])
+        ]
+        const where = conditions.length === 0 ? "" : `\n  WHERE ${conditions.join(" AND ")}`
         const direction = sort_order === "asc" ? "ASC" : "DESC"
         const order = (alias: string, column: string) =>
           sort_by === "thread_id"
             ? `${alias}.thread_id ${direction}`
             : `${alias}.${column} ${direction}, ${alias}.thread_id ${direction}`
         return `
-SELECT total.n AS total, page.thread_id, page.metadata, page.created_at, page.updated_at
+SELECT total.n AS total, page.thread_id, page.metadata, page.created_at, page.updated_at, page.status,
+  page.state_values
 FROM (SELECT count(*) AS n FROM ${t.threads} th${where}) total
 LEFT JOIN (
   SELECT ${recordColumns("th")} FROM ${t.threads} th${where}
@@ -94,18 +140,17 @@ ORDER BY ${order("page", sort_by)}`
         records: rows.flatMap((row) => row.thread_id === null ? [] : [toRecord(row as RecordRow)])
       })
     })
-  const searches = Object.fromEntries(
-    (["created_at", "updated_at", "thread_id"] as const).flatMap((sort_by) =>
-      (["asc", "desc"] as const).flatMap((sort_order) =>
-        ([true, false] as const).map((filtered) =>
-          [
-            searchVariant({ sort_by, sort_order, metadata: filtered ? "" : undefined, limit: 0, offset: 0 }),
-            search(sort_by, sort_order, filtered)
-          ] as const
-        )
-      )
-    )
-  ) as Readonly<Record<SearchVariant, ReturnType<typeof search>>>
+  const searches = new Map<SearchVariant, ReturnType<typeof search>>()
+  /** The statement of a query's variant, built on first use. */
+  const searchFor = (query: ThreadRecordQuery) => {
+    const variant = searchVariant(query)
+    let found = searches.get(variant)
+    if (found === undefined) {
+      const filters = new Set(FILTERS.filter((filter) => query[filter] !== undefined))
+      searches.set(variant, found = search(query.sort_by, query.sort_order, filters))
+    }
+    return found
+  }
 
   // The record is the thread's row: a put inserts it with no metadata (and
   // only touches its activity after), so what is set here stays.
@@ -123,7 +168,7 @@ ON CONFLICT (thread_id) DO UPDATE SET last_activity = now(), metadata = ${
     ELSE EXCLUDED.metadata END`
           : "EXCLUDED.metadata"
       }
-RETURNING thread_id, metadata::text AS metadata, created_at, last_activity AS updated_at`,
+RETURNING ${recordColumns(t.threads)}`,
       decode: (rows: ReadonlyArray<RecordRow>) => toRecord(rows[0]!)
     })
 
@@ -136,9 +181,29 @@ RETURNING thread_id, metadata::text AS metadata, created_at, last_activity AS up
     text: (param) => `
 INSERT INTO ${t.threads} (thread_id, last_activity, metadata) VALUES (${param.thread_id}, now(), ${param.metadata}::jsonb)
 ON CONFLICT (thread_id) DO NOTHING
-RETURNING thread_id, metadata::text AS metadata, created_at, last_activity AS updated_at`,
+RETURNING ${recordColumns(t.threads)}`,
     decode: (rows: ReadonlyArray<RecordRow>) => Option.map(Option.fromUndefinedOr(rows[0]), toRecord)
   })
+
+  /** A thread's runs, newest first, of one status or any. */
+  const runPage = (byStatus: boolean) =>
+    statement({
+      params: (
+        input: {
+          readonly thread_id: string
+          readonly limit: number
+          readonly offset: number
+          readonly status: string | undefined
+        }
+      ) => ({ ...input, status: input.status ?? null }),
+      text: (param) => `
+SELECT ${runColumns} FROM ${t.runs}
+WHERE thread_id = ${param.thread_id}${byStatus ? ` AND status = ${param.status}::text` : ""}
+ORDER BY created_at DESC, run_id DESC
+LIMIT ${param.limit}::int8 OFFSET ${param.offset}::int8`,
+      decode: (rows: ReadonlyArray<RunRow>) => rows.map(toRun)
+    })
+  const runPages = byShape((byStatus) => runPage(byStatus === 1))
 
   return {
     threadRecord: statement({
@@ -151,7 +216,73 @@ RETURNING thread_id, metadata::text AS metadata, created_at, last_activity AS up
     mergeThreadRecord: setRecord(true),
     createThreadRecord: createRecord,
 
-    /** By {@link searchVariant}. */
-    searchThreadRecords: searches
+    /** By {@link searchVariant}, built on first use. */
+    searchThreadRecords: searchFor,
+
+    // The next epoch, the row made if there is none: its lock orders claims and puts (see `Writes`).
+    claimThread: statement({
+      params: ofThread,
+      text: (param) => `
+INSERT INTO ${t.threads} (thread_id, last_activity, writer_epoch) VALUES (${param.thread_id}, now(), 1)
+ON CONFLICT (thread_id) DO UPDATE SET writer_epoch = ${t.threads}.writer_epoch + 1
+RETURNING writer_epoch`,
+      decode: (rows: ReadonlyArray<{ readonly writer_epoch: number | string | bigint }>) =>
+        Number(rows[0]!.writer_epoch)
+    }),
+
+    setThreadState: statement({
+      params: (
+        input: { readonly thread_id: string; readonly status: string; readonly values: string | undefined }
+      ) => ({
+        thread_id: input.thread_id,
+        status: input.status,
+        values: input.values === undefined ? null : Jsonb.encode(input.values)
+      }),
+      text: (param) => `
+INSERT INTO ${t.threads} (thread_id, last_activity, status, state_values)
+VALUES (${param.thread_id}, now(), ${param.status}, ${param.values}::jsonb)
+ON CONFLICT (thread_id) DO UPDATE SET last_activity = now(), status = EXCLUDED.status,
+  state_values = coalesce(EXCLUDED.state_values, ${t.threads}.state_values)`
+    }),
+
+    // A run and the thread's row it belongs to (made if missing: the run's foreign key needs it).
+    putRunRecord: statement({
+      params: (row: RunRecordRow) => ({
+        thread_id: row.thread_id,
+        run_id: row.run_id,
+        assistant_id: row.assistant_id,
+        status: row.status,
+        metadata: Jsonb.encode(row.metadata),
+        multitask_strategy: row.multitask_strategy,
+        created_at: row.created_at,
+        updated_at: row.updated_at
+      }),
+      text: (param) => `
+WITH thread AS (
+  INSERT INTO ${t.threads} (thread_id) VALUES (${param.thread_id}) ON CONFLICT (thread_id) DO NOTHING
+)
+INSERT INTO ${t.runs} (thread_id, run_id, assistant_id, status, metadata, multitask_strategy, created_at, updated_at)
+VALUES (${param.thread_id}, ${param.run_id}, ${param.assistant_id}, ${param.status}, ${param.metadata}::jsonb,
+  ${param.multitask_strategy}, ${param.created_at}::timestamptz, ${param.updated_at}::timestamptz)
+ON CONFLICT (thread_id, run_id) DO UPDATE SET status = EXCLUDED.status, metadata = EXCLUDED.metadata,
+  updated_at = EXCLUDED.updated_at`
+    }),
+
+    runRecord: statement({
+      params: (input: { readonly thread_id: string; readonly run_id: string }) => input,
+      text: (param) =>
+        `SELECT ${runColumns} FROM ${t.runs} WHERE thread_id = ${param.thread_id} AND run_id = ${param.run_id}`,
+      decode: (rows: ReadonlyArray<RunRow>) => Option.map(Option.fromUndefinedOr(rows[0]), toRun)
+    }),
+
+    /** A page of a thread's runs (of one status when the input names one). */
+    runRecords: (status: string | undefined) => runPages(status === undefined ? 0 : 1),
+
+    deleteRunRecord: statement({
+      params: (input: { readonly thread_id: string; readonly run_id: string }) => input,
+      text: (param) =>
+        `DELETE FROM ${t.runs} WHERE thread_id = ${param.thread_id} AND run_id = ${param.run_id} RETURNING run_id`,
+      decode: (rows: ReadonlyArray<{ readonly run_id: string }>) => rows.length > 0
+    })
   }
 }

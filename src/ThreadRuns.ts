@@ -1,0 +1,178 @@
+/**
+ * What a thread's writers and runs leave in the store, beside its
+ * checkpoints: the writer epoch that keeps two writers from interleaving
+ * their super-steps in one history, and the records of its runs, as
+ * LangGraph's run API shows them. The service's `claimThread`, `putRun`,
+ * `getRun`, `listRuns` and `deleteRun`, over the driver's (see
+ * `StorageDriver.claimThread`, `putRunRecord`).
+ *
+ * **One writer per thread.** `claimThread` takes the thread's next epoch; a
+ * writer then passes it with every write as `configurable.writer_epoch` (a
+ * graph run's config carries it to its puts, its subgraphs' too). From a
+ * newer claim on, a `put` or `putWrites` of an older epoch writes nothing
+ * and fails with `ThreadConflict`, in the same atomic step as the write
+ * would have been: the newer writer's history is never interleaved with the
+ * older's. Writes without an epoch are not fenced; LangGraph's own forks
+ * (`updateState` on an older checkpoint, time travel) are writes like any
+ * other and work as before.
+ *
+ * Run records go with their thread: `deleteThread` (and a prune that
+ * deletes it) removes them. Their metadata is stored data, read back by
+ * `JSON.parse` alone.
+ *
+ * Both are held once thread records are enabled (SQL: migrations 1000 and
+ * 1001), which their first call does, as `getThread`'s does.
+ *
+ * @since 0.4.0
+ */
+import { Effect, Option, Schema } from "effect"
+import { InvalidInput } from "./CheckpointError.ts"
+import { decodeThreadId, encodeJsonObject, invalidInput, readJsonObject } from "./Input.ts"
+import type { RunRecordRow, StorageDriver } from "./StorageDriver.ts"
+
+/**
+ * A run's status, as LangGraph's run API shows it.
+ *
+ * @since 0.4.0
+ */
+export type RunStatus = "pending" | "running" | "success" | "error" | "timeout" | "interrupted"
+
+const RUN_STATUSES: ReadonlySet<string> = new Set<RunStatus>([
+  "pending",
+  "running",
+  "success",
+  "error",
+  "timeout",
+  "interrupted"
+])
+
+/**
+ * A run's record: the thread it runs on, the assistant (graph) it runs, its
+ * status, its metadata (a JSON object), its `multitask_strategy`, and when
+ * it was created and last changed.
+ *
+ * @since 0.4.0
+ */
+export interface RunRecord {
+  readonly thread_id: string
+  readonly run_id: string
+  readonly assistant_id: string
+  readonly status: RunStatus
+  readonly metadata: Record<string, unknown>
+  readonly multitask_strategy: string
+  readonly created_at: Date
+  readonly updated_at: Date
+}
+
+/**
+ * A page of a thread's runs: newest first, `limit` (0 to 1000, default 10)
+ * after the first `offset` (default 0), of one `status` when given.
+ *
+ * @since 0.4.0
+ */
+export interface RunQuery {
+  readonly limit?: number | undefined
+  readonly offset?: number | undefined
+  readonly status?: RunStatus | undefined
+}
+
+const Paging = Schema.Struct({
+  limit: Schema.optional(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 1000 }))),
+  offset: Schema.optional(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)))
+})
+
+const Name = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(256))
+
+const toRun = (row: RunRecordRow): RunRecord => ({
+  ...row,
+  // Stored data is untrusted: a status this release does not know reads as an error.
+  status: RUN_STATUSES.has(row.status) ? row.status as RunStatus : "error",
+  metadata: readJsonObject(row.metadata)
+})
+
+const runStatusOf = (operation: string, status: unknown) =>
+  typeof status === "string" && RUN_STATUSES.has(status)
+    ? Effect.succeed(status as RunStatus)
+    : Effect.fail(
+      new InvalidInput({
+        operation,
+        argument: "status",
+        detail: `expected one of ${[...RUN_STATUSES].join(", ")}, got ${JSON.stringify(status) ?? typeof status}`
+      })
+    )
+
+/** An id or name a caller gives: a non-empty string of at most 256 characters, without NUL. */
+const nameOf = (operation: string, argument: string, value: unknown) =>
+  Schema.decodeUnknownEffect(Name)(value).pipe(
+    Effect.mapError(invalidInput(operation, argument)),
+    Effect.flatMap((name) =>
+      name.includes("\u0000")
+        ? Effect.fail(new InvalidInput({ operation, argument, detail: "holds the NUL character (U+0000)" }))
+        : Effect.succeed(name)
+    )
+  )
+
+/**
+ * The service's claims and run records over a driver, once `enable` made
+ * the store hold them.
+ *
+ * @since 0.4.0
+ */
+export const make = <E>(driver: StorageDriver, enable: Effect.Effect<void, E>) => {
+  const claimThread = Effect.fn("CheckpointStorage.claimThread")(function*(thread_id: string) {
+    const id = yield* decodeThreadId("claimThread", thread_id)
+    yield* Effect.annotateCurrentSpan({ thread_id: id })
+    yield* enable
+    return yield* driver.claimThread(id)
+  })
+
+  const putRun = Effect.fn("CheckpointStorage.putRun")(function*(run: RunRecord) {
+    const given: Partial<RunRecord> = typeof run === "object" && run !== null ? run : {}
+    const thread_id = yield* decodeThreadId("putRun", String(given.thread_id), "run.thread_id")
+    const run_id = yield* nameOf("putRun", "run.run_id", given.run_id)
+    const row: RunRecordRow = {
+      thread_id,
+      run_id,
+      assistant_id: yield* nameOf("putRun", "run.assistant_id", given.assistant_id),
+      status: yield* runStatusOf("putRun", given.status),
+      metadata: yield* encodeJsonObject("putRun", "run.metadata", given.metadata ?? {}),
+      multitask_strategy: yield* nameOf("putRun", "run.multitask_strategy", given.multitask_strategy),
+      created_at: given.created_at instanceof Date ? given.created_at : new Date(),
+      updated_at: given.updated_at instanceof Date ? given.updated_at : new Date()
+    }
+    yield* Effect.annotateCurrentSpan({ thread_id, run_id, status: row.status })
+    yield* enable
+    yield* driver.putRunRecord(row)
+  })
+
+  const getRun = Effect.fn("CheckpointStorage.getRun")(function*(thread_id: string, run_id: string) {
+    const id = yield* decodeThreadId("getRun", thread_id)
+    const run = yield* nameOf("getRun", "run_id", run_id)
+    yield* Effect.annotateCurrentSpan({ thread_id: id, run_id: run })
+    yield* enable
+    return Option.map(yield* driver.runRecord(id, run), toRun)
+  })
+
+  const listRuns = Effect.fn("CheckpointStorage.listRuns")(function*(thread_id: string, query: RunQuery = {}) {
+    const id = yield* decodeThreadId("listRuns", thread_id)
+    const given: RunQuery = typeof query === "object" && query !== null ? query : {}
+    const paging = yield* Schema.decodeUnknownEffect(Paging)({ limit: given.limit, offset: given.offset }).pipe(
+      Effect.mapError(invalidInput("listRuns", "query"))
+    )
+    const status = given.status === undefined ? undefined : yield* runStatusOf("listRuns", given.status)
+    yield* Effect.annotateCurrentSpan({ thread_id: id })
+    yield* enable
+    const rows = yield* driver.runRecords(id, { limit: paging.limit ?? 10, offset: paging.offset ?? 0, status })
+    return rows.map(toRun)
+  })
+
+  const deleteRun = Effect.fn("CheckpointStorage.deleteRun")(function*(thread_id: string, run_id: string) {
+    const id = yield* decodeThreadId("deleteRun", thread_id)
+    const run = yield* nameOf("deleteRun", "run_id", run_id)
+    yield* Effect.annotateCurrentSpan({ thread_id: id, run_id: run })
+    yield* enable
+    return yield* driver.deleteRunRecord(id, run)
+  })
+
+  return { claimThread, putRun, getRun, listRuns, deleteRun }
+}
