@@ -118,7 +118,7 @@ export const serve = async (options: ServerOptions): Promise<LangGraphServer> =>
   const owned = options.checkpointer === undefined
   const checkpointer = options.checkpointer ??
     await EffectCheckpointSaver.fromConnString(options.database ?? "pglite:.data/langgraph", options.saverOptions)
-  const app = App.make({
+  const app = await App.make({
     graphs: options.graphs,
     saver: checkpointer,
     auth: options.auth,

@@ -20,13 +20,13 @@ import { cors } from "hono/cors"
 import { HTTPException } from "hono/http-exception"
 import type { EffectCheckpointSaver } from "../Saver.ts"
 import { authenticate } from "./Auth.ts"
+import * as Engine from "./Engine.ts"
 import * as Graphs from "./Graphs.ts"
 import * as Guards from "./Guards.ts"
 import type { AuthHandler, CorsOptions, Graph, RunLimits } from "./Options.ts"
 import * as Protocol from "./Protocol.ts"
 import * as Routes from "./Routes.ts"
 import * as RunRoutes from "./RunRoutes.ts"
-import { Registry } from "./Runs.ts"
 import * as Threads from "./Threads.ts"
 
 /**
@@ -50,6 +50,8 @@ export interface AppOptions {
    * as long as the process runs.
    */
   readonly protocol?: boolean | undefined
+  /** Where the runs' cluster lives (default: this process alone). */
+  readonly cluster?: Engine.ClusterPlace | undefined
 }
 
 /**
@@ -57,8 +59,7 @@ export interface AppOptions {
  */
 export interface App {
   readonly fetch: (request: Request) => Response | Promise<Response>
-  readonly runs: Registry
-  /** Stops every run going on. */
+  /** Stops this process's runner: its runs go on elsewhere, or (alone) end. */
   readonly close: () => Promise<void>
 }
 
@@ -123,13 +124,18 @@ const answer = (c: Context, error: unknown): Response => {
  *
  * @since 0.2.0
  */
-export const make = (options: AppOptions): App => {
+export const make = async (options: AppOptions): Promise<App> => {
   const graphs = Graphs.make(options.graphs)
-  const runs = new Registry(options.runs)
   // Bound below: a deleted thread's protocol session goes with it.
   let protocol: Protocol.Protocol | undefined
-  const threads = Threads.make(options.saver, runs, graphs, (thread_id) => protocol?.drop(thread_id))
+  const threads = Threads.make(options.saver, graphs, (thread_id) => protocol?.drop(thread_id))
   const embed = createEmbedServer({ graph: graphs.lookup, threads, checkpointer: options.saver })
+  const engine = await Engine.make({
+    saver: options.saver,
+    embed: (request) => embed.fetch(request),
+    runs: options.runs,
+    place: options.cluster ?? { _tag: "Local" }
+  })
   const app = new Hono()
   app.onError((error, c) => answer(c, error))
   app.use((_, next) => Threads.inRequest(next))
@@ -176,7 +182,7 @@ export const make = (options: AppOptions): App => {
     c.res = failure(c, 422, JSON.stringify(body?.error?.issues ?? body ?? "Invalid request"))
   })
   Routes.register(app, { graphs, threads, saver: options.saver, started: new Date() })
-  RunRoutes.register(app, { embed: (request) => embed.fetch(request), runs, threads, saver: options.saver, graphs })
+  RunRoutes.register(app, { embed: (request) => embed.fetch(request), engine, threads, saver: options.saver, graphs })
   app.route("/", embed)
-  return { fetch: (request) => app.fetch(request), runs, close: () => runs.close() }
+  return { fetch: (request) => app.fetch(request), close: () => engine.close() }
 }

@@ -10,6 +10,7 @@
 import { v7 as uuidv7 } from "@langchain/core/utils/uuid"
 import type { Context, Hono } from "hono"
 import { HTTPException } from "hono/http-exception"
+import type { ThreadQuery, ThreadStatus } from "../CheckpointStorage.ts"
 import type { EffectCheckpointSaver } from "../Saver.ts"
 import { VERSION } from "../Version.ts"
 import { assistantId, type Graphs } from "./Graphs.ts"
@@ -45,6 +46,27 @@ const metadataOf = (body: Record<string, unknown>): Record<string, unknown> | un
   if (metadata === undefined || metadata === null) return undefined
   if (!isObject(metadata)) throw new HTTPException(422, { message: "metadata must be an object" })
   return metadata
+}
+
+/** The thread query a search or count body says (the storage checks what it holds: 422 otherwise). */
+const queryOf = (body: Record<string, unknown>): ThreadQuery => {
+  const { ids, limit, offset, sort_by, sort_order, status, values } = body
+  if (values !== undefined && values !== null && !isObject(values)) {
+    throw new HTTPException(422, { message: "values must be an object" })
+  }
+  if (ids !== undefined && ids !== null && !(Array.isArray(ids) && ids.every((id) => typeof id === "string"))) {
+    throw new HTTPException(422, { message: "ids must be an array of strings" })
+  }
+  return {
+    metadata: metadataOf(body),
+    ...(isObject(values) ? { values } : {}),
+    ...(Array.isArray(ids) ? { ids: ids as ReadonlyArray<string> } : {}),
+    ...(typeof status === "string" ? { status: status as ThreadStatus } : {}),
+    limit: count(limit, "limit", 10, 1000),
+    offset: count(offset, "offset", 0),
+    sort_by: sort_by === "updated_at" || sort_by === "thread_id" ? sort_by : "created_at",
+    sort_order: sort_order === "asc" ? "asc" : "desc"
+  }
 }
 
 /** A non-negative integer from a body, or the default (422 otherwise). */
@@ -143,7 +165,14 @@ export const register = (
     return c.json(await threads.create(thread_id ?? uuidv7(), metadataOf(body), if_exists ?? "raise"))
   })
 
-  app.post("/threads/count", async (c) => c.json(await threads.count(metadataOf(await bodyOf(c)))))
+  app.post("/threads/count", async (c) => c.json(await threads.count(queryOf(await bodyOf(c)))))
+
+  // Search by metadata, values, status and ids (the embed server's takes metadata alone).
+  app.post("/threads/search", async (c) => {
+    const page = await threads.page(queryOf(await bodyOf(c)))
+    c.header("x-pagination-total", String(page.total))
+    return c.json(page.threads)
+  })
 
   app.post("/threads/prune", async (c) => {
     const body = await bodyOf(c)

@@ -1,30 +1,59 @@
 /**
- * The run routes, over `Runs.ts`: they take the place of the embed
- * server's for streaming runs (started here, rejoinable, cancellable) and add
- * those the SDK calls besides (a run's status, a thread's runs, join,
- * wait). Every route first finds the thread as the request may see it
- * (404 otherwise).
+ * The run routes, over the engine (`Engine.ts`): they take the place of
+ * the embed server's for runs on a thread (started as cluster work,
+ * rejoinable, cancellable, from any replica) and add those the SDK calls
+ * besides (a run's status, a thread's runs, join, wait, delete). Every
+ * route first finds the thread as the request may see it (404 otherwise);
+ * a run's record comes from the database, its events from the runner that
+ * executes it.
  *
  * @since 0.2.0
  */
 import type { Context, Hono } from "hono"
 import { HTTPException } from "hono/http-exception"
+import type { RunRecord } from "../CheckpointStorage.ts"
 import type { EffectCheckpointSaver } from "../Saver.ts"
+import type { Engine } from "./Engine.ts"
 import type { Graphs } from "./Graphs.ts"
 import { bodyOf } from "./Routes.ts"
-import { follow, pump, type Registry, type Run } from "./Runs.ts"
 import type { Threads } from "./Threads.ts"
 
-/** Where the runs are started: the embed server's own app. */
+/** Where stateless runs go: the embed server's own app. */
 export type Fetch = (request: Request) => Response | Promise<Response>
 
-const sse = (body: ReadableStream<Uint8Array>, run: Run) =>
+/**
+ * A run as LangGraph's API answers it.
+ *
+ * @since 0.2.0
+ */
+export interface RunJson {
+  readonly run_id: string
+  readonly thread_id: string
+  readonly assistant_id: string
+  readonly created_at: string
+  readonly updated_at: string
+  readonly status: RunRecord["status"]
+  readonly metadata: Record<string, unknown>
+  readonly multitask_strategy: string
+}
+
+const json = (run: RunRecord): RunJson => ({
+  run_id: run.run_id,
+  thread_id: run.thread_id,
+  assistant_id: run.assistant_id,
+  created_at: run.created_at.toISOString(),
+  updated_at: run.updated_at.toISOString(),
+  status: run.status,
+  metadata: run.metadata,
+  multitask_strategy: run.multitask_strategy
+})
+
+const location = (run: { readonly thread_id: string; readonly run_id: string }) =>
+  `/threads/${run.thread_id}/runs/${run.run_id}`
+
+const sse = (body: ReadableStream<Uint8Array>, run: RunRecord) =>
   new Response(body, {
-    headers: {
-      "content-type": "text/event-stream",
-      "cache-control": "no-cache",
-      "content-location": `/threads/${run.thread_id}/runs/${run.run_id}`
-    }
+    headers: { "content-type": "text/event-stream", "cache-control": "no-cache", "content-location": location(run) }
   })
 
 const runNotFound = (run_id: string) => new HTTPException(404, { message: `Run ${run_id} not found` })
@@ -32,7 +61,7 @@ const runNotFound = (run_id: string) => new HTTPException(404, { message: `Run $
 /** What the run routes need. */
 interface Deps {
   readonly embed: Fetch
-  readonly runs: Registry
+  readonly engine: Engine
   readonly threads: Threads
   readonly saver: EffectCheckpointSaver
   readonly graphs: Graphs
@@ -53,63 +82,8 @@ const toEmbed = (c: Context, path: string, body: unknown, signal?: AbortSignal) 
     ...(signal === undefined ? {} : { signal })
   })
 
-/**
- * How runs start: one at a time per thread (a second start sees the first's
- * run, or waits behind it), after making room as the run's
- * `multitask_strategy` says, through the embed server.
- */
-const starter = (deps: Deps) => {
-  const { embed, graphs, runs, saver, threads } = deps
-  /** Starts of each thread, one at a time: a second start sees the first's run (or waits behind it). */
-  const starting = new Map<string, Promise<unknown>>()
-  const oneAtATime = <A>(thread_id: string, start: () => Promise<A>): Promise<A> => {
-    const next = (starting.get(thread_id) ?? Promise.resolve()).then(start, start)
-    starting.set(thread_id, next)
-    const forget = () => {
-      if (starting.get(thread_id) === next) starting.delete(thread_id)
-    }
-    next.then(forget, forget)
-    return next
-  }
-
-  /** Makes room on the thread as the body's `multitask_strategy` says (409 for `reject`, the default). */
-  const makeRoom = async (thread_id: string, strategy: unknown) => {
-    const active = runs.active(thread_id)
-    if (active === undefined) return
-    if (strategy === "enqueue") return void await active.ended
-    if (strategy !== "interrupt" && strategy !== "rollback") {
-      throw new HTTPException(409, { message: `Thread ${thread_id} is busy with run ${active.run_id}` })
-    }
-    active.cancel()
-    await active.ended
-    if (strategy === "rollback") await saver.deleteForRuns([active.run_id])
-  }
-
-  /** Starts a run through the embed server: the run, or the embed server's refusal as it gave it. */
-  const start = async (c: Context, thread_id: string, given: Record<string, unknown>): Promise<Run | Response> => {
-    await threads.find(thread_id)
-    const body = runBody(graphs, given)
-    return oneAtATime(thread_id, async () => {
-      await makeRoom(thread_id, body.multitask_strategy)
-      return begin(c, thread_id, body)
-    })
-  }
-
-  /** The run itself, once the thread has room. */
-  const begin = async (c: Context, thread_id: string, body: Record<string, unknown>): Promise<Run | Response> => {
-    const controller = new AbortController()
-    const response = await embed(toEmbed(c, `/threads/${thread_id}/runs/stream`, body, controller.signal))
-    if (!(response.headers.get("content-type") ?? "").startsWith("text/event-stream") || response.body === null) {
-      return response
-    }
-    const run_id = response.headers.get("content-location")?.split("/").at(-1)
-    const run = runs.add(run_id, thread_id, body)
-    run.signal.addEventListener("abort", () => controller.abort(), { once: true })
-    void pump(response.body, run)
-    return run
-  }
-  return start
-}
+const objectOf = (value: unknown): Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : {}
 
 /**
  * Registers the run routes on `app`, ahead of the embed server's.
@@ -117,30 +91,48 @@ const starter = (deps: Deps) => {
  * @since 0.2.0
  */
 export const register = (app: Hono, deps: Deps): void => {
-  const { embed, graphs, runs, saver, threads } = deps
-  const start = starter(deps)
+  const { embed, engine, graphs, saver, threads } = deps
+
+  /** Starts a run on the thread as its body says (409 while another runs, for `reject`, the default). */
+  const start = async (thread_id: string, given: Record<string, unknown>): Promise<RunRecord> => {
+    await threads.find(thread_id)
+    const body = runBody(graphs, given)
+    const strategy = typeof body.multitask_strategy === "string" ? body.multitask_strategy : "reject"
+    const started = await engine.start({
+      thread_id,
+      assistant_id: body.assistant_id as string,
+      body,
+      multitask_strategy: strategy,
+      metadata: objectOf(body.metadata)
+    })
+    if ("busy" in started) {
+      throw new HTTPException(409, { message: `Thread ${thread_id} is busy with run ${started.busy}` })
+    }
+    return started.run
+  }
+
   /** The thread's run named in the path, as the request may see it. */
   const runOf = async (c: Context) => {
     const { run_id, thread_id } = c.req.param() as { thread_id: string; run_id: string }
     await threads.find(thread_id)
-    const run = runs.get(thread_id, run_id)
+    const run = await saver.getRun(thread_id, run_id)
     if (run === undefined) throw runNotFound(run_id)
     return run
   }
 
   /** What `join` and `wait` answer once the run ended: its outcome, else the thread's values now. */
-  const outcome = async (c: Context, run: Run) => {
-    const held = run.outcome()
+  const outcome = async (c: Context, run: RunRecord) => {
+    const held = await engine.outcome(run.thread_id, run.run_id)
     if (held !== undefined) return c.body(held, 200, { "content-type": "application/json" })
+    await engine.ended(run.thread_id, run.run_id)
     const response = await embed(new Request(new URL(`/threads/${run.thread_id}/state`, c.req.url)))
     if (!response.ok) {
       throw new HTTPException(503, { message: `The state of thread ${run.thread_id} cannot be read now` })
     }
-    const state = await response.json() as { readonly values?: unknown }
-    return c.json(state.values ?? {})
+    return c.json(objectOf(await response.json()).values ?? {})
   }
 
-  // A stateless run (on a thread made for it and deleted after): the embed server's, once its assistant is known.
+  // A stateless run (on a thread made for it and deleted after), in this process: the embed server's.
   app.post(
     "/runs/stream",
     async (c) => embed(toEmbed(c, "/runs/stream", runBody(graphs, await bodyOf(c)), c.req.raw.signal))
@@ -148,52 +140,51 @@ export const register = (app: Hono, deps: Deps): void => {
 
   app.post("/threads/:thread_id/runs/stream", async (c) => {
     const body = await bodyOf(c)
-    const started = await start(c, c.req.param("thread_id"), body)
-    if (started instanceof Response) return started
-    return sse(follow(started, 0, body.on_disconnect === "cancel" ? () => started.cancel() : undefined), started)
+    const run = await start(c.req.param("thread_id"), body)
+    const onCancel = body.on_disconnect === "cancel" ? () => void engine.cancel(run.thread_id, run.run_id) : undefined
+    return sse(engine.events(run.thread_id, run.run_id, 0, onCancel), run)
   })
 
   app.post("/threads/:thread_id/runs", async (c) => {
-    const started = await start(c, c.req.param("thread_id"), await bodyOf(c))
-    if (started instanceof Response) return started
-    c.header("content-location", `/threads/${started.thread_id}/runs/${started.run_id}`)
-    return c.json(started.json())
+    const run = await start(c.req.param("thread_id"), await bodyOf(c))
+    c.header("content-location", location(run))
+    return c.json(json(run))
   })
 
   app.post("/threads/:thread_id/runs/wait", async (c) => {
-    const started = await start(c, c.req.param("thread_id"), await bodyOf(c))
-    if (started instanceof Response) return started
-    await started.ended
-    return outcome(c, started)
+    const run = await start(c.req.param("thread_id"), await bodyOf(c))
+    return outcome(c, run)
   })
 
   app.get("/threads/:thread_id/runs", async (c) => {
     const thread_id = c.req.param("thread_id")
     await threads.find(thread_id)
-    return c.json(runs.ofThread(thread_id).map((run) => run.json()).reverse())
+    const limit = Number(c.req.query("limit") ?? "10")
+    const offset = Number(c.req.query("offset") ?? "0")
+    const status = c.req.query("status")
+    const runs = await saver.listRuns(thread_id, {
+      limit: Number.isSafeInteger(limit) ? Math.min(Math.max(limit, 0), 1000) : 10,
+      offset: Number.isSafeInteger(offset) ? Math.max(offset, 0) : 0,
+      ...(status === undefined ? {} : { status: status as RunRecord["status"] })
+    })
+    return c.json(runs.map(json))
   })
 
-  app.get("/threads/:thread_id/runs/:run_id", async (c) => c.json((await runOf(c)).json()))
+  app.get("/threads/:thread_id/runs/:run_id", async (c) => c.json(json(await runOf(c))))
 
   app.get("/threads/:thread_id/runs/:run_id/stream", async (c) => {
     const run = await runOf(c)
     const last = Number(c.req.header("last-event-id") ?? "0")
-    const cancelOnDisconnect = c.req.query("cancel_on_disconnect") === "1"
+    const onCancel = c.req.query("cancel_on_disconnect") === "1"
+      ? () => void engine.cancel(run.thread_id, run.run_id)
+      : undefined
     return sse(
-      follow(
-        run,
-        Number.isSafeInteger(last) && last > 0 ? last : 0,
-        cancelOnDisconnect ? () => run.cancel() : undefined
-      ),
+      engine.events(run.thread_id, run.run_id, Number.isSafeInteger(last) && last > 0 ? last : 0, onCancel),
       run
     )
   })
 
-  app.get("/threads/:thread_id/runs/:run_id/join", async (c) => {
-    const run = await runOf(c)
-    await run.ended
-    return outcome(c, run)
-  })
+  app.get("/threads/:thread_id/runs/:run_id/join", async (c) => outcome(c, await runOf(c)))
 
   app.post("/threads/:thread_id/runs/:run_id/cancel", async (c) => {
     const run = await runOf(c)
@@ -201,16 +192,18 @@ export const register = (app: Hono, deps: Deps): void => {
     if (action !== "interrupt" && action !== "rollback") {
       throw new HTTPException(422, { message: "action must be interrupt or rollback" })
     }
-    run.cancel()
-    if (c.req.query("wait") === "1" || action === "rollback") await run.ended
+    await engine.cancel(run.thread_id, run.run_id)
+    if (c.req.query("wait") === "1" || action === "rollback") await engine.ended(run.thread_id, run.run_id)
     if (action === "rollback") await saver.deleteForRuns([run.run_id])
     return c.body(null, 204)
   })
 
   app.delete("/threads/:thread_id/runs/:run_id", async (c) => {
     const run = await runOf(c)
-    if (!run.done) throw new HTTPException(409, { message: `Run ${run.run_id} is still running` })
-    runs.remove(run)
+    if (run.status === "pending" || run.status === "running") {
+      throw new HTTPException(409, { message: `Run ${run.run_id} is still running` })
+    }
+    await saver.deleteRun(run.thread_id, run.run_id)
     return c.body(null, 204)
   })
 }

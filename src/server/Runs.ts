@@ -1,107 +1,69 @@
 /**
- * Runs that outlive their request: each streaming run is started through the
- * embed server's own `POST /threads/:id/runs/stream` (so its events are
- * LangGraph's, byte for byte), but under a signal of this module's, and its
- * events are read as fast as they come into a bounded log. Clients then
- * read the log: the one that started the run, and any that rejoin it
- * (`GET …/runs/:run_id/stream`, from `Last-Event-ID`), as the SDK does after
- * a dropped connection or a reload. So:
+ * A run's events, on the runner that executes it: read from the embed
+ * server's event stream as fast as they come into a bounded log, which
+ * readers follow (the client that started the run, and any that join it,
+ * from any replica, through the `Thread` entity's `Events`; see `Engine`).
+ * So a run is never held up by a client that reads slowly or not at all,
+ * and what it buffers for them is capped (`RunLimits`): a reader that falls
+ * behind the log's window goes on from its oldest event.
  *
- * - a run is never held up by a client that reads slowly or not at all, and
- *   what it buffers for them is capped (`RunLimits`): a reader that falls
- *   behind the log's window goes on from its oldest event;
- * - `cancel` really stops a run that is streaming (the embed server's only
- *   drops runs that have not started), and `action=rollback` then removes
- *   what the run stored (`deleteForRuns`);
- * - a client that disconnects leaves its run going unless it asked for
- *   `on_disconnect: "cancel"` (LangGraph Platform's rule).
+ * Event ids grow across a run's executions: an execution's ids start at
+ * its writer epoch times {@link EPOCH_SPAN}, so a reader that comes back
+ * with the id of an execution that died (`Last-Event-ID`) reads the
+ * execution that took over from its start.
  *
  * @since 0.2.0
  */
-import { randomUUID } from "node:crypto"
 import type { RunLimits } from "./Options.ts"
 
 /** The limits with their defaults applied. */
-type Limits = { readonly [K in keyof RunLimits]-?: number }
+export type Limits = { readonly [K in keyof RunLimits]-?: number }
 
-/** @since 0.2.0 */
-export type RunState = "pending" | "running" | "success" | "error" | "interrupted"
+/**
+ * The ids of one execution's events: its epoch's span.
+ *
+ * @since 0.4.0
+ */
+export const EPOCH_SPAN = 1_000_000
 
-/** One server-sent event, numbered in its run. */
-interface RunEvent {
+/**
+ * One server-sent event, numbered in its run.
+ *
+ * @since 0.4.0
+ */
+export interface RunEvent {
   readonly id: number
   readonly event: string
   readonly data: string
+}
+
+interface Held extends RunEvent {
   readonly bytes: number
 }
 
 /**
- * A run as LangGraph's API answers it.
+ * A run's log: the events of its execution on this runner.
  *
  * @since 0.2.0
  */
-export interface RunJson {
+export class RunLog {
   readonly run_id: string
-  readonly thread_id: string
-  readonly assistant_id: string
-  readonly created_at: string
-  readonly updated_at: string
-  readonly status: RunState
-  readonly metadata: Record<string, unknown>
-  readonly multitask_strategy: string
-}
-
-/**
- * A run going on or finished, and its log.
- *
- * @since 0.2.0
- */
-export class Run {
-  readonly run_id: string
-  readonly thread_id: string
   readonly #limits: Limits
-  readonly #controller = new AbortController()
-  readonly #events: Array<RunEvent> = []
+  readonly #events: Array<Held> = []
   #bytes = 0
-  #next = 1
-  #status: RunState = "running"
-  #failed = false
+  #next: number
+  #done = false
+  #settled = false
   #wake: Array<() => void> = []
-  readonly #created = new Date()
-  #updated = this.#created
-  readonly #json: Omit<RunJson, "status" | "created_at" | "updated_at">
-  /** Settles when the run has ended, whichever way. */
-  readonly ended: Promise<void>
-  #end!: () => void
 
-  constructor(run_id: string, thread_id: string, body: Record<string, unknown>, limits: Limits) {
+  constructor(run_id: string, base: number, limits: Limits) {
     this.run_id = run_id
-    this.thread_id = thread_id
+    this.#next = base + 1
     this.#limits = limits
-    this.ended = new Promise((resolve) => {
-      this.#end = resolve
-    })
-    this.#json = {
-      run_id,
-      thread_id,
-      assistant_id: typeof body.assistant_id === "string" ? body.assistant_id : "",
-      metadata: typeof body.metadata === "object" && body.metadata !== null
-        ? body.metadata as Record<string, unknown>
-        : {},
-      multitask_strategy: typeof body.multitask_strategy === "string" ? body.multitask_strategy : "reject"
-    }
-  }
-
-  get signal(): AbortSignal {
-    return this.#controller.signal
-  }
-
-  get status(): RunState {
-    return this.#status
   }
 
   get done(): boolean {
-    return this.#status !== "running"
+    return this.#done
   }
 
   /** What the log holds now (its events and their bytes). */
@@ -109,22 +71,7 @@ export class Run {
     return { events: this.#events.length, bytes: this.#bytes }
   }
 
-  json(): RunJson {
-    return {
-      ...this.#json,
-      status: this.#status,
-      created_at: this.#created.toISOString(),
-      updated_at: this.#updated.toISOString()
-    }
-  }
-
-  /** Stops the run (nothing if it has ended). */
-  cancel(): void {
-    if (!this.done) this.#controller.abort()
-  }
-
   push(event: string, data: string): void {
-    if (event === "error") this.#failed = true
     const bytes = Buffer.byteLength(data)
     this.#events.push({ id: this.#next++, event, data, bytes })
     this.#bytes += bytes
@@ -136,11 +83,20 @@ export class Run {
   }
 
   finish(): void {
-    if (this.done) return
-    this.#status = this.#controller.signal.aborted ? "interrupted" : this.#failed ? "error" : "success"
-    this.#updated = new Date()
+    if (this.#done) return
+    this.#done = true
     this.#notify()
-    this.#end()
+  }
+
+  /** Whether the run ended here for good (not handed over to another runner: see `settle`). */
+  get settled(): boolean {
+    return this.#settled
+  }
+
+  /** The run ended here for good: its readers may stop (whatever its record says yet). */
+  settle(): void {
+    this.#settled = true
+    this.finish()
   }
 
   /**
@@ -157,12 +113,28 @@ export class Run {
   after(id: number): RunEvent | undefined {
     const first = this.#events[0]
     if (first === undefined) return undefined
-    return this.#events[Math.max(0, id + 1 - first.id)]
+    const held = this.#events[Math.max(0, id + 1 - first.id)]
+    return held === undefined ? undefined : { id: held.id, event: held.event, data: held.data }
   }
 
   /** Settles at the next event or the end. */
   changed(): Promise<void> {
-    return this.done ? Promise.resolve() : new Promise((resolve) => this.#wake.push(resolve))
+    return this.#done ? Promise.resolve() : new Promise((resolve) => this.#wake.push(resolve))
+  }
+
+  /** The events after `from`, following the log to its end. */
+  async *follow(from: number): AsyncGenerator<RunEvent> {
+    let cursor = from
+    for (;;) {
+      const next = this.after(cursor)
+      if (next !== undefined) {
+        cursor = next.id
+        yield next
+        continue
+      }
+      if (this.#done) return
+      await this.changed()
+    }
   }
 
   #notify(): void {
@@ -174,43 +146,25 @@ export class Run {
 
 const encoder = new TextEncoder()
 
-/** An event as `text/event-stream` frames it. */
-const frame = ({ data, event, id }: RunEvent): Uint8Array =>
+/**
+ * An event as `text/event-stream` frames it.
+ *
+ * @since 0.2.0
+ */
+export const frame = ({ data, event, id }: RunEvent): Uint8Array =>
   encoder.encode(`id: ${id}\nevent: ${event}\n${data.split("\n").map((line) => `data: ${line}\n`).join("")}\n`)
 
 /**
- * The log of `run` after event `from`, as a server-sent event stream that
- * follows it to its end. `onCancel`: the reader went away.
+ * Reads an event stream's events into `log` until it ends (`rewrite` may
+ * change an event's data first).
  *
  * @since 0.2.0
  */
-export const follow = (run: Run, from: number, onCancel?: () => void): ReadableStream<Uint8Array> => {
-  let cursor = from
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      for (;;) {
-        const next = run.after(cursor)
-        if (next !== undefined) {
-          cursor = next.id
-          controller.enqueue(frame(next))
-          return
-        }
-        if (run.done) return controller.close()
-        await run.changed()
-      }
-    },
-    cancel() {
-      onCancel?.()
-    }
-  }, { highWaterMark: 0 })
-}
-
-/**
- * Reads an event stream's events into `run` until it ends.
- *
- * @since 0.2.0
- */
-export const pump = async (body: ReadableStream<Uint8Array>, run: Run): Promise<void> => {
+export const pump = async (
+  body: ReadableStream<Uint8Array>,
+  log: RunLog,
+  rewrite: (event: string, data: string) => string = (_, data) => data
+): Promise<void> => {
   const decoder = new TextDecoder()
   let buffered = ""
   const flush = (block: string) => {
@@ -220,7 +174,7 @@ export const pump = async (body: ReadableStream<Uint8Array>, run: Run): Promise<
       if (line.startsWith("event:")) event = line.slice(6).trim()
       else if (line.startsWith("data:")) data.push(line.slice(line.startsWith("data: ") ? 6 : 5))
     }
-    if (data.length > 0) run.push(event, data.join("\n"))
+    if (data.length > 0) log.push(event, rewrite(event, data.join("\n")))
   }
   try {
     for await (const chunk of body) {
@@ -233,23 +187,23 @@ export const pump = async (body: ReadableStream<Uint8Array>, run: Run): Promise<
     }
     if (buffered.trim() !== "") flush(buffered)
   } catch {
-    // The stream broke off (the run was cancelled): what arrived is in the log.
+    // The stream broke off (the run was cancelled or handed over): what arrived is in the log.
   } finally {
-    run.finish()
+    log.finish()
   }
 }
 
 /**
- * Every run of this server still known, by id, with finished ones forgotten
- * oldest first beyond `keepFinished` runs or `keepFinishedBytes` of their logs.
+ * The logs of the runs this runner executes or executed, by run id, with
+ * finished ones forgotten oldest first beyond `keepFinished` runs or
+ * `keepFinishedBytes` of their logs.
  *
  * @since 0.2.0
  */
 export class Registry {
   readonly limits: Limits
-  readonly #runs = new Map<string, Run>()
-  readonly #active = new Map<string, Run>()
-  readonly #finished: Array<Run> = []
+  readonly #logs = new Map<string, RunLog>()
+  readonly #finished: Array<RunLog> = []
   #finishedBytes = 0
 
   constructor(limits: RunLimits = {}) {
@@ -261,56 +215,37 @@ export class Registry {
     }
   }
 
-  /** A new run of `thread_id` (its id the embed server's, else a new one). */
-  add(run_id: string | undefined, thread_id: string, body: Record<string, unknown>): Run {
-    const run = new Run(run_id ?? randomUUID(), thread_id, body, this.limits)
-    this.#runs.set(run.run_id, run)
-    this.#active.set(thread_id, run)
-    void run.ended.then(() => {
-      if (this.#active.get(thread_id) === run) this.#active.delete(thread_id)
-      this.#finished.push(run)
-      this.#finishedBytes += run.held.bytes
-      while (
-        this.#finished.length > this.limits.keepFinished ||
-        (this.#finished.length > 1 && this.#finishedBytes > this.limits.keepFinishedBytes)
-      ) {
-        const oldest = this.#finished.shift()!
-        this.#finishedBytes -= oldest.held.bytes
-        this.#runs.delete(oldest.run_id)
-      }
-    })
-    return run
+  /** A new log for an execution of `run_id` (replacing an earlier execution's). */
+  add(run_id: string, base: number): RunLog {
+    const log = new RunLog(run_id, base, this.limits)
+    this.#logs.set(run_id, log)
+    return log
   }
 
-  get(thread_id: string, run_id: string): Run | undefined {
-    const run = this.#runs.get(run_id)
-    return run?.thread_id === thread_id ? run : undefined
+  get(run_id: string): RunLog | undefined {
+    return this.#logs.get(run_id)
   }
 
-  /** The thread's run going on, if any. */
-  active(thread_id: string): Run | undefined {
-    return this.#active.get(thread_id)
+  /** Keeps a finished log within the bounds, forgetting the oldest. */
+  finished(log: RunLog): void {
+    this.#finished.push(log)
+    this.#finishedBytes += log.held.bytes
+    while (
+      this.#finished.length > this.limits.keepFinished ||
+      (this.#finished.length > 1 && this.#finishedBytes > this.limits.keepFinishedBytes)
+    ) {
+      const oldest = this.#finished.shift()!
+      this.#finishedBytes -= oldest.held.bytes
+      if (this.#logs.get(oldest.run_id) === oldest) this.#logs.delete(oldest.run_id)
+    }
   }
 
-  busy(thread_id: string): boolean {
-    return this.#active.has(thread_id)
-  }
-
-  ofThread(thread_id: string): ReadonlyArray<Run> {
-    return [...this.#runs.values()].filter((run) => run.thread_id === thread_id)
-  }
-
-  remove(run: Run): void {
-    if (!run.done) return
-    this.#runs.delete(run.run_id)
-    const at = this.#finished.indexOf(run)
+  /** Forgets a run's log. */
+  remove(run_id: string): void {
+    const log = this.#logs.get(run_id)
+    if (log === undefined || !log.done) return
+    this.#logs.delete(run_id)
+    const at = this.#finished.indexOf(log)
     if (at !== -1) this.#finishedBytes -= this.#finished.splice(at, 1)[0]!.held.bytes
-  }
-
-  /** Stops every run and waits for them to end. */
-  async close(): Promise<void> {
-    const going = [...this.#active.values()]
-    for (const run of going) run.cancel()
-    await Promise.all(going.map((run) => run.ended))
   }
 }

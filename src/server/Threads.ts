@@ -10,7 +10,7 @@
 import type { ThreadSaver } from "@langchain/langgraph-api/experimental/embed"
 import { HTTPException } from "hono/http-exception"
 import { AsyncLocalStorage } from "node:async_hooks"
-import type { ThreadRecord } from "../CheckpointStorage.ts"
+import type { ThreadQuery, ThreadRecord, ThreadStatus } from "../CheckpointStorage.ts"
 import type { EffectCheckpointSaver } from "../Saver.ts"
 import { identity, mayAccess, OWNER } from "./Auth.ts"
 import type { Graphs } from "./Graphs.ts"
@@ -25,12 +25,9 @@ export interface ThreadJson {
   readonly created_at: string
   readonly updated_at: string
   readonly metadata: Record<string, unknown>
-  readonly status: "idle" | "busy" | "interrupted" | "error"
-}
-
-/** What the thread routes need to know of runs: whether a thread has one going. */
-export interface RunStatus {
-  readonly busy: (thread_id: string) => boolean
+  readonly status: ThreadStatus
+  /** The state's values as its last run left them. */
+  readonly values?: Record<string, unknown>
 }
 
 /**
@@ -61,8 +58,12 @@ export interface Threads extends ThreadSaver {
   readonly prune: (thread_ids: ReadonlyArray<string>, strategy: "delete" | "keep_latest") => Promise<number>
   /** Sets the record of a thread the server just made (a copy) as the request's own. */
   readonly claim: (thread_id: string, metadata: Record<string, unknown>) => Promise<ThreadJson>
-  /** The request's own threads matching `metadata`. */
-  readonly count: (metadata: Record<string, unknown> | undefined) => Promise<number>
+  /** The request's own threads matching `query`. */
+  readonly count: (query: ThreadQuery) => Promise<number>
+  /** A page of the request's own threads matching `query`, and how many match. */
+  readonly page: (
+    query: ThreadQuery
+  ) => Promise<{ readonly threads: ReadonlyArray<ThreadJson>; readonly total: number }>
 }
 
 /** Each request's reads of thread records, by thread id: a run's start asks for its thread three times. */
@@ -87,12 +88,7 @@ export const notFound = (thread_id: string): HTTPException =>
  *
  * @since 0.2.0
  */
-export const make = (
-  saver: EffectCheckpointSaver,
-  runs: RunStatus,
-  graphs: Graphs,
-  deleted: (thread_id: string) => void
-): Threads => {
+export const make = (saver: EffectCheckpointSaver, graphs: Graphs, deleted: (thread_id: string) => void): Threads => {
   const defaultGraph = graphs.ids.length === 1 ? graphs.ids[0] : undefined
   const json = (record: ThreadRecord): ThreadJson => ({
     thread_id: record.thread_id,
@@ -101,7 +97,8 @@ export const make = (
     metadata: record.metadata.graph_id === undefined && defaultGraph !== undefined
       ? { ...record.metadata, graph_id: defaultGraph }
       : record.metadata,
-    status: runs.busy(record.thread_id) ? "busy" : "idle"
+    status: record.status,
+    ...(record.values === undefined ? {} : { values: record.values })
   })
   /** The record, read once per request. */
   const read = (thread_id: string): Promise<ThreadRecord | undefined> => {
@@ -223,6 +220,10 @@ export const make = (
       })
       for (const record of page.threads) yield { thread: json(record), total: page.total }
     },
-    count: async (metadata) => (await saver.searchThreads({ metadata: owned(metadata), limit: 0 })).total
+    count: async (query) => (await saver.searchThreads({ ...query, metadata: owned(query.metadata), limit: 0 })).total,
+    page: async (query) => {
+      const page = await saver.searchThreads({ ...query, metadata: owned(query.metadata) })
+      return { threads: page.threads.map(json), total: page.total }
+    }
   }
 }

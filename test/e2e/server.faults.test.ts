@@ -2,7 +2,8 @@
  * The server when things go wrong, through LangGraph's SDK:
  *
  * - the database goes away in the middle of a run (its connections killed,
- *   new ones refused): the run ends in `error`, the thread is `idle` again,
+ *   new ones refused): the run ends in `error` (recorded once the database
+ *   is back), the thread's status says its last run failed,
  *   every turn acknowledged before is still there, and once the database
  *   is back the thread takes the next turn;
  * - what a client sends is stored data like any other: a message carrying
@@ -48,7 +49,7 @@ describe("the server on PostgreSQL, when the database goes away mid-run", () => 
   })
 
   it(
-    "ends the run in error, leaves the thread idle with every acknowledged turn, and goes on once it is back",
+    "ends the run in error, the thread with every acknowledged turn, and goes on once it is back",
     async () => {
       const { thread_id } = await client.threads.create()
       for (const text of ["one", "two"]) {
@@ -80,9 +81,12 @@ describe("the server on PostgreSQL, when the database goes away mid-run", () => 
       expect(chunks.at(-1)?.event).toBe("error")
 
       await admin((pg) => pg.query(`ALTER DATABASE "${name()}" WITH ALLOW_CONNECTIONS true`))
-      expect((await client.runs.get(thread_id, run_id!)).status).toBe("error")
+      // The run's end is recorded once the database is back, the thread's status with it: its last run failed.
+      await expect.poll(async () => (await client.runs.get(thread_id, run_id!)).status, { timeout: 15_000 }).toBe(
+        "error"
+      )
       const thread = await client.threads.get(thread_id)
-      expect(thread.status).toBe("idle")
+      expect(thread.status).toBe("error")
       const values = texts((await client.threads.getState(thread_id)).values)
       expect(values.slice(0, 4)).toEqual(["one", replyTo("one"), "two", replyTo("two")])
       expect(values).not.toContain(replyTo("three"))

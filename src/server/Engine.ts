@@ -1,0 +1,570 @@
+/**
+ * Runs as cluster work, on Effect's own engine (`effect/cluster`): a thread
+ * is an entity, sharded by thread id, so one runner at a time runs a
+ * thread's runs whichever replica took the request, and every replica can
+ * start, follow and cancel them.
+ *
+ * The `Thread` entity's messages:
+ *
+ * - `Start` (volatile): admits a run as its `multitask_strategy` says
+ *   (`reject` refuses it while another is pending or running; `interrupt`
+ *   and `rollback` stop that one first; `enqueue` queues it), records it
+ *   `pending`, and sends the thread an `Execute` before it answers: once a
+ *   replica answered "created", the run happens even if the replica dies
+ *   the next millisecond.
+ * - `Execute` (persisted, keyed by run id): runs the graph, one run at a
+ *   time in the order they were admitted, through the embed server of the
+ *   runner it lands on (its events LangGraph's, byte for byte) into a log of
+ *   that runner's. It claims the thread first (`claimThread`): a runner that
+ *   lost the thread but runs on (a split) cannot write another step into its
+ *   history. Its config carries the run id as metadata, so when the runner
+ *   dies and the message is delivered again elsewhere, LangGraph resumes
+ *   from the thread's last checkpoint instead of taking the input twice. It
+ *   records the run `running`, then how it ended, and the thread's status
+ *   and values.
+ * - `Events` (volatile, streaming): the run's events after an id, followed
+ *   to the end, from the log of the runner that executes the run.
+ * - `Cancel` (volatile): stops the run where it executes, or drops it from
+ *   the queue.
+ *
+ * Run records and thread statuses are in the database (`ThreadRuns`), so
+ * every replica reads them; events stay on the runner that executes the run.
+ *
+ * One process runs the same code on a cluster of its own, in memory (for
+ * `memory:`, `pglite:` and a saver given to `serve`: a run going on when
+ * the process stops is recorded as failed at the next start). On
+ * PostgreSQL and CockroachDB every `serve` process of a database is a
+ * runner of one cluster, its messages and shard locks in tables of that
+ * database (`checkpoint_cluster_*`), the runners talking over TCP.
+ *
+ * @since 0.4.0
+ */
+import { NodeClusterSocket, NodeCrypto, NodeSocketServer } from "@effect/platform-node-shared"
+import { v7 as uuidv7 } from "@langchain/core/utils/uuid"
+import {
+  Context,
+  Deferred,
+  Duration,
+  Effect,
+  Exit,
+  Layer,
+  ManagedRuntime,
+  Option,
+  Schedule,
+  Schema,
+  Stream
+} from "effect"
+import {
+  ClusterSchema,
+  Entity,
+  MessageStorage,
+  RunnerAddress,
+  RunnerHealth,
+  Runners,
+  RunnerStorage,
+  Sharding,
+  ShardingConfig,
+  SocketRunner,
+  SqlMessageStorage,
+  SqlRunnerStorage
+} from "effect/cluster"
+import { Rpc, RpcSerialization } from "effect/rpc"
+import { SocketServer } from "effect/socket/SocketServer"
+import type { SqlClient } from "effect/sql"
+import type { RunRecord, RunStatus } from "../CheckpointStorage.ts"
+import type { EffectCheckpointSaver } from "../Saver.ts"
+import type { RunLimits } from "./Options.ts"
+import { EPOCH_SPAN, frame, pump, Registry, type RunEvent } from "./Runs.ts"
+
+/**
+ * Where the cluster keeps its messages and how its runners meet: in this
+ * process alone, or in tables of a PostgreSQL (or CockroachDB) database
+ * whose `serve` processes are the runners.
+ *
+ * @since 0.4.0
+ */
+export type ClusterPlace =
+  | { readonly _tag: "Local" }
+  | {
+    readonly _tag: "Sql"
+    /** The database's SQL client (the cluster's own pool). */
+    readonly client: Layer.Layer<SqlClient.SqlClient, unknown>
+    /** Shard locks in a table instead of advisory locks (CockroachDB, a transaction pooler). */
+    readonly lockTable: boolean
+    /** The address other runners reach this one at (default: 127.0.0.1 and the port it listens on). */
+    readonly advertise?: { readonly host: string; readonly port?: number | undefined } | undefined
+    /** Where this runner listens (default: the advertised port, else a free one, on the advertised host). */
+    readonly listen?: { readonly host: string; readonly port: number } | undefined
+  }
+
+/**
+ * What the engine runs on: this process's saver, its embed server (where a
+ * run executes) and what is kept of each run.
+ *
+ * @since 0.4.0
+ */
+export interface EngineOptions {
+  readonly saver: EffectCheckpointSaver
+  readonly embed: (request: Request) => Response | Promise<Response>
+  readonly runs?: RunLimits | undefined
+  readonly place: ClusterPlace
+}
+
+/**
+ * A run to start: the body the embed server takes (its `assistant_id` a
+ * served graph's id), and its own fields.
+ *
+ * @since 0.4.0
+ */
+export interface StartRun {
+  readonly thread_id: string
+  readonly assistant_id: string
+  readonly body: Record<string, unknown>
+  readonly multitask_strategy: string
+  readonly metadata: Record<string, unknown>
+}
+
+/**
+ * The runs of every replica, as the routes use them.
+ *
+ * @since 0.4.0
+ */
+export interface Engine {
+  /** Starts a run: its record, or the run going on that `reject` refused it for. */
+  readonly start: (run: StartRun) => Promise<{ readonly run: RunRecord } | { readonly busy: string }>
+  /** A run's events after `after`, as server-sent events, to its end (`onCancel`: the reader went away). */
+  readonly events: (
+    thread_id: string,
+    run_id: string,
+    after: number,
+    onCancel?: () => void
+  ) => ReadableStream<Uint8Array>
+  /** Waits for a run's end: what it came to (see `RunLog.outcome`), undefined when its events are gone. */
+  readonly outcome: (thread_id: string, run_id: string) => Promise<string | undefined>
+  /** Stops a run where it executes, or drops it from its thread's queue: whether it was there. */
+  readonly cancel: (thread_id: string, run_id: string) => Promise<boolean>
+  /** Waits until a run's record says it ended. */
+  readonly ended: (thread_id: string, run_id: string) => Promise<RunRecord | undefined>
+  /** Stops the engine (this runner's runs are handed to the others). */
+  readonly close: () => Promise<void>
+}
+
+const FINAL: ReadonlySet<RunStatus> = new Set(["success", "error", "timeout", "interrupted"])
+
+/** An event as the entity streams it. */
+const EventSchema = Schema.Struct({ id: Schema.Number, event: Schema.String, data: Schema.String })
+
+/** What `Events` streams last for a run that ended for good: no event of LangGraph's has no name. */
+const END: RunEvent = { id: 0, event: "", data: "" }
+
+const StartPayload = {
+  run_id: Schema.String,
+  assistant_id: Schema.String,
+  /** The embed server's body, JSON text. */
+  body: Schema.String,
+  multitask_strategy: Schema.String,
+  /** The run's metadata, JSON text. */
+  metadata: Schema.String,
+  created_at: Schema.Number
+}
+
+/**
+ * The `Thread` entity's protocol (see the module's description).
+ *
+ * @since 0.4.0
+ */
+export const Thread = Entity.make("Thread", [
+  Rpc.make("Start", {
+    payload: StartPayload,
+    success: Schema.Struct({ busy: Schema.optional(Schema.String) })
+  }),
+  Rpc.make("Execute", {
+    payload: StartPayload,
+    success: Schema.String,
+    primaryKey: (payload) => payload.run_id
+  }).annotate(ClusterSchema.Persisted, true),
+  Rpc.make("Events", {
+    payload: { run_id: Schema.String, after: Schema.Number },
+    success: EventSchema,
+    stream: true
+  }),
+  Rpc.make("Cancel", { payload: { run_id: Schema.String }, success: Schema.Boolean })
+])
+
+/** What this process gives the entity's handlers. */
+class Host extends Context.Service<Host, {
+  readonly saver: EffectCheckpointSaver
+  readonly embed: (request: Request) => Response | Promise<Response>
+  readonly logs: Registry
+}>()("langgraph-checkpoint-effect/server/Engine/Host") {}
+
+/** A run admitted on a thread, waiting for its turn or running. */
+interface Admitted {
+  readonly run_id: string
+  /** Settles when it may run. */
+  readonly turn: Deferred.Deferred<void>
+  /** Stops it (a cancel): before its turn it is dropped, running it ends `interrupted`. */
+  readonly cancel: AbortController
+  /** Settles when it has ended. */
+  readonly ended: Deferred.Deferred<void>
+}
+
+type Payload = Schema.Struct.Type<typeof StartPayload>
+
+const promise = <A>(f: () => Promise<A>) => Effect.promise(f)
+
+/**
+ * A call to the storage that must land (a run's record, a thread's
+ * status): tried again while the database is away, up to a minute, beyond
+ * the saver's own retry window.
+ */
+const stored = <A>(f: () => Promise<A>) =>
+  Effect.tryPromise(f).pipe(
+    Effect.retry(
+      Schedule.exponential("100 millis").pipe(
+        Schedule.modifyDelay(({ duration }) => Effect.succeed(Duration.min(duration, Duration.seconds(2)))),
+        Schedule.upTo({ duration: "1 minute" })
+      )
+    ),
+    Effect.orDie
+  )
+
+const objectOf = (value: unknown): Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : {}
+
+/** A thread's state as the embed server answers it (the part the engine reads). */
+interface State {
+  readonly values?: Record<string, unknown>
+  readonly tasks?: ReadonlyArray<{ readonly interrupts?: ReadonlyArray<unknown> }>
+}
+
+/** The thread's status after a run: its failure, a pending interrupt, or idle. */
+const statusAfter = (failed: boolean, state: State) =>
+  failed ? "error" : (state.tasks ?? []).some((task) => (task.interrupts ?? []).length > 0) ? "interrupted" : "idle"
+
+/** The entity's handlers, built once per thread: its queue of admitted runs lives here. */
+const handlers = Thread.toLayer(
+  Effect.gen(function*() {
+    const { embed, logs, saver } = yield* Host
+    const thread_id = (yield* Entity.CurrentAddress).entityId
+    const self = (yield* Thread.client)(thread_id)
+    /** Admitted runs, oldest first; the first is the one running (or next to). */
+    const queue: Array<Admitted> = []
+    const admit = (run_id: string): Admitted => {
+      const found = queue.find((run) => run.run_id === run_id)
+      if (found !== undefined) return found
+      const admitted: Admitted = {
+        run_id,
+        turn: Deferred.makeUnsafe(),
+        cancel: new AbortController(),
+        ended: Deferred.makeUnsafe()
+      }
+      queue.push(admitted)
+      if (queue.length === 1) Deferred.doneUnsafe(admitted.turn, Exit.void)
+      return admitted
+    }
+    const leave = (admitted: Admitted) => {
+      const at = queue.indexOf(admitted)
+      if (at !== -1) queue.splice(at, 1)
+      Deferred.doneUnsafe(admitted.ended, Exit.void)
+      if (at === 0 && queue[0] !== undefined) Deferred.doneUnsafe(queue[0].turn, Exit.void)
+    }
+    // What another runner admitted or ran before it stopped: those `Execute`s are delivered again, in order.
+    for (const status of ["running", "pending"] as const) {
+      const found = yield* stored(() => saver.listRuns(thread_id, { status, limit: 1000 }))
+      for (const run of [...found].reverse()) admit(run.run_id)
+    }
+
+    const record = (payload: Payload, status: RunStatus) =>
+      stored(() =>
+        saver.putRun({
+          thread_id,
+          run_id: payload.run_id,
+          assistant_id: payload.assistant_id,
+          status,
+          metadata: objectOf(JSON.parse(payload.metadata)),
+          multitask_strategy: payload.multitask_strategy,
+          created_at: new Date(payload.created_at),
+          updated_at: new Date()
+        })
+      )
+
+    const state = promise(async (): Promise<State> => {
+      const response = await embed(new Request(new URL(`/threads/${thread_id}/state`, "http://engine.invalid")))
+      return response.ok ? objectOf(await response.json()) : {}
+    }).pipe(Effect.catchDefect(() => Effect.succeed<State>({})))
+
+    /** Runs the graph for `payload` through the embed server, its events into a new log. */
+    const execute = (payload: Payload, admitted: Admitted) =>
+      Effect.gen(function*() {
+        const epoch = yield* stored(() => saver.claimThread(thread_id))
+        const resumed = (yield* stored(() => saver.getRun(thread_id, payload.run_id)))?.status === "running"
+        yield* record(payload, "running")
+        yield* stored(() => saver.setThreadState(thread_id, { status: "busy" }))
+        const given = objectOf(JSON.parse(payload.body))
+        const config = objectOf(given.config)
+        const body = {
+          ...given,
+          // The run's id as its metadata's: executed again, LangGraph resumes instead of taking the input twice.
+          metadata: { ...objectOf(JSON.parse(payload.metadata)), run_id: payload.run_id },
+          config: { ...config, configurable: { ...objectOf(config.configurable), writer_epoch: epoch } }
+        }
+        const log = logs.add(payload.run_id, epoch * EPOCH_SPAN)
+        let failed = false
+        let stale = false
+        const rewrite = (event: string, data: string) => {
+          if (event === "metadata") return JSON.stringify({ run_id: payload.run_id, attempt: resumed ? 2 : 1 })
+          if (event === "error") {
+            failed = true
+            stale ||= data.includes("ThreadConflict")
+          }
+          return data
+        }
+        const response = yield* promise(async () =>
+          embed(
+            new Request(new URL(`/threads/${thread_id}/runs/stream`, "http://engine.invalid"), {
+              method: "POST",
+              headers: { "content-type": "application/json" },
+              body: JSON.stringify(body),
+              signal: admitted.cancel.signal
+            })
+          )
+        )
+        if (response.body === null || !(response.headers.get("content-type") ?? "").startsWith("text/event-stream")) {
+          log.push("error", JSON.stringify({ error: "Error", message: `the run could not start (${response.status})` }))
+          log.finish()
+          failed = true
+        } else {
+          yield* promise(() => pump(response.body!, log, rewrite))
+        }
+        const outcome = { failed, stale, cancelled: admitted.cancel.signal.aborted }
+        // Its readers stop now, whatever the storage takes to record it (unless another runner took it over).
+        if (!stale) log.settle()
+        logs.finished(log)
+        return outcome
+      })
+
+    return Thread.of({
+      Start: ({ payload }) =>
+        Effect.gen(function*() {
+          const going = queue.filter((run) => run.run_id !== payload.run_id)
+          const strategy = payload.multitask_strategy
+          if (going.length > 0 && strategy !== "enqueue") {
+            if (strategy !== "interrupt" && strategy !== "rollback") return { busy: going[0]!.run_id }
+            for (const run of going) run.cancel.abort()
+            yield* Effect.forEach(going, (run) => Deferred.await(run.ended), { discard: true })
+            if (strategy === "rollback") yield* stored(() => saver.deleteForRuns(going.map((run) => run.run_id)))
+          }
+          yield* record(payload, "pending")
+          admit(payload.run_id)
+          // Stored before the answer: from "created" on, the run happens whoever dies.
+          yield* self.Execute(payload, { discard: true })
+          return {}
+        }).pipe(Effect.orDie),
+
+      Execute: ({ payload }) =>
+        Effect.gen(function*() {
+          const known = yield* stored(() => saver.getRun(thread_id, payload.run_id))
+          if (known !== undefined && FINAL.has(known.status)) return known.status
+          const admitted = admit(payload.run_id)
+          yield* Deferred.await(admitted.turn)
+          if (admitted.cancel.signal.aborted && !(logs.get(payload.run_id)?.done === false)) {
+            yield* record(payload, "interrupted")
+            leave(admitted)
+            return "interrupted"
+          }
+          const outcome = yield* execute(payload, admitted).pipe(
+            // Stopped by the runner's shutdown (or its shard moving): handed over, left as it is.
+            Effect.onInterrupt(() => Effect.sync(() => admitted.cancel.abort()))
+          )
+          if (outcome.stale) {
+            // Another runner claimed the thread: the run is its now.
+            leave(admitted)
+            return "running"
+          }
+          const status: RunStatus = outcome.cancelled ? "interrupted" : outcome.failed ? "error" : "success"
+          const after = yield* state
+          yield* stored(() =>
+            saver.setThreadState(thread_id, {
+              status: statusAfter(status === "error", after),
+              ...(after.values === undefined ? {} : { values: after.values })
+            })
+          )
+          yield* record(payload, status)
+          leave(admitted)
+          return status
+        }).pipe(Effect.orDie),
+
+      Events: ({ payload }) => {
+        const log = logs.get(payload.run_id)
+        if (log === undefined) return Stream.empty
+        // After the last event, the run's end when it ended here for good (not handed over).
+        const events = async function*() {
+          yield* log.follow(payload.after)
+          if (log.settled) yield END
+        }
+        return Stream.orDie(Stream.fromAsyncIterable(events(), (error) => error))
+      },
+
+      Cancel: ({ payload }) =>
+        Effect.sync(() => {
+          const admitted = queue.find((run) => run.run_id === payload.run_id)
+          if (admitted === undefined) return false
+          admitted.cancel.abort()
+          // Waiting for its turn, it is dropped at once.
+          if (queue[0] !== admitted) Deferred.doneUnsafe(admitted.turn, Exit.void)
+          return true
+        })
+    })
+  }),
+  { concurrency: "unbounded", maxIdleTime: "5 minutes" }
+)
+
+/** Shard locks and message polls short enough that a run whose runner died goes on within seconds. */
+const TIMINGS: Partial<ShardingConfig.ShardingConfig["Service"]> = {
+  shardLockExpiration: "6 seconds",
+  shardLockRefreshInterval: "2 seconds",
+  refreshAssignmentsInterval: "1 second",
+  entityMessagePollInterval: "500 millis",
+  entityReplyPollInterval: "200 millis",
+  entityTerminationTimeout: "3 seconds"
+}
+
+/** The cluster's tables: apart from any cluster of the application's own on the same database. */
+const PREFIX = "checkpoint_cluster"
+
+/** The cluster of this process alone. */
+const local = Sharding.layer.pipe(
+  Layer.provideMerge(Runners.layerNoop),
+  Layer.provideMerge(MessageStorage.layerMemory),
+  Layer.provide([RunnerStorage.layerMemory, RunnerHealth.layerNoop]),
+  Layer.provideMerge(ShardingConfig.layer(TIMINGS))
+)
+
+/** A runner of the database's cluster: listening first, then advertising the port it got. */
+const overSql = (place: Extract<ClusterPlace, { readonly _tag: "Sql" }>) => {
+  const host = place.advertise?.host ?? "127.0.0.1"
+  const listen = place.listen ?? { host, port: place.advertise?.port ?? 0 }
+  const config = Layer.unwrap(Effect.gen(function*() {
+    const bound = (yield* SocketServer).address
+    const port = place.advertise?.port ?? ("port" in bound ? bound.port : listen.port)
+    return ShardingConfig.layer({
+      ...TIMINGS,
+      runnerAddress: Option.some(RunnerAddress.make(host, port)),
+      shardLockDisableAdvisory: place.lockTable
+    })
+  }))
+  const storage = Layer.mergeAll(
+    SqlMessageStorage.layerWith({ prefix: PREFIX }),
+    Layer.orDie(SqlRunnerStorage.layerWith({ prefix: PREFIX }))
+  ).pipe(Layer.provide([Layer.orDie(place.client), NodeCrypto.layerDigest]))
+  return SocketRunner.layer.pipe(
+    Layer.provideMerge(storage),
+    Layer.provide([RunnerHealth.layerNoop, NodeClusterSocket.layerClientProtocol]),
+    Layer.provideMerge(config),
+    Layer.provideMerge(Layer.orDie(NodeSocketServer.layer({ host: listen.host, port: listen.port }))),
+    Layer.provide(RpcSerialization.layerSchemaBinary())
+  )
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/**
+ * Runs a single process's runs left going when it stopped are over: recorded
+ * as failed, their threads idle again (one process: nothing resumes them).
+ */
+const settleLeftOvers = async (saver: EffectCheckpointSaver) => {
+  const busy = await saver.searchThreads({ status: "busy", limit: 1000 })
+  for (const thread of busy.threads) {
+    for (const status of ["running", "pending"] as const) {
+      for (const run of await saver.listRuns(thread.thread_id, { status, limit: 1000 })) {
+        await saver.putRun({ ...run, status: "error", updated_at: new Date() })
+      }
+    }
+    await saver.setThreadState(thread.thread_id, { status: "error" })
+  }
+}
+
+/**
+ * Starts the engine: this process a runner of its cluster.
+ *
+ * @since 0.4.0
+ */
+export const make = async (options: EngineOptions): Promise<Engine> => {
+  const { saver } = options
+  if (options.place._tag === "Local") await settleLeftOvers(saver)
+  const logs = new Registry(options.runs)
+  const host = Layer.succeed(Host, { saver, embed: options.embed, logs })
+  const cluster: Layer.Layer<Sharding.Sharding, unknown> = options.place._tag === "Local"
+    ? local
+    : overSql(options.place)
+  const runtime = ManagedRuntime.make(handlers.pipe(Layer.provide(host), Layer.provideMerge(cluster)))
+  const context = await runtime.context()
+  const client = await runtime.runPromise(Thread.client)
+
+  /** The run's events after `after` to its end, from wherever it executes (again after a runner dies). */
+  async function* eventsOf(thread_id: string, run_id: string, after: number): AsyncGenerator<RunEvent> {
+    let cursor = after
+    for (;;) {
+      const stream = client(thread_id).Events({ run_id, after: cursor })
+      for await (const event of Stream.toAsyncIterableWith(stream, context)) {
+        if (event.event === "") return
+        cursor = event.id
+        yield event
+      }
+      // No end: the run waits its turn, or its runner died (another takes it over), or its log is gone.
+      const run = await saver.getRun(thread_id, run_id).catch(() => undefined)
+      if (run === undefined || FINAL.has(run.status)) return
+      await sleep(250)
+    }
+  }
+
+  return {
+    start: async (run) => {
+      const run_id = uuidv7()
+      const answer = await runtime.runPromise(
+        client(run.thread_id).Start({
+          run_id,
+          assistant_id: run.assistant_id,
+          body: JSON.stringify(run.body),
+          multitask_strategy: run.multitask_strategy,
+          metadata: JSON.stringify(run.metadata),
+          created_at: Date.now()
+        })
+      )
+      if (answer.busy !== undefined) return { busy: answer.busy }
+      const record = await saver.getRun(run.thread_id, run_id)
+      return { run: record! }
+    },
+    events: (thread_id, run_id, after, onCancel) => {
+      const events = eventsOf(thread_id, run_id, after)
+      return new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          const next = await events.next()
+          if (next.done === true) controller.close()
+          else controller.enqueue(frame(next.value))
+        },
+        async cancel() {
+          await events.return(undefined)
+          onCancel?.()
+        }
+      }, { highWaterMark: 0 })
+    },
+    outcome: async (thread_id, run_id) => {
+      let last: RunEvent | undefined
+      for await (const event of eventsOf(thread_id, run_id, 0)) {
+        if (event.event === "values" || event.event === "error") last = event
+      }
+      return last === undefined ? undefined : last.event === "error" ? `{"__error__":${last.data}}` : last.data
+    },
+    cancel: (thread_id, run_id) => runtime.runPromise(client(thread_id).Cancel({ run_id })),
+    ended: async (thread_id, run_id) => {
+      for (;;) {
+        const run = await saver.getRun(thread_id, run_id)
+        if (run === undefined || FINAL.has(run.status)) return run
+        await sleep(100)
+      }
+    },
+    close: () => runtime.dispose()
+  }
+}
