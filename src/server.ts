@@ -28,7 +28,11 @@ export type { Authenticated, AuthHandler, CorsOptions, Graph as CompiledGraph, R
 /** The optional peer dependencies, loaded when a server starts: a missing one is named with its install command. */
 const load = async () => {
   try {
-    return { App: await import("./server/App.ts"), node: await import("@hono/node-server") }
+    return {
+      App: await import("./server/App.ts"),
+      Engine: await import("./server/Engine.ts"),
+      node: await import("@hono/node-server")
+    }
   } catch (cause) {
     const missing = /Cannot find (?:package|module) '([^']+)'/.exec(String(cause))?.[1]
     if (missing === undefined) throw cause
@@ -72,6 +76,27 @@ export interface ServerOptions {
    * runs are not bounded, see "Runs" in the README).
    */
   readonly protocol?: boolean | undefined
+  /**
+   * How this server joins the others on its database as a runner of their
+   * cluster (PostgreSQL and CockroachDB; see "Replicas" in docs/serving.md):
+   * the address they reach it at (default 127.0.0.1 and a free port, enough
+   * for replicas on one machine), and where it listens.
+   */
+  readonly cluster?: ClusterOptions | undefined
+}
+
+/**
+ * How a server joins its database's cluster.
+ *
+ * @since 0.4.0
+ */
+export interface ClusterOptions {
+  /** The address other replicas reach this one at: its host (or IP) and port (default a free one). */
+  readonly advertise?: { readonly host: string; readonly port?: number | undefined } | undefined
+  /** Where to listen for them (default: the advertised host and port). */
+  readonly listen?: { readonly host: string; readonly port: number } | undefined
+  /** The database the cluster lives in, when the server was given a `checkpointer` (default `database`). */
+  readonly database?: string | undefined
 }
 
 /**
@@ -114,19 +139,31 @@ export const serve = async (options: ServerOptions): Promise<LangGraphServer> =>
   if (Object.keys(options.graphs).length === 0) {
     throw new InvalidConfig({ operation: "serve", detail: "give the server at least one graph to serve" })
   }
-  const { App, node } = await load()
+  const { App, Engine, node } = await load()
   const owned = options.checkpointer === undefined
+  const database = options.checkpointer === undefined ? options.database ?? "pglite:.data/langgraph" : undefined
   const checkpointer = options.checkpointer ??
-    await EffectCheckpointSaver.fromConnString(options.database ?? "pglite:.data/langgraph", options.saverOptions)
-  const app = await App.make({
-    graphs: options.graphs,
-    saver: checkpointer,
-    auth: options.auth,
-    cors: options.cors,
-    hosts: loopback ? LOOPBACK_HOSTS : undefined,
-    runs: options.runs,
-    maxBodyBytes: options.maxBodyBytes,
-    protocol: options.protocol
+    await EffectCheckpointSaver.fromConnString(database!, options.saverOptions)
+  /** Whatever was opened goes when the server fails to start: a port in use leaves no database held. */
+  const undo = async (app?: { readonly close: () => Promise<void> }) => {
+    await app?.close().catch(() => undefined)
+    if (owned) await checkpointer.close().catch(() => undefined)
+  }
+  const app = await Engine.placeOf(options.cluster?.database ?? database, options.cluster).then((cluster) =>
+    App.make({
+      graphs: options.graphs,
+      saver: checkpointer,
+      auth: options.auth,
+      cors: options.cors,
+      hosts: loopback ? LOOPBACK_HOSTS : undefined,
+      runs: options.runs,
+      maxBodyBytes: options.maxBodyBytes,
+      protocol: options.protocol,
+      cluster
+    })
+  ).catch(async (error: unknown) => {
+    await undo()
+    throw error
   })
   const server = await new Promise<ReturnType<typeof node.serve>>((resolve, reject) => {
     const listening = node.serve(
@@ -134,6 +171,9 @@ export const serve = async (options: ServerOptions): Promise<LangGraphServer> =>
       () => resolve(listening)
     )
     listening.once("error", reject)
+  }).catch(async (error: unknown) => {
+    await undo(app)
+    throw error
   })
   const address = server.address() as AddressInfo
   const url = `http://${address.family === "IPv6" ? `[${address.address}]` : address.address}:${address.port}`

@@ -61,6 +61,15 @@ const loadGraph = (argument: string) =>
     return { id: name, graph: graph as Parameters<ServerModule["serve"]>[0]["graphs"][string] }
   })
 
+/** `host[:port]`, read (`[v6]:port` too). */
+const addressOf = (text: string) => {
+  const found = /^(?:\[([^\]]+)\]|([^:]+))(?::(\d+))?$/.exec(text)
+  const port = found?.[3] === undefined ? undefined : Number(found[3])
+  return found === null || (port !== undefined && port > 65535)
+    ? Effect.fail(new UsageError({ command: "serve", detail: "--advertise must be host[:port]" }))
+    : Effect.succeed({ host: found[1] ?? found[2]!, port })
+}
+
 /**
  * The `serve` command.
  *
@@ -87,6 +96,13 @@ export const serve = Command.make("serve", {
   port: Flag.Int("port").pipe(
     Flag.withDescription("Listen on this port (default 2024, LangGraph's)"),
     Flag.withDefault(2024)
+  ),
+  advertise: Flag.String("advertise").pipe(
+    Flag.withDescription(
+      "The address other replicas reach this one at, host[:port] (PostgreSQL and CockroachDB; default 127.0.0.1 " +
+        "and a free port: replicas on one machine need nothing)"
+    ),
+    Flag.optional
   )
 }, (input) =>
   Effect.gen(function*() {
@@ -97,9 +113,19 @@ export const serve = Command.make("serve", {
     const graphs = Object.fromEntries(loaded.map(({ graph, id }) => [id, graph]))
     const server = yield* loadServer
     const database = input.db._tag === "Some" ? input.db.value : process.env.DATABASE_URL || "pglite:.data/langgraph"
+    const advertise = input.advertise._tag === "Some" ? yield* addressOf(input.advertise.value) : undefined
     const running = yield* Effect.acquireRelease(
       Effect.tryPromise({
-        try: () => server.serve({ graphs, database, host: input.host, port: input.port }),
+        try: () =>
+          server.serve({
+            graphs,
+            database,
+            host: input.host,
+            port: input.port,
+            ...(advertise === undefined
+              ? {}
+              : { cluster: { advertise, listen: { host: "0.0.0.0", port: advertise.port ?? 0 } } })
+          }),
         catch: (cause) => new CommandError({ detail: cause instanceof Error ? cause.message : String(cause) })
       }),
       (running) => Effect.promise(() => running.close())

@@ -47,9 +47,11 @@ import {
   Duration,
   Effect,
   Exit,
+  Fiber,
   Layer,
   ManagedRuntime,
   Option,
+  Result,
   Schedule,
   Schema,
   Stream
@@ -72,6 +74,7 @@ import { Rpc, RpcSerialization } from "effect/rpc"
 import { SocketServer } from "effect/socket/SocketServer"
 import type { SqlClient } from "effect/sql"
 import type { RunRecord, RunStatus } from "../CheckpointStorage.ts"
+import * as ConnectionString from "../ConnectionString.ts"
 import type { EffectCheckpointSaver } from "../Saver.ts"
 import type { RunLimits } from "./Options.ts"
 import { EPOCH_SPAN, frame, pump, Registry, type RunEvent } from "./Runs.ts"
@@ -337,11 +340,8 @@ const handlers = Thread.toLayer(
         } else {
           yield* promise(() => pump(response.body!, log, rewrite))
         }
-        const outcome = { failed, stale, cancelled: admitted.cancel.signal.aborted }
-        // Its readers stop now, whatever the storage takes to record it (unless another runner took it over).
-        if (!stale) log.settle()
         logs.finished(log)
-        return outcome
+        return { failed, stale, cancelled: admitted.cancel.signal.aborted, log }
       })
 
     return Thread.of({
@@ -383,15 +383,22 @@ const handlers = Thread.toLayer(
             return "running"
           }
           const status: RunStatus = outcome.cancelled ? "interrupted" : outcome.failed ? "error" : "success"
-          const after = yield* state
-          yield* stored(() =>
-            saver.setThreadState(thread_id, {
-              status: statusAfter(status === "error", after),
-              ...(after.values === undefined ? {} : { values: after.values })
-            })
-          )
-          yield* record(payload, status)
-          leave(admitted)
+          const recorded = yield* Effect.forkChild(Effect.gen(function*() {
+            const after = yield* state
+            yield* stored(() =>
+              saver.setThreadState(thread_id, {
+                status: statusAfter(status === "error", after),
+                ...(after.values === undefined ? {} : { values: after.values })
+              })
+            )
+            yield* record(payload, status)
+            leave(admitted)
+          }))
+          // Its readers stop once the end is recorded (so what they read next agrees), or after two seconds
+          // when the storage is away: the end is recorded when it is back.
+          yield* Fiber.await(recorded).pipe(Effect.timeout("2 seconds"), Effect.ignore)
+          outcome.log.settle()
+          yield* Fiber.join(recorded)
           return status
         }).pipe(Effect.orDie),
 
@@ -483,6 +490,32 @@ const settleLeftOvers = async (saver: EffectCheckpointSaver) => {
     }
     await saver.setThreadState(thread.thread_id, { status: "error" })
   }
+}
+
+/**
+ * Where the runs' cluster lives for a server on `database`: the database's
+ * own tables (and its runners meeting over TCP) for PostgreSQL and
+ * CockroachDB, this process alone for the others. Shard locks go in a table
+ * rather than session advisory locks, which CockroachDB lacks and a
+ * transaction pooler (PgBouncer) hands from client to client.
+ *
+ * @since 0.4.0
+ */
+export const placeOf = async (
+  database: string | undefined,
+  options: {
+    readonly advertise?: { readonly host: string; readonly port?: number | undefined } | undefined
+    readonly listen?: { readonly host: string; readonly port: number } | undefined
+  } = {}
+): Promise<ClusterPlace> => {
+  const parsed = database === undefined ? undefined : ConnectionString.parse(database)
+  if (parsed === undefined || Result.isFailure(parsed)) return { _tag: "Local" }
+  const connection = parsed.success
+  if (connection._tag !== "Postgres" && connection._tag !== "Cockroach") return { _tag: "Local" }
+  const client: Layer.Layer<SqlClient.SqlClient, unknown> = connection._tag === "Postgres"
+    ? (await import("../postgres.ts")).layerSqlClient({ url: connection.url, poolSize: 4 })
+    : (await import("../cockroach.ts")).layerSqlClient({ url: connection.url, poolSize: 4 })
+  return { _tag: "Sql", client, lockTable: true, advertise: options.advertise, listen: options.listen }
 }
 
 /**

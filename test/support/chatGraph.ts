@@ -25,6 +25,8 @@ import { END, interrupt, MessagesAnnotation, START, StateGraph } from "@langchai
 export interface ChatGraphOptions {
   /** Milliseconds to wait before each streamed token (default 0). */
   readonly slow?: number
+  /** Called as the model's node starts, with the run's config (a test learns where a run executes). */
+  readonly onModel?: (config: { readonly configurable?: Record<string, unknown> }) => void
 }
 
 /** What the model answers to a human message's text. */
@@ -97,9 +99,10 @@ class ScriptedChatModel extends BaseChatModel {
 export const chatGraph = (options: ChatGraphOptions = {}) => {
   const model = new ScriptedChatModel(options.slow ?? 0)
   return new StateGraph(MessagesAnnotation)
-    .addNode("model", async (state, config) => ({
-      messages: [await model.invoke(state.messages, config as BaseChatModelCallOptions)]
-    }))
+    .addNode("model", async (state, config) => {
+      options.onModel?.(config)
+      return { messages: [await model.invoke(state.messages, config as BaseChatModelCallOptions)] }
+    })
     .addNode(
       "review",
       () => ({ messages: [new AIMessage(approvedWith(interrupt<typeof QUESTION, string>(QUESTION)))] })
