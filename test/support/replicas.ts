@@ -65,7 +65,7 @@ export const replicas = (database: string) => {
       return how
     },
     stopAll: async () => {
-      for (const replica of [...running]) replica.child.kill("SIGKILL")
+      for (const replica of running) replica.child.kill("SIGKILL")
       await Promise.all(running.map((replica) => replica.exited))
       running.length = 0
       rmSync(marks, { recursive: true, force: true })
