@@ -272,10 +272,20 @@ const handlers = Thread.toLayer(
       Deferred.doneUnsafe(admitted.ended, Exit.void)
       if (at === 0 && queue[0] !== undefined) Deferred.doneUnsafe(queue[0].turn, Exit.void)
     }
-    // What another runner admitted or ran before it stopped: those `Execute`s are delivered again, in order.
+    // What another runner admitted or ran before it stopped: those `Execute`s are delivered again, in
+    // order. A run recorded whose `Execute` was never stored (its runner died in between; its creator got
+    // an error) will not run: it failed.
+    const address = yield* Entity.CurrentAddress
+    const messages = yield* MessageStorage.MessageStorage
     for (const status of ["running", "pending"] as const) {
       const found = yield* stored(() => saver.listRuns(thread_id, { status, limit: 1000 }))
-      for (const run of [...found].reverse()) admit(run.run_id)
+      for (const run of [...found].reverse()) {
+        const sent = yield* messages.requestIdForPrimaryKey({ address, tag: "Execute", id: run.run_id }).pipe(
+          Effect.orDie
+        )
+        if (Option.isSome(sent)) admit(run.run_id)
+        else yield* stored(() => saver.putRun({ ...run, status: "error", updated_at: new Date() }))
+      }
     }
 
     const record = (payload: Payload, status: RunStatus) =>
@@ -528,9 +538,10 @@ export const make = async (options: EngineOptions): Promise<Engine> => {
   if (options.place._tag === "Local") await settleLeftOvers(saver)
   const logs = new Registry(options.runs)
   const host = Layer.succeed(Host, { saver, embed: options.embed, logs })
-  const cluster: Layer.Layer<Sharding.Sharding, unknown> = options.place._tag === "Local"
-    ? local
-    : overSql(options.place)
+  const cluster: Layer.Layer<Sharding.Sharding | MessageStorage.MessageStorage, unknown> =
+    options.place._tag === "Local"
+      ? local
+      : overSql(options.place)
   const runtime = ManagedRuntime.make(handlers.pipe(Layer.provide(host), Layer.provideMerge(cluster)))
   const context = await runtime.context()
   const client = await runtime.runPromise(Thread.client)
@@ -538,16 +549,29 @@ export const make = async (options: EngineOptions): Promise<Engine> => {
   /** The run's events after `after` to its end, from wherever it executes (again after a runner dies). */
   async function* eventsOf(thread_id: string, run_id: string, after: number): AsyncGenerator<RunEvent> {
     let cursor = after
+    let read = 0
     for (;;) {
       const stream = client(thread_id).Events({ run_id, after: cursor })
       for await (const event of Stream.toAsyncIterableWith(stream, context)) {
         if (event.event === "") return
         cursor = event.id
+        read++
         yield event
       }
       // No end: the run waits its turn, or its runner died (another takes it over), or its log is gone.
       const run = await saver.getRun(thread_id, run_id).catch(() => undefined)
-      if (run === undefined || FINAL.has(run.status)) return
+      if (run === undefined) return
+      if (FINAL.has(run.status)) {
+        // Its log went with a runner that died after it ended: the latest run's values are the thread's.
+        if (read === 0 && run.status === "success") {
+          const [latest] = await saver.listRuns(thread_id, { limit: 1 })
+          const thread = await saver.getThread(thread_id)
+          if (latest?.run_id === run_id && thread?.values !== undefined) {
+            yield { id: cursor + 1, event: "values", data: JSON.stringify(thread.values) }
+          }
+        }
+        return
+      }
       await sleep(250)
     }
   }
