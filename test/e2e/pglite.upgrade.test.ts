@@ -47,6 +47,12 @@ const listing = async (directory: string): Promise<Array<string>> => {
   return files.sort()
 }
 
+/** What a release-0.5 thread record held: later fields (status, values) are the new release's. */
+const recordOf = (record: object | undefined) =>
+  record === undefined ? undefined : Object.fromEntries(
+    Object.entries(record).filter(([key]) => ["thread_id", "metadata", "created_at", "updated_at"].includes(key))
+  )
+
 let work: string
 let fixture: Fixture
 
@@ -139,7 +145,7 @@ describe("a directory an older engine wrote", { concurrent: false }, () => {
     try {
       expect((await plain.formatLevel()).level).toBe(fixture.level)
       const read = await Promise.all(
-        threads.map(async ({ thread_id }) => [thread_id, await plain.getThread(thread_id)])
+        threads.map(async ({ thread_id }) => [thread_id, recordOf(await plain.getThread(thread_id))])
       )
       expect(JSON.parse(JSON.stringify(Object.fromEntries(read)))).toEqual(records)
       expect(await observe(plain, threads.filter((thread) => thread.sealed !== true))).toEqual(

@@ -7,11 +7,14 @@
  * replica is killed (SIGKILL) mid-node ends `success` on another, with one
  * reply and its thread not left busy; three enqueued runs whose replica
  * dies finish in order; a replica stopped with SIGTERM hands its run over.
+ * Through PgBouncer in transaction mode, two replicas do the same: the
+ * cluster's shard locks are rows, not session locks a pooler would share.
  */
 import type { Client } from "@langchain/langgraph-sdk"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { replyTo } from "../support/chatGraph.ts"
-import { createDatabase } from "../support/databases.ts"
+import { createDatabase, serverUrl } from "../support/databases.ts"
+import { type Bouncer, startPgBouncer } from "../support/pgbouncer.ts"
 import { type Replica, replicas } from "../support/replicas.ts"
 
 const human = (content: string) => ({ messages: [{ type: "human", content }] })
@@ -143,5 +146,38 @@ describe("three replicas on one PostgreSQL", { concurrent: false }, () => {
       replyTo("an answer through a rolling deploy")
     ])
     await cluster.start()
+  }, 90_000)
+})
+
+describe("two replicas through PgBouncer in transaction mode", { concurrent: false }, () => {
+  let bouncer: Bouncer
+  let pooled: ReturnType<typeof replicas>
+  let pooledDatabase: Awaited<ReturnType<typeof createDatabase>>
+  beforeAll(async () => {
+    bouncer = await startPgBouncer(serverUrl(), { settings: { server_login_retry: 1 } })
+    pooledDatabase = await createDatabase("replicas_pooled")
+    pooled = replicas(bouncer.through(pooledDatabase.url))
+    await Promise.all([pooled.start(), pooled.start()])
+  }, 120_000)
+  afterAll(async () => {
+    await pooled?.stopAll()
+    await bouncer?.stop()
+    await pooledDatabase?.drop()
+  })
+
+  it("serve a run from either, and resume it on the other when its runner is killed", async () => {
+    const [a, b] = pooled.running.map((replica) => replica.client) as [Client, Client]
+    const { thread_id } = await a.threads.create()
+    const run = await b.runs.create(thread_id, "slow", { input: human("through the pooler") })
+    const pid = (await until(async () => pooled.executors(thread_id), (pids) => pids.length > 0))[0]!
+    const victim = pooled.byPid(pid)!
+    const survivor = pooled.running.find((replica) => replica !== victim)!.client
+    expect((await survivor.runs.get(thread_id, run.run_id)).status).toBe("running")
+    await pooled.stop(victim, "SIGKILL")
+    await until(() => survivor.runs.get(thread_id, run.run_id), (got) => got.status === "success", 30_000)
+    expect(texts((await survivor.threads.getState(thread_id)).values)).toEqual([
+      "through the pooler",
+      replyTo("through the pooler")
+    ])
   }, 90_000)
 })

@@ -11,7 +11,6 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 
-const main = join(import.meta.dirname, "../../src/cli/main.ts")
 const graphs = join(import.meta.dirname, "replicaGraphs.ts")
 
 export interface Replica {
@@ -22,8 +21,13 @@ export interface Replica {
   readonly exited: Promise<number | string>
 }
 
-/** A set of replicas on one database; `marks` is where the slow graph records which process runs a thread. */
-export const replicas = (database: string) => {
+/**
+ * A set of replicas on one database; `marks` is where the slow graph
+ * records which process runs a thread. `checkout`: the repository whose
+ * `serve` they run (default this one; a bench compares another release).
+ */
+export const replicas = (database: string, checkout = join(import.meta.dirname, "../..")) => {
+  const main = join(checkout, "src/cli/main.ts")
   const marks = mkdtempSync(join(tmpdir(), "lce-replicas-"))
   const running: Array<Replica> = []
   const start = () =>
