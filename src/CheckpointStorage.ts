@@ -346,12 +346,15 @@ export class CheckpointStorage extends Context.Service<CheckpointStorage, {
   readonly claimThread: (thread_id: string) => Effect.Effect<number, InvalidConfig | StorageFailure | FormatError>
   /**
    * Stores a run's record (see {@link RunRecord}): a new one, or a change
-   * of one (status, metadata, `updated_at`; `created_at` stays).
+   * of one (status, metadata, `updated_at`; `created_at` stays). With
+   * `thread`, sets the thread's state as `setThreadState` does, in the same
+   * atomic step.
    *
    * @since 0.4.0
    */
   readonly putRun: (
-    run: RunRecord
+    run: RunRecord,
+    thread?: ThreadState
   ) => Effect.Effect<void, InvalidConfig | InvalidInput | StorageFailure | FormatError>
   /**
    * A thread's run; `None` when the thread has no run of that id.

@@ -458,9 +458,9 @@ export class EffectCheckpointSaver extends BaseCheckpointSaver {
     return this.#run(CheckpointStorage.use((storage) => storage.claimThread(threadId)))
   }
 
-  /** Stores a run's record (see `CheckpointStorage.putRun`). */
-  async putRun(run: RunRecord): Promise<void> {
-    await this.#run(CheckpointStorage.use((storage) => storage.putRun(run)))
+  /** Stores a run's record, and with `thread` its thread's state, at once (see `CheckpointStorage.putRun`). */
+  async putRun(run: RunRecord, thread?: ThreadState): Promise<void> {
+    await this.#run(CheckpointStorage.use((storage) => storage.putRun(run, thread)))
   }
 
   /** A thread's run's record; undefined when it has none of that id. */

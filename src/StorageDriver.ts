@@ -378,11 +378,15 @@ export interface StorageDriver {
   /**
    * Stores a run's record (a new one, or a change of an existing one: its
    * status, `updated_at` and metadata; `created_at` stays), the thread's
-   * record made if it has none.
+   * record made if it has none; with `thread`, sets the thread's state as
+   * `setThreadState` does, atomically with the run's record.
    *
    * @since 0.4.0
    */
-  readonly putRunRecord: (row: RunRecordRow) => Effect.Effect<void, StorageFailure>
+  readonly putRunRecord: (
+    row: RunRecordRow,
+    thread?: { readonly status: string; readonly values: string | undefined }
+  ) => Effect.Effect<void, StorageFailure>
   /**
    * A thread's run by id; `None` when it has none of that id.
    *

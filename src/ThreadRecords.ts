@@ -128,16 +128,32 @@ const toRecord = (row: ThreadRecordRow): ThreadRecord => ({
 })
 
 /** A status a caller gives, checked. */
-const statusOf = (operation: string, status: unknown) =>
+const statusOf = (operation: string, status: unknown, argument = "status") =>
   typeof status === "string" && STATUSES.has(status)
     ? Effect.succeed(status as ThreadStatus)
     : Effect.fail(
       new InvalidInput({
         operation,
-        argument: "status",
+        argument,
         detail: `expected one of ${[...STATUSES].join(", ")}, got ${JSON.stringify(status) ?? typeof status}`
       })
     )
+
+/**
+ * A thread's state as the driver stores it: its status checked, its values
+ * JSON text (`prefix`: where the caller's argument holds them).
+ */
+const stateOf = Effect.fnUntraced(function*(operation: string, state: unknown, prefix = "") {
+  const given: Partial<ThreadState> = typeof state === "object" && state !== null ? state : {}
+  const status = yield* statusOf(operation, given.status, `${prefix}status`)
+  const values = given.values === undefined
+    ? undefined
+    : yield* encodeJsonObject(operation, `${prefix}values`, given.values, JSON_VALUES_BOUNDS)
+  return { status, values }
+})
+
+/** @internal */
+export type StateOf = typeof stateOf
 
 /**
  * What makes the driver's store hold records (`enableThreadRecords`), run
@@ -248,16 +264,19 @@ export const make = (driver: StorageDriver, enable: Effect.Effect<void, Incompat
   const setThreadState = Effect.fn("CheckpointStorage.setThreadState")(
     function*(thread_id: string, state: ThreadState) {
       const id = yield* decodeThreadId("setThreadState", thread_id)
-      const given: Partial<ThreadState> = typeof state === "object" && state !== null ? state : {}
-      const status = yield* statusOf("setThreadState", given.status)
-      const values = given.values === undefined
-        ? undefined
-        : yield* encodeJsonObject("setThreadState", "values", given.values, JSON_VALUES_BOUNDS)
+      const { status, values } = yield* stateOf("setThreadState", state)
       yield* Effect.annotateCurrentSpan({ thread_id: id, status })
       yield* enable
       yield* driver.setThreadState(id, status, values)
     }
   )
 
-  return { getThread, setThread, createThread, searchThreads, setThreadState, ...ThreadRuns.make(driver, enable) }
+  return {
+    getThread,
+    setThread,
+    createThread,
+    searchThreads,
+    setThreadState,
+    ...ThreadRuns.make(driver, enable, stateOf)
+  }
 }

@@ -17,7 +17,9 @@
  * other and work as before.
  *
  * Run records go with their thread: `deleteThread` (and a prune that
- * deletes it) removes them. Their metadata is stored data, read back by
+ * deletes it) removes them. A run's record and its thread's state are
+ * stored in one step when given together (`putRun(run, thread)`): a reader
+ * never sees a run ended on a thread still busy with it. Their metadata is stored data, read back by
  * `JSON.parse` alone.
  *
  * Both are held once thread records are enabled (SQL: migrations 1000 and
@@ -29,6 +31,7 @@ import { Effect, Option, Schema } from "effect"
 import { InvalidInput } from "./CheckpointError.ts"
 import { decodeThreadId, encodeJsonObject, invalidInput, readJsonObject } from "./Input.ts"
 import type { RunRecordRow, StorageDriver } from "./StorageDriver.ts"
+import type { StateOf, ThreadState } from "./ThreadRecords.ts"
 
 /**
  * A run's status, as LangGraph's run API shows it.
@@ -118,7 +121,7 @@ const nameOf = (operation: string, argument: string, value: unknown) =>
  *
  * @since 0.4.0
  */
-export const make = <E>(driver: StorageDriver, enable: Effect.Effect<void, E>) => {
+export const make = <E>(driver: StorageDriver, enable: Effect.Effect<void, E>, stateOf: StateOf) => {
   const claimThread = Effect.fn("CheckpointStorage.claimThread")(function*(thread_id: string) {
     const id = yield* decodeThreadId("claimThread", thread_id)
     yield* Effect.annotateCurrentSpan({ thread_id: id })
@@ -126,7 +129,7 @@ export const make = <E>(driver: StorageDriver, enable: Effect.Effect<void, E>) =
     return yield* driver.claimThread(id)
   })
 
-  const putRun = Effect.fn("CheckpointStorage.putRun")(function*(run: RunRecord) {
+  const putRun = Effect.fn("CheckpointStorage.putRun")(function*(run: RunRecord, thread?: ThreadState) {
     const given: Partial<RunRecord> = typeof run === "object" && run !== null ? run : {}
     const thread_id = yield* decodeThreadId("putRun", String(given.thread_id), "run.thread_id")
     const run_id = yield* nameOf("putRun", "run.run_id", given.run_id)
@@ -140,9 +143,10 @@ export const make = <E>(driver: StorageDriver, enable: Effect.Effect<void, E>) =
       created_at: given.created_at instanceof Date ? given.created_at : new Date(),
       updated_at: given.updated_at instanceof Date ? given.updated_at : new Date()
     }
+    const state = thread === undefined ? undefined : yield* stateOf("putRun", thread, "thread.")
     yield* Effect.annotateCurrentSpan({ thread_id, run_id, status: row.status })
     yield* enable
-    yield* driver.putRunRecord(row)
+    yield* driver.putRunRecord(row, state)
   })
 
   const getRun = Effect.fn("CheckpointStorage.getRun")(function*(thread_id: string, run_id: string) {

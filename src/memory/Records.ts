@@ -165,13 +165,15 @@ export const records = (threads: Threads, writing: Writing): Records => ({
       changeRecord(threads, thread_id, (record) => ({ ...record, status, values: values ?? record.values }))
     }),
 
-  putRunRecord: (row) =>
+  putRunRecord: (row, thread) =>
     writing(() => {
       changeRecord(threads, row.thread_id, (record) => {
         const runs = new Map(record.runs)
         const stored = runs.get(row.run_id)
         runs.set(row.run_id, { ...row, created_at: stored?.created_at ?? row.created_at })
-        return { ...record, runs }
+        return thread === undefined
+          ? { ...record, runs }
+          : { ...record, runs, status: thread.status, values: thread.values ?? record.values }
       })
     }),
 

@@ -23,6 +23,7 @@ import { authenticate } from "./Auth.ts"
 import * as Engine from "./Engine.ts"
 import * as Graphs from "./Graphs.ts"
 import * as Guards from "./Guards.ts"
+import * as Left from "./Left.ts"
 import type { AuthHandler, CorsOptions, Graph, RunLimits } from "./Options.ts"
 import * as Protocol from "./Protocol.ts"
 import * as Routes from "./Routes.ts"
@@ -132,7 +133,9 @@ export const make = async (options: AppOptions): Promise<App> => {
   const embed = createEmbedServer({ graph: graphs.lookup, threads, checkpointer: options.saver })
   const engine = await Engine.make({
     saver: options.saver,
-    embed: (request) => embed.fetch(request),
+    // Each of the engine's requests reads its thread once, as a client's does.
+    embed: (request) => Threads.inRequest(() => embed.fetch(request)),
+    left: Left.make(graphs, options.saver),
     runs: options.runs,
     place: options.cluster ?? { _tag: "Local" }
   })

@@ -73,7 +73,7 @@ import {
 import { Rpc, RpcSerialization } from "effect/rpc"
 import { SocketServer } from "effect/socket/SocketServer"
 import type { SqlClient } from "effect/sql"
-import type { RunRecord, RunStatus } from "../CheckpointStorage.ts"
+import type { RunRecord, RunStatus, ThreadState } from "../CheckpointStorage.ts"
 import * as ConnectionString from "../ConnectionString.ts"
 import type { EffectCheckpointSaver } from "../Saver.ts"
 import type { RunLimits } from "./Options.ts"
@@ -109,6 +109,8 @@ export type ClusterPlace =
 export interface EngineOptions {
   readonly saver: EffectCheckpointSaver
   readonly embed: (request: Request) => Response | Promise<Response>
+  /** What runs of `graph_id` left on a thread: its values as the API shows them, and whether it paused. */
+  readonly left: (thread_id: string, graph_id: string) => Promise<Left>
   readonly runs?: RunLimits | undefined
   readonly place: ClusterPlace
 }
@@ -198,6 +200,7 @@ export const Thread = Entity.make("Thread", [
 class Host extends Context.Service<Host, {
   readonly saver: EffectCheckpointSaver
   readonly embed: (request: Request) => Response | Promise<Response>
+  readonly left: EngineOptions["left"]
   readonly logs: Registry
 }>()("langgraph-checkpoint-effect/server/Engine/Host") {}
 
@@ -235,20 +238,34 @@ const stored = <A>(f: () => Promise<A>) =>
 const objectOf = (value: unknown): Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : {}
 
-/** A thread's state as the embed server answers it (the part the engine reads). */
-interface State {
-  readonly values?: Record<string, unknown>
-  readonly tasks?: ReadonlyArray<{ readonly interrupts?: ReadonlyArray<unknown> }>
-}
+/** The record of the run `payload` starts, as `status`. */
+const runRecord = (thread_id: string, payload: Payload, status: RunStatus): RunRecord => ({
+  thread_id,
+  run_id: payload.run_id,
+  assistant_id: payload.assistant_id,
+  status,
+  metadata: objectOf(JSON.parse(payload.metadata)),
+  multitask_strategy: payload.multitask_strategy,
+  created_at: new Date(payload.created_at),
+  updated_at: new Date()
+})
 
-/** The thread's status after a run: its failure, a pending interrupt, or idle. */
-const statusAfter = (failed: boolean, state: State) =>
-  failed ? "error" : (state.tasks ?? []).some((task) => (task.interrupts ?? []).length > 0) ? "interrupted" : "idle"
+/**
+ * What a run left on its thread: the values as LangGraph's API shows them
+ * (undefined when they cannot be read), and whether it paused at an
+ * `interrupt()`.
+ *
+ * @since 0.4.0
+ */
+export interface Left {
+  readonly values: Record<string, unknown> | undefined
+  readonly interrupted: boolean
+}
 
 /** The entity's handlers, built once per thread: its queue of admitted runs lives here. */
 const handlers = Thread.toLayer(
   Effect.gen(function*() {
-    const { embed, logs, saver } = yield* Host
+    const { embed, left, logs, saver } = yield* Host
     const thread_id = (yield* Entity.CurrentAddress).entityId
     const self = (yield* Thread.client)(thread_id)
     /** Admitted runs, oldest first; the first is the one running (or next to). */
@@ -263,20 +280,26 @@ const handlers = Thread.toLayer(
         ended: Deferred.makeUnsafe()
       }
       queue.push(admitted)
+      logs.expect(run_id)
       if (queue.length === 1) Deferred.doneUnsafe(admitted.turn, Exit.void)
       return admitted
     }
     const leave = (admitted: Admitted) => {
       const at = queue.indexOf(admitted)
       if (at !== -1) queue.splice(at, 1)
+      logs.unexpect(admitted.run_id)
       Deferred.doneUnsafe(admitted.ended, Exit.void)
       if (at === 0 && queue[0] !== undefined) Deferred.doneUnsafe(queue[0].turn, Exit.void)
     }
+    // When the thread leaves this runner (its shard moved, the runner stops), its runs' events are no longer
+    // to come here: readers waiting for them go on to wherever the runs go.
+    yield* Effect.addFinalizer(() => Effect.sync(() => queue.forEach((run) => logs.unexpect(run.run_id))))
     // What another runner admitted or ran before it stopped: those `Execute`s are delivered again, in
     // order. A run recorded whose `Execute` was never stored (its runner died in between; its creator got
     // an error) will not run: it failed.
     const address = yield* Entity.CurrentAddress
     const messages = yield* MessageStorage.MessageStorage
+    let orphans = 0
     for (const status of ["running", "pending"] as const) {
       const found = yield* stored(() => saver.listRuns(thread_id, { status, limit: 1000 }))
       for (const run of [...found].reverse()) {
@@ -284,36 +307,39 @@ const handlers = Thread.toLayer(
           Effect.orDie
         )
         if (Option.isSome(sent)) admit(run.run_id)
-        else yield* stored(() => saver.putRun({ ...run, status: "error", updated_at: new Date() }))
+        else {
+          orphans++
+          yield* stored(() => saver.putRun({ ...run, status: "error", updated_at: new Date() }))
+        }
       }
     }
+    // Nothing left to run: the thread is not left busy with runs that will not happen.
+    if (orphans > 0 && queue.length === 0) yield* stored(() => saver.setThreadState(thread_id, { status: "error" }))
 
-    const record = (payload: Payload, status: RunStatus) =>
-      stored(() =>
-        saver.putRun({
-          thread_id,
-          run_id: payload.run_id,
-          assistant_id: payload.assistant_id,
-          status,
-          metadata: objectOf(JSON.parse(payload.metadata)),
-          multitask_strategy: payload.multitask_strategy,
-          created_at: new Date(payload.created_at),
-          updated_at: new Date()
-        })
-      )
+    /** Records the run as `status`, and the thread's state with it. */
+    const record = (payload: Payload, status: RunStatus, thread: ThreadState) =>
+      stored(() => saver.putRun(runRecord(thread_id, payload, status), thread))
 
-    const state = promise(async (): Promise<State> => {
-      const response = await embed(new Request(new URL(`/threads/${thread_id}/state`, "http://engine.invalid")))
-      return response.ok ? objectOf(await response.json()) : {}
-    }).pipe(Effect.catchDefect(() => Effect.succeed<State>({})))
+    /**
+     * The thread's state once `admitted` leaves: busy while another run waits, else as the graph left it
+     * (its failure, a pending interrupt, or idle).
+     */
+    const stateAfter = (admitted: Admitted, payload: Payload, failed: boolean) =>
+      queue.some((run) => run !== admitted)
+        ? Effect.succeed<ThreadState>({ status: "busy" })
+        : promise(() => left(thread_id, payload.assistant_id)).pipe(
+          Effect.catchDefect(() => Effect.succeed<Left>({ values: undefined, interrupted: false })),
+          Effect.map((after): ThreadState => ({
+            status: failed ? "error" : after.interrupted ? "interrupted" : "idle",
+            ...(after.values === undefined ? {} : { values: after.values })
+          }))
+        )
 
     /** Runs the graph for `payload` through the embed server, its events into a new log. */
-    const execute = (payload: Payload, admitted: Admitted) =>
+    const execute = (payload: Payload, admitted: Admitted, resumed: boolean) =>
       Effect.gen(function*() {
         const epoch = yield* stored(() => saver.claimThread(thread_id))
-        const resumed = (yield* stored(() => saver.getRun(thread_id, payload.run_id)))?.status === "running"
-        yield* record(payload, "running")
-        yield* stored(() => saver.setThreadState(thread_id, { status: "busy" }))
+        yield* record(payload, "running", { status: "busy" })
         const given = objectOf(JSON.parse(payload.body))
         const config = objectOf(given.config)
         const body = {
@@ -365,10 +391,15 @@ const handlers = Thread.toLayer(
             yield* Effect.forEach(going, (run) => Deferred.await(run.ended), { discard: true })
             if (strategy === "rollback") yield* stored(() => saver.deleteForRuns(going.map((run) => run.run_id)))
           }
-          yield* record(payload, "pending")
-          admit(payload.run_id)
-          // Stored before the answer: from "created" on, the run happens whoever dies.
-          yield* self.Execute(payload, { discard: true })
+          // Recorded, then stored before the answer: from "created" on, the run happens whoever dies. Not
+          // cut in between by the thread moving to another runner (whose first look would find it orphaned).
+          yield* Effect.uninterruptible(Effect.gen(function*() {
+            yield* record(payload, "pending", { status: "busy" })
+            const admitted = admit(payload.run_id)
+            yield* self.Execute(payload, { discard: true }).pipe(
+              Effect.onError(() => Effect.sync(() => leave(admitted)))
+            )
+          }))
           return {}
         }).pipe(Effect.orDie),
 
@@ -379,11 +410,11 @@ const handlers = Thread.toLayer(
           const admitted = admit(payload.run_id)
           yield* Deferred.await(admitted.turn)
           if (admitted.cancel.signal.aborted && !(logs.get(payload.run_id)?.done === false)) {
-            yield* record(payload, "interrupted")
+            yield* record(payload, "interrupted", yield* stateAfter(admitted, payload, false))
             leave(admitted)
             return "interrupted"
           }
-          const outcome = yield* execute(payload, admitted).pipe(
+          const outcome = yield* execute(payload, admitted, known?.status === "running").pipe(
             // Stopped by the runner's shutdown (or its shard moving): handed over, left as it is.
             Effect.onInterrupt(() => Effect.sync(() => admitted.cancel.abort()))
           )
@@ -394,14 +425,7 @@ const handlers = Thread.toLayer(
           }
           const status: RunStatus = outcome.cancelled ? "interrupted" : outcome.failed ? "error" : "success"
           const recorded = yield* Effect.forkChild(Effect.gen(function*() {
-            const after = yield* state
-            yield* stored(() =>
-              saver.setThreadState(thread_id, {
-                status: statusAfter(status === "error", after),
-                ...(after.values === undefined ? {} : { values: after.values })
-              })
-            )
-            yield* record(payload, status)
+            yield* record(payload, status, yield* stateAfter(admitted, payload, status === "error"))
             leave(admitted)
           }))
           // Its readers stop once the end is recorded (so what they read next agrees), or after two seconds
@@ -410,18 +434,30 @@ const handlers = Thread.toLayer(
           outcome.log.settle()
           yield* Fiber.join(recorded)
           return status
-        }).pipe(Effect.orDie),
+        }).pipe(
+          // However it stopped short of its end here, its readers go on to wherever it runs next.
+          Effect.ensuring(Effect.sync(() => {
+            logs.get(payload.run_id)?.abandon()
+            logs.unexpect(payload.run_id)
+          })),
+          Effect.orDie
+        ),
 
-      Events: ({ payload }) => {
-        const log = logs.get(payload.run_id)
-        if (log === undefined) return Stream.empty
-        // After the last event, the run's end when it ended here for good (not handed over).
-        const events = async function*() {
-          yield* log.follow(payload.after)
-          if (log.settled) yield END
-        }
-        return Stream.orDie(Stream.fromAsyncIterable(events(), (error) => error))
-      },
+      Events: ({ payload }) =>
+        Stream.unwrap(
+          // A run admitted here and not started yet: its events from when it starts.
+          Effect.map(promise(() => logs.logOf(payload.run_id)), (log) =>
+            log === undefined ? Stream.empty : Stream.orDie(
+              Stream.fromAsyncIterable(
+                (async function*() {
+                  yield* log.follow(payload.after)
+                  // After the last event, the run's end when it ended here for good (not handed over).
+                  if (await log.closed) yield END
+                })(),
+                (error) => error
+              )
+            ))
+        ),
 
       Cancel: ({ payload }) =>
         Effect.sync(() => {
@@ -537,7 +573,7 @@ export const make = async (options: EngineOptions): Promise<Engine> => {
   const { saver } = options
   if (options.place._tag === "Local") await settleLeftOvers(saver)
   const logs = new Registry(options.runs)
-  const host = Layer.succeed(Host, { saver, embed: options.embed, logs })
+  const host = Layer.succeed(Host, { saver, embed: options.embed, left: options.left, logs })
   const cluster: Layer.Layer<Sharding.Sharding | MessageStorage.MessageStorage, unknown> =
     options.place._tag === "Local"
       ? local
@@ -551,12 +587,25 @@ export const make = async (options: EngineOptions): Promise<Engine> => {
     let cursor = after
     let read = 0
     for (;;) {
-      const stream = client(thread_id).Events({ run_id, after: cursor })
-      for await (const event of Stream.toAsyncIterableWith(stream, context)) {
-        if (event.event === "") return
-        cursor = event.id
-        read++
-        yield event
+      if (logs.here(run_id)) {
+        // Executed in this process: its log read as it is, not through the cluster.
+        const log = await logs.logOf(run_id)
+        if (log !== undefined) {
+          for await (const event of log.follow(cursor)) {
+            cursor = event.id
+            read++
+            yield event
+          }
+          if (await log.closed) return
+        }
+      } else {
+        const stream = client(thread_id).Events({ run_id, after: cursor })
+        for await (const event of Stream.toAsyncIterableWith(stream, context)) {
+          if (event.event === "") return
+          cursor = event.id
+          read++
+          yield event
+        }
       }
       // No end: the run waits its turn, or its runner died (another takes it over), or its log is gone.
       const run = await saver.getRun(thread_id, run_id).catch(() => undefined)
@@ -578,20 +627,16 @@ export const make = async (options: EngineOptions): Promise<Engine> => {
 
   return {
     start: async (run) => {
-      const run_id = uuidv7()
-      const answer = await runtime.runPromise(
-        client(run.thread_id).Start({
-          run_id,
-          assistant_id: run.assistant_id,
-          body: JSON.stringify(run.body),
-          multitask_strategy: run.multitask_strategy,
-          metadata: JSON.stringify(run.metadata),
-          created_at: Date.now()
-        })
-      )
-      if (answer.busy !== undefined) return { busy: answer.busy }
-      const record = await saver.getRun(run.thread_id, run_id)
-      return { run: record! }
+      const payload: Payload = {
+        run_id: uuidv7(),
+        assistant_id: run.assistant_id,
+        body: JSON.stringify(run.body),
+        multitask_strategy: run.multitask_strategy,
+        metadata: JSON.stringify(run.metadata),
+        created_at: Date.now()
+      }
+      const answer = await runtime.runPromise(client(run.thread_id).Start(payload))
+      return answer.busy !== undefined ? { busy: answer.busy } : { run: runRecord(run.thread_id, payload, "pending") }
     },
     events: (thread_id, run_id, after, onCancel) => {
       const events = eventsOf(thread_id, run_id, after)

@@ -53,7 +53,9 @@ export class RunLog {
   #bytes = 0
   #next: number
   #done = false
-  #settled = false
+  /** How its execution here ended: for good (settled), or not (abandoned); undefined while it goes on. */
+  #ending: "settled" | "abandoned" | undefined
+  readonly #closed = Promise.withResolvers<boolean>()
   #wake: Array<() => void> = []
 
   constructor(run_id: string, base: number, limits: Limits) {
@@ -88,15 +90,31 @@ export class RunLog {
     this.#notify()
   }
 
-  /** Whether the run ended here for good (not handed over to another runner: see `settle`). */
-  get settled(): boolean {
-    return this.#settled
-  }
-
   /** The run ended here for good: its readers may stop (whatever its record says yet). */
   settle(): void {
-    this.#settled = true
+    this.#end("settled")
+  }
+
+  /** The run's execution here stopped without an end (handed over, or it failed): no-op once settled. */
+  abandon(): void {
+    this.#end("abandoned")
+  }
+
+  #end(ending: "settled" | "abandoned"): void {
+    if (this.#ending !== undefined) return
+    this.#ending = ending
     this.finish()
+    this.#closed.resolve(ending === "settled")
+  }
+
+  /** Whether the run's execution here stopped without an end (see `abandon`). */
+  get abandoned(): boolean {
+    return this.#ending === "abandoned"
+  }
+
+  /** Settles once the log settled (true) or was abandoned (false). */
+  get closed(): Promise<boolean> {
+    return this.#closed.promise
   }
 
   /**
@@ -203,6 +221,8 @@ export const pump = async (
 export class Registry {
   readonly limits: Limits
   readonly #logs = new Map<string, RunLog>()
+  /** Runs admitted here that have no log yet, each settling when it has one or leaves without. */
+  readonly #expected = new Map<string, PromiseWithResolvers<void>>()
   readonly #finished: Array<RunLog> = []
   #finishedBytes = 0
 
@@ -219,10 +239,34 @@ export class Registry {
   add(run_id: string, base: number): RunLog {
     const log = new RunLog(run_id, base, this.limits)
     this.#logs.set(run_id, log)
+    this.unexpect(run_id)
     return log
   }
 
   get(run_id: string): RunLog | undefined {
+    return this.#logs.get(run_id)
+  }
+
+  /** A run admitted here: its log will be here when it starts (see `logOf`). */
+  expect(run_id: string): void {
+    if (!this.#expected.has(run_id)) this.#expected.set(run_id, Promise.withResolvers())
+  }
+
+  /** A run admitted here left without a log (cancelled before its turn). */
+  unexpect(run_id: string): void {
+    this.#expected.get(run_id)?.resolve()
+    this.#expected.delete(run_id)
+  }
+
+  /** Whether the run's events are here: it was admitted here, or its log goes on or ended here for good. */
+  here(run_id: string): boolean {
+    const log = this.#logs.get(run_id)
+    return this.#expected.has(run_id) || (log !== undefined && !log.abandoned)
+  }
+
+  /** The run's log here, once a run admitted here starts; undefined when it has none. */
+  async logOf(run_id: string): Promise<RunLog | undefined> {
+    await this.#expected.get(run_id)?.promise
     return this.#logs.get(run_id)
   }
 

@@ -218,7 +218,7 @@ export const make = Effect.fnUntraced(function*(
     setThreadState: (thread_id, status, values) =>
       run("setThreadState", q.setThreadState, { thread_id, status, values }),
 
-    putRunRecord: (row) => run("putRun", q.putRunRecord, row),
+    putRunRecord: (row, thread) => run("putRun", q.putRunRecord, { row, thread }),
 
     runRecord: (thread_id, run_id) => run("getRun", q.runRecord, { thread_id, run_id }),
 

@@ -208,5 +208,30 @@ for (const driver of d.all) {
         expect(await saver.listRuns("bad")).toEqual([])
       })
     })
+
+    it("a run's record and its thread's state, stored together", async () => {
+      await using(driver, async (saver) => {
+        // Without a state the thread's is left as it is; with one it is set, values kept unless given.
+        await saver.setThreadState("together", { status: "interrupted", values: { n: 1 } })
+        await saver.putRun(run("together", { run_id: "a" }))
+        expect(await saver.getThread("together")).toMatchObject({ status: "interrupted", values: { n: 1 } })
+        await saver.putRun(run("together", { run_id: "a", status: "running" }), { status: "busy" })
+        expect(await saver.getThread("together")).toMatchObject({ status: "busy", values: { n: 1 } })
+        await saver.putRun(run("together", { run_id: "a", status: "success" }), { status: "idle", values: { n: 2 } })
+        expect(await saver.getThread("together")).toMatchObject({ status: "idle", values: { n: 2 } })
+        expect(await saver.getRun("together", "a")).toMatchObject({ status: "success" })
+        // A thread made by its first run's record takes the state given.
+        await saver.putRun(run("fresh", { run_id: "b" }), { status: "busy" })
+        expect(await saver.getThread("fresh")).toMatchObject({ status: "busy" })
+        // A bad state is typed, and neither the run nor the thread changes.
+        const bad = await failure(
+          saver.putRun(run("together", { run_id: "a", status: "error" }), { status: "x" as never })
+        )
+        expect(bad).toBeInstanceOf(CheckpointError.InvalidInput)
+        expect(bad).toMatchObject({ argument: "thread.status" })
+        expect(await saver.getRun("together", "a")).toMatchObject({ status: "success" })
+        expect(await saver.getThread("together")).toMatchObject({ status: "idle", values: { n: 2 } })
+      })
+    })
   })
 }

@@ -200,6 +200,21 @@ describe.each(
       replyTo("please approve"),
       approvedWith("yes")
     ])
+    // A thread shows the values its state had when its last run ended, as the API writes them, and whether
+    // that run paused.
+    const id = (ours[0]![1] as { readonly thread_id: string }).thread_id
+    const [thread, last] = await Promise.all([client.threads.get(id), client.threads.getState(id)])
+    expect(thread.values).toEqual(last.values)
+    expect(thread.status).toBe("idle")
+    const paused = await client.threads.create()
+    await collect(client.runs.stream(paused.thread_id, "chat", { input: human("please approve") }))
+    const [waiting, atInterrupt] = await Promise.all([
+      client.threads.get(paused.thread_id),
+      client.threads.getState(paused.thread_id)
+    ])
+    expect(waiting.status).toBe("interrupted")
+    expect(texts(waiting.values)).toEqual(["please approve", replyTo("please approve")])
+    expect(waiting.values).toEqual(atInterrupt.values)
   }, 60_000)
 
   it("lets a client rejoin a running stream, from its last event after a dropped connection", async () => {

@@ -7,7 +7,7 @@
  */
 import { Client } from "@langchain/langgraph-sdk"
 import { type ChildProcess, spawn } from "node:child_process"
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 
@@ -19,6 +19,31 @@ export interface Replica {
   readonly client: Client
   /** Resolves with the exit's code or signal. */
   readonly exited: Promise<number | string>
+  /** Its JavaScript heap in MiB after a full garbage collection (a replica started with `inspect` only). */
+  readonly heapAfterGc: () => Promise<number>
+}
+
+/** Calls over V8's inspector protocol, on the replica's debugger socket. */
+const inspector = (url: string) => async (methods: ReadonlyArray<string>): Promise<ReadonlyArray<unknown>> => {
+  const socket = new WebSocket(url)
+  await new Promise((resolve, reject) => {
+    socket.onopen = resolve
+    socket.onerror = reject
+  })
+  const results: Array<unknown> = []
+  for (const [id, method] of methods.entries()) {
+    results.push(
+      await new Promise((resolve) => {
+        socket.onmessage = (message) => {
+          const reply = JSON.parse(String(message.data)) as { id?: number; result?: unknown }
+          if (reply.id === id) resolve(reply.result)
+        }
+        socket.send(JSON.stringify({ id, method }))
+      })
+    )
+  }
+  socket.close()
+  return results
 }
 
 /**
@@ -30,15 +55,29 @@ export const replicas = (database: string, checkout = join(import.meta.dirname, 
   const main = join(checkout, "src/cli/main.ts")
   const marks = mkdtempSync(join(tmpdir(), "lce-replicas-"))
   const running: Array<Replica> = []
-  const start = () =>
+  /** Starts a replica; `inspect`: with its debugger open on the loopback, so `heapAfterGc` can ask. */
+  const start = ({ inspect = false }: { readonly inspect?: boolean } = {}) =>
     new Promise<Replica>((resolve, reject) => {
       const child = spawn(
         process.execPath,
-        [main, "serve", `${graphs}:chat`, `${graphs}:slow`, "--db", database, "--port", "0"],
+        [
+          ...(inspect ? ["--inspect=127.0.0.1:0"] : []),
+          main,
+          "serve",
+          `${graphs}:chat`,
+          `${graphs}:slow`,
+          "--db",
+          database,
+          "--port",
+          "0"
+        ],
         { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, REPLICA_MARKS: marks, NO_COLOR: "1" } }
       )
       let stderr = ""
       child.stderr!.on("data", (chunk: Buffer) => void (stderr += chunk.toString()))
+      if (process.env.REPLICA_LOG) {
+        child.stderr!.on("data", (chunk: Buffer) => appendFileSync(process.env.REPLICA_LOG!, `[${child.pid}] ${chunk}`))
+      }
       const exited = new Promise<number | string>((done) =>
         child.once("exit", (code, signal) => done(code ?? signal ?? "unknown"))
       )
@@ -46,7 +85,13 @@ export const replicas = (database: string, checkout = join(import.meta.dirname, 
       child.stdout!.on("data", (chunk: Buffer) => {
         const url = chunk.toString().trim().split("\n").find((line) => line.startsWith("http"))
         if (url === undefined) return
-        const replica: Replica = { url, child, client: new Client({ apiUrl: url }), exited }
+        const heapAfterGc = async () => {
+          const debuggerUrl = /ws:\/\/\S+/.exec(stderr)?.[0]
+          if (debuggerUrl === undefined) throw new Error("the replica was not started with inspect")
+          const [, usage] = await inspector(debuggerUrl)(["HeapProfiler.collectGarbage", "Runtime.getHeapUsage"])
+          return (usage as { readonly usedSize: number }).usedSize / 1024 / 1024
+        }
+        const replica: Replica = { url, child, client: new Client({ apiUrl: url }), exited, heapAfterGc }
         running.push(replica)
         resolve(replica)
       })

@@ -84,4 +84,32 @@ describe("the registry", () => {
     }
     expect(["x", "y", "z"].map((id) => few.get(id) !== undefined)).toEqual([false, true, true])
   })
+
+  it("hands a reader the log of a run admitted here once it starts, and tells where its events are", async () => {
+    const runs = new Registry()
+    expect(runs.here("r")).toBe(false)
+    runs.expect("r")
+    expect(runs.here("r")).toBe(true)
+    const waiting = runs.logOf("r")
+    const log = runs.add("r", 0)
+    expect(await waiting).toBe(log)
+    log.push("values", "{}")
+    log.settle()
+    expect(await log.closed).toBe(true)
+    // Settled stays settled: a later abandon changes nothing, and its events stay here.
+    log.abandon()
+    expect(log.abandoned).toBe(false)
+    expect(runs.here("r")).toBe(true)
+    // An execution handed over: its events are elsewhere now, and its readers learn it has no end here.
+    const moved = runs.add("m", 0)
+    moved.abandon()
+    expect(await moved.closed).toBe(false)
+    expect(runs.here("m")).toBe(false)
+    // A run that leaves before it starts: its reader is answered, with no log.
+    runs.expect("gone")
+    const none = runs.logOf("gone")
+    runs.unexpect("gone")
+    expect(await none).toBeUndefined()
+    expect(runs.here("gone")).toBe(false)
+  })
 })

@@ -245,21 +245,33 @@ ON CONFLICT (thread_id) DO UPDATE SET last_activity = now(), status = EXCLUDED.s
   state_values = coalesce(EXCLUDED.state_values, ${t.threads}.state_values)`
     }),
 
-    // A run and the thread's row it belongs to (made if missing: the run's foreign key needs it).
+    // A run and the thread's row it belongs to (made if missing: the run's foreign key needs it), the
+    // thread's state set in the same statement when given.
     putRunRecord: statement({
-      params: (row: RunRecordRow) => ({
-        thread_id: row.thread_id,
-        run_id: row.run_id,
-        assistant_id: row.assistant_id,
-        status: row.status,
-        metadata: Jsonb.encode(row.metadata),
-        multitask_strategy: row.multitask_strategy,
-        created_at: row.created_at,
-        updated_at: row.updated_at
+      params: (
+        input: {
+          readonly row: RunRecordRow
+          readonly thread: { readonly status: string; readonly values: string | undefined } | undefined
+        }
+      ) => ({
+        thread_id: input.row.thread_id,
+        run_id: input.row.run_id,
+        assistant_id: input.row.assistant_id,
+        status: input.row.status,
+        metadata: Jsonb.encode(input.row.metadata),
+        multitask_strategy: input.row.multitask_strategy,
+        created_at: input.row.created_at,
+        updated_at: input.row.updated_at,
+        thread_status: input.thread?.status ?? null,
+        thread_values: input.thread?.values === undefined ? null : Jsonb.encode(input.thread.values)
       }),
       text: (param) => `
 WITH thread AS (
-  INSERT INTO ${t.threads} (thread_id) VALUES (${param.thread_id}) ON CONFLICT (thread_id) DO NOTHING
+  INSERT INTO ${t.threads} (thread_id, last_activity, status, state_values)
+  VALUES (${param.thread_id}, now(), coalesce(${param.thread_status}::text, 'idle'), ${param.thread_values}::jsonb)
+  ON CONFLICT (thread_id) DO UPDATE SET last_activity = now(), status = EXCLUDED.status,
+    state_values = coalesce(EXCLUDED.state_values, ${t.threads}.state_values)
+  WHERE ${param.thread_status}::text IS NOT NULL
 )
 INSERT INTO ${t.runs} (thread_id, run_id, assistant_id, status, metadata, multitask_strategy, created_at, updated_at)
 VALUES (${param.thread_id}, ${param.run_id}, ${param.assistant_id}, ${param.status}, ${param.metadata}::jsonb,
