@@ -27,17 +27,19 @@ export interface Replica {
 const inspector = (url: string) => async (methods: ReadonlyArray<string>): Promise<ReadonlyArray<unknown>> => {
   const socket = new WebSocket(url)
   await new Promise((resolve, reject) => {
-    socket.onopen = resolve
-    socket.onerror = reject
+    socket.addEventListener("open", resolve, { once: true })
+    socket.addEventListener("error", reject, { once: true })
+  })
+  const replies = new Map<number, (result: unknown) => void>()
+  socket.addEventListener("message", (message) => {
+    const reply = JSON.parse(String(message.data)) as { id?: number; result?: unknown }
+    if (reply.id !== undefined) replies.get(reply.id)?.(reply.result)
   })
   const results: Array<unknown> = []
   for (const [id, method] of methods.entries()) {
     results.push(
       await new Promise((resolve) => {
-        socket.onmessage = (message) => {
-          const reply = JSON.parse(String(message.data)) as { id?: number; result?: unknown }
-          if (reply.id === id) resolve(reply.result)
-        }
+        replies.set(id, resolve)
         socket.send(JSON.stringify({ id, method }))
       })
     )
