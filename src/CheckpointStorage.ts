@@ -47,6 +47,7 @@ import * as ThreadLifecycle from "./lifecycle/ThreadLifecycle.ts"
 import * as MemoryDriver from "./memory/MemoryDriver.ts"
 import * as Settings from "./Settings.ts"
 import type { FormatStatus, StorageDriver, StoredCheckpoint, ThreadRows } from "./StorageDriver.ts"
+import type { CronPage, CronQuery, CronRecord } from "./ThreadCrons.ts"
 import * as ThreadRecords from "./ThreadRecords.ts"
 import type { ThreadPage, ThreadQuery, ThreadRecord, ThreadState, ThreadUpdate } from "./ThreadRecords.ts"
 import type { RunQuery, RunRecord } from "./ThreadRuns.ts"
@@ -68,6 +69,7 @@ export type PutError = WriteError | CheckpointNotFound | ThreadConflict
 
 export type { ReencryptProgress, ReencryptSummary, RetentionPolicy, RetentionReport } from "./lifecycle/Reports.ts"
 export { summarizeReencrypt } from "./lifecycle/Reports.ts"
+export type { CronPage, CronQuery, CronRecord } from "./ThreadCrons.ts"
 export type { ThreadPage, ThreadQuery, ThreadRecord, ThreadState, ThreadStatus, ThreadUpdate } from "./ThreadRecords.ts"
 export type { RunQuery, RunRecord, RunStatus } from "./ThreadRuns.ts"
 
@@ -383,6 +385,48 @@ export class CheckpointStorage extends Context.Service<CheckpointStorage, {
     thread_id: string,
     run_id: string
   ) => Effect.Effect<boolean, InvalidConfig | InvalidInput | StorageFailure | FormatError>
+  /**
+   * Stores a cron's record (see {@link CronRecord}): a new one, or all of
+   * one but its `created_at`. Its schedule and time zone must parse, and
+   * its thread, when it names one, must have a record (`InvalidInput`).
+   *
+   * @since 0.4.0
+   */
+  readonly putCron: (cron: CronRecord) => Effect.Effect<void, InvalidInput | StorageFailure | FormatError>
+  /**
+   * A cron; `None` when there is none of that id.
+   *
+   * @since 0.4.0
+   */
+  readonly getCron: (
+    cron_id: string
+  ) => Effect.Effect<Option.Option<CronRecord>, InvalidInput | StorageFailure | FormatError>
+  /**
+   * A page of crons, oldest first, and how many match (see {@link CronQuery}).
+   *
+   * @since 0.4.0
+   */
+  readonly searchCrons: (
+    query?: CronQuery
+  ) => Effect.Effect<CronPage, InvalidConfig | InvalidInput | StorageFailure | FormatError>
+  /**
+   * Removes a cron's record: whether there was one.
+   *
+   * @since 0.4.0
+   */
+  readonly deleteCron: (cron_id: string) => Effect.Effect<boolean, InvalidInput | StorageFailure | FormatError>
+  /**
+   * Moves a cron's `next_run_date` from `from` to `to` (undefined: no next
+   * tick), only if it is `from`: of two firings of one tick, one moves it.
+   * Whether it did.
+   *
+   * @since 0.4.0
+   */
+  readonly advanceCron: (
+    cron_id: string,
+    from: Date,
+    to: Date | undefined
+  ) => Effect.Effect<boolean, InvalidInput | StorageFailure | FormatError>
 }>()("langgraph-checkpoint-effect/CheckpointStorage") {}
 
 /**

@@ -237,3 +237,21 @@ export const readJsonObject = (text: string): Record<string, unknown> => {
     return {}
   }
 }
+
+const Name = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(256))
+
+/**
+ * An id or name a caller gives as `argument`: a non-empty string of at
+ * most 256 characters, without NUL; `InvalidInput` otherwise.
+ *
+ * @since 0.4.0
+ */
+export const nameOf = (operation: string, argument: string, value: unknown): Effect.Effect<string, InvalidInput> =>
+  Schema.decodeUnknownEffect(Name)(value).pipe(
+    Effect.mapError(invalidInput(operation, argument)),
+    Effect.flatMap((name) =>
+      name.includes("\u0000")
+        ? Effect.fail(new InvalidInput({ operation, argument, detail: "holds the NUL character (U+0000)" }))
+        : Effect.succeed(name)
+    )
+  )

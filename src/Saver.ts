@@ -28,6 +28,9 @@ import {
 import { InvalidConfig } from "./CheckpointError.ts"
 import {
   CheckpointStorage,
+  type CronPage,
+  type CronQuery,
+  type CronRecord,
   type FormatReport,
   layerMemory,
   type ReencryptProgress,
@@ -478,6 +481,33 @@ export class EffectCheckpointSaver extends BaseCheckpointSaver {
   /** Removes a run's record: whether there was one. */
   async deleteRun(threadId: string, runId: string): Promise<boolean> {
     return this.#run(CheckpointStorage.use((storage) => storage.deleteRun(threadId, runId)))
+  }
+
+  /** Stores a cron's record (see `CheckpointStorage.putCron`). */
+  async putCron(cron: CronRecord): Promise<void> {
+    await this.#run(CheckpointStorage.use((storage) => storage.putCron(cron)))
+  }
+
+  /** A cron, undefined when there is none of that id. */
+  async getCron(cronId: string): Promise<CronRecord | undefined> {
+    return this.#run(
+      CheckpointStorage.use((storage) => storage.getCron(cronId)).pipe(Effect.map(Option.getOrUndefined))
+    )
+  }
+
+  /** A page of crons, oldest first, and how many match (see `CheckpointStorage.searchCrons`). */
+  async searchCrons(query: CronQuery = {}): Promise<CronPage> {
+    return this.#run(CheckpointStorage.use((storage) => storage.searchCrons(query)))
+  }
+
+  /** Removes a cron's record: whether there was one. */
+  async deleteCron(cronId: string): Promise<boolean> {
+    return this.#run(CheckpointStorage.use((storage) => storage.deleteCron(cronId)))
+  }
+
+  /** Moves a cron's next tick from `from` to `to`, only if it is `from` (see `CheckpointStorage.advanceCron`). */
+  async advanceCron(cronId: string, from: Date, to: Date | undefined): Promise<boolean> {
+    return this.#run(CheckpointStorage.use((storage) => storage.advanceCron(cronId, from, to)))
   }
 
   /**

@@ -410,6 +410,46 @@ export interface StorageDriver {
    */
   readonly deleteRunRecord: (thread_id: string, run_id: string) => Effect.Effect<boolean, StorageFailure>
   /**
+   * Stores a cron's record: a new one, or all of an existing one but its
+   * `created_at`. Whether it was stored: not when it names a thread
+   * without a record. A thread's crons go with it (`deleteThread`).
+   *
+   * @since 0.4.0
+   */
+  readonly putCronRecord: (row: CronRecordRow) => Effect.Effect<boolean, StorageFailure>
+  /**
+   * A cron by id; `None` when there is none of that id.
+   *
+   * @since 0.4.0
+   */
+  readonly cronRecord: (cron_id: string) => Effect.Effect<Option.Option<CronRecordRow>, StorageFailure>
+  /**
+   * The crons a query selects, oldest first (ties by `cron_id`): a page of
+   * them and how many match in all.
+   *
+   * @since 0.4.0
+   */
+  readonly cronRecords: (
+    query: CronRecordQuery
+  ) => Effect.Effect<{ readonly crons: ReadonlyArray<CronRecordRow>; readonly total: number }, StorageFailure>
+  /**
+   * Removes a cron's record: whether there was one.
+   *
+   * @since 0.4.0
+   */
+  readonly deleteCronRecord: (cron_id: string) => Effect.Effect<boolean, StorageFailure>
+  /**
+   * Moves a cron's `next_run_date` from `from` to `to` (none: the cron
+   * has no next tick), compare-and-set: whether it was `from`.
+   *
+   * @since 0.4.0
+   */
+  readonly advanceCronRecord: (
+    cron_id: string,
+    from: Date,
+    to: Date | undefined
+  ) => Effect.Effect<boolean, StorageFailure>
+  /**
    * Makes the store hold thread records (SQL: applies migration 1000, see
    * `Migrations.enableThreadRecords`); idempotent. The other record members
    * need it first. Every thread with checkpoints has a record from then on:
@@ -476,6 +516,52 @@ export interface RunRecordRow {
   readonly multitask_strategy: string
   readonly created_at: Date
   readonly updated_at: Date
+}
+
+/**
+ * A cron's record, as stored: the run it starts at each tick of its
+ * `schedule` (`payload`, JSON text: the run's body), on its thread, or
+ * (`thread_id` undefined) on a thread of its own each time.
+ *
+ * @since 0.4.0
+ */
+export interface CronRecordRow {
+  readonly cron_id: string
+  /** Its thread; undefined for a stateless cron. */
+  readonly thread_id: string | undefined
+  readonly assistant_id: string
+  /** A cron expression (5 or 6 fields). */
+  readonly schedule: string
+  /** An IANA time zone; undefined for UTC. */
+  readonly timezone: string | undefined
+  /** No tick after it; undefined for none. */
+  readonly end_time: Date | undefined
+  readonly enabled: boolean
+  /** `delete` or `keep` (a stateless cron's thread after its run). */
+  readonly on_run_completed: string
+  /** JSON text, as stored (untrusted). */
+  readonly payload: string
+  /** JSON text, as stored (untrusted). */
+  readonly metadata: string
+  /** Its next tick; undefined when it has none. */
+  readonly next_run_date: Date | undefined
+  readonly created_at: Date
+  readonly updated_at: Date
+}
+
+/**
+ * What `cronRecords` selects, resolved.
+ *
+ * @since 0.4.0
+ */
+export interface CronRecordQuery {
+  /** JSON text of an object the crons' metadata must contain; undefined for every cron. */
+  readonly metadata: string | undefined
+  readonly thread_id: string | undefined
+  readonly assistant_id: string | undefined
+  readonly enabled: boolean | undefined
+  readonly limit: number
+  readonly offset: number
 }
 
 /**

@@ -22,6 +22,7 @@ import { Effect, Option, Schema, Semaphore } from "effect"
 import { type IncompatibleSchema, InvalidInput, type StorageFailure } from "./CheckpointError.ts"
 import { decodeThreadId, encodeJsonObject, invalidInput, JSON_VALUES_BOUNDS, readJsonObject } from "./Input.ts"
 import type { StorageDriver, ThreadRecordQuery, ThreadRecordRow } from "./StorageDriver.ts"
+import * as ThreadCrons from "./ThreadCrons.ts"
 import * as ThreadRuns from "./ThreadRuns.ts"
 
 /**
@@ -277,6 +278,7 @@ export const make = (driver: StorageDriver, enable: Effect.Effect<void, Incompat
     createThread,
     searchThreads,
     setThreadState,
-    ...ThreadRuns.make(driver, enable, stateOf)
+    ...ThreadRuns.make(driver, enable, stateOf),
+    ...ThreadCrons.make(driver, enable)
   }
 }

@@ -29,7 +29,7 @@
  */
 import { Effect, Option, Schema } from "effect"
 import { InvalidInput } from "./CheckpointError.ts"
-import { decodeThreadId, encodeJsonObject, invalidInput, readJsonObject } from "./Input.ts"
+import { decodeThreadId, encodeJsonObject, invalidInput, nameOf, readJsonObject } from "./Input.ts"
 import type { RunRecordRow, StorageDriver } from "./StorageDriver.ts"
 import type { StateOf, ThreadState } from "./ThreadRecords.ts"
 
@@ -84,8 +84,6 @@ const Paging = Schema.Struct({
   offset: Schema.optional(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)))
 })
 
-const Name = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(256))
-
 const toRun = (row: RunRecordRow): RunRecord => ({
   ...row,
   // Stored data is untrusted: a status this release does not know reads as an error.
@@ -103,17 +101,6 @@ const runStatusOf = (operation: string, status: unknown) =>
         detail: `expected one of ${[...RUN_STATUSES].join(", ")}, got ${JSON.stringify(status) ?? typeof status}`
       })
     )
-
-/** An id or name a caller gives: a non-empty string of at most 256 characters, without NUL. */
-const nameOf = (operation: string, argument: string, value: unknown) =>
-  Schema.decodeUnknownEffect(Name)(value).pipe(
-    Effect.mapError(invalidInput(operation, argument)),
-    Effect.flatMap((name) =>
-      name.includes("\u0000")
-        ? Effect.fail(new InvalidInput({ operation, argument, detail: "holds the NUL character (U+0000)" }))
-        : Effect.succeed(name)
-    )
-  )
 
 /**
  * The service's claims and run records over a driver, once `enable` made

@@ -1,8 +1,8 @@
 /**
  * The in-memory driver: the reference semantics every SQL driver is tested
  * against, as a service whose state tests can look at. The state is one
- * `Map` from thread id to that thread's rows (see `ThreadState`); reads and
- * writes live beside this file. Each operation runs synchronously inside one
+ * `Map` from thread id to that thread's rows (see `ThreadState`), and one of
+ * crons; reads, writes, records and crons live beside this file. Each operation runs synchronously inside one
  * `Effect.sync`, so it is atomic with respect to concurrent fibers and callers.
  *
  * @since 0.1.0
@@ -10,6 +10,7 @@
 import { Context, Effect, Layer, Semaphore } from "effect"
 import type { StorageDriver } from "../StorageDriver.ts"
 import { NEWEST_LEVEL } from "../StorageFormat.ts"
+import { crons } from "./Crons.ts"
 import { reads } from "./Reads.ts"
 import { records } from "./Records.ts"
 import type { Threads, ThreadState } from "./ThreadState.ts"
@@ -61,10 +62,14 @@ export const makeInspectable = (options: MakeOptions = {}): MemoryDriver["Servic
   const lock = Semaphore.makeUnsafe(1)
   const writing = <A>(change: () => A) =>
     Effect.flatMap(Held, (held) => held ? Effect.sync(change) : lock.withPermits(1)(Effect.sync(change)))
+  const written = writes(threads, writing)
+  const cronRecords = crons(threads, writing)
   const driver: StorageDriver = {
     ...reads(threads),
-    ...writes(threads, writing),
+    ...written,
     ...records(threads, writing),
+    ...cronRecords.operations,
+    deleteThread: (thread_id) => Effect.andThen(written.deleteThread(thread_id), cronRecords.forget(thread_id)),
     formatStatus: Effect.sync(() => ({ level })),
     raiseFormat: (to) =>
       Effect.sync(() => {

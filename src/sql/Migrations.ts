@@ -141,6 +141,27 @@ const steps = (t: Tables): ReadonlyArray<readonly [version: number, statements: 
       PRIMARY KEY (thread_id, run_id)
     )`,
     `CREATE INDEX IF NOT EXISTS checkpoint_runs_created ON ${t.runs} (thread_id, created_at DESC, run_id DESC)`
+  ]],
+  // Crons (see `ThreadCrons`): each one's schedule, the run it starts and
+  // its next tick; a thread's go with its row. A feature step taken with
+  // thread records.
+  [1002, [
+    `CREATE TABLE IF NOT EXISTS ${t.crons} (
+      cron_id TEXT PRIMARY KEY,
+      thread_id TEXT REFERENCES ${t.threads} (thread_id) ON DELETE CASCADE,
+      assistant_id TEXT NOT NULL,
+      schedule TEXT NOT NULL,
+      timezone TEXT,
+      end_time TIMESTAMPTZ,
+      enabled BOOLEAN NOT NULL,
+      on_run_completed TEXT NOT NULL,
+      payload JSONB NOT NULL,
+      metadata JSONB NOT NULL DEFAULT '{}',
+      next_run_date TIMESTAMPTZ,
+      created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+      updated_at TIMESTAMPTZ NOT NULL DEFAULT now()
+    )`,
+    `CREATE INDEX IF NOT EXISTS checkpoint_crons_thread ON ${t.crons} (thread_id)`
   ]]
 ]
 
@@ -165,10 +186,10 @@ const levelSteps: ReadonlyMap<number, number> = new Map([[103, 2], [104, 3]])
  * release is left. Other steps never depend on them; like level steps, a
  * database without them is current.
  */
-const featureSteps: ReadonlySet<number> = new Set([1000, 1001])
+const featureSteps: ReadonlySet<number> = new Set([1000, 1001, 1002])
 
-/** The steps of thread records and runs (see {@link enableThreadRecords}). */
-const threadRecordSteps: ReadonlySet<number> = new Set([1000, 1001])
+/** The steps of thread records, runs and crons (see {@link enableThreadRecords}). */
+const threadRecordSteps: ReadonlySet<number> = new Set([1000, 1001, 1002])
 
 /**
  * Steps from this version on are ones a release that does not know them can
@@ -288,7 +309,7 @@ export const raise = Effect.fn("CheckpointStorage.raiseFormat")(function*(
 /**
  * Makes the database hold thread records (migration 1000: each thread's
  * metadata and creation time, and their indexes; 1001: its status, values,
- * writer epoch and runs), bringing its schema up to date first, as
+ * writer epoch and runs; 1002: crons), bringing its schema up to date first, as
  * {@link run} does, but for level steps. Safe to repeat, and
  * when many processes run it at once (the migrations' lock).
  *

@@ -226,6 +226,16 @@ export const make = Effect.fnUntraced(function*(
 
     deleteRunRecord: (thread_id, run_id) => run("deleteRun", q.deleteRunRecord, { thread_id, run_id }),
 
+    putCronRecord: (row) => run("putCron", q.putCronRecord, row),
+
+    cronRecord: (cron_id) => run("getCron", q.cronRecord, { cron_id }),
+
+    cronRecords: (query) => run("searchCrons", q.cronRecords, query),
+
+    deleteCronRecord: (cron_id) => run("deleteCron", q.deleteCronRecord, { cron_id }),
+
+    advanceCronRecord: (cron_id, from, to) => run("advanceCron", q.advanceCronRecord, { cron_id, from, to }),
+
     enableThreadRecords: Migrations.enableThreadRecords(tables, options.dialect).pipe(
       Effect.provideService(SqlClient.SqlClient, sql),
       Effect.provideService(Retry.RetryPolicy, policy),

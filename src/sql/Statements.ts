@@ -11,13 +11,14 @@
  *
  * The catalogue is assembled here from its parts, one per concern, in
  * `statements/`: the writes of a run (`Writes`), the reads of checkpoints
- * (`Reads`), the statements on whole threads (`Lifecycle`) and thread
- * records (`Records`); the builder is `statements/Statement`.
+ * (`Reads`), the statements on whole threads (`Lifecycle`), thread
+ * records (`Records`) and crons (`Crons`); the builder is `statements/Statement`.
  *
  * @since 0.1.0
  */
 import { locksRows } from "./Dialect.ts"
 import type { Dialect } from "./Options.ts"
+import { crons } from "./statements/Crons.ts"
 import { lifecycle } from "./statements/Lifecycle.ts"
 import { reads } from "./statements/Reads.ts"
 import { records } from "./statements/Records.ts"
@@ -36,7 +37,8 @@ export const statements = (t: Tables, dialect: Dialect = "postgres") => ({
   ...writes(t, locksRows(dialect)),
   ...reads(t),
   ...lifecycle(t),
-  ...records(t)
+  ...records(t),
+  ...crons(t)
 })
 
 /**

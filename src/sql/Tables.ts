@@ -31,6 +31,8 @@ export interface Tables {
   readonly threads: string
   /** Run records (see `ThreadRuns`). */
   readonly runs: string
+  /** Cron records (see `ThreadCrons`). */
+  readonly crons: string
   /** The storage format levels the database was raised to (see `Migrations.raise`). */
   readonly format: string
   /** CockroachDB only: the row migrations lock. */
@@ -55,6 +57,7 @@ export const make = (schema = "public"): Tables => ({
   migrations: `${quote(schema)}.checkpoint_migrations`,
   threads: `${quote(schema)}.checkpoint_threads`,
   runs: `${quote(schema)}.checkpoint_runs`,
+  crons: `${quote(schema)}.checkpoint_crons`,
   format: `${quote(schema)}.checkpoint_format`,
   migrationLock: `${quote(schema)}.checkpoint_migration_lock`
 })

@@ -10,12 +10,14 @@
  *   without an epoch are not fenced;
  * - a thread's status and values, found by status, ids and values;
  * - run records: stored, changed, read, listed newest first (by status
- *   too), removed, and gone with their thread.
+ *   too), removed, and gone with their thread;
+ * - cron records: stored, replaced, searched, moved to their next tick
+ *   only from the one a caller saw, removed, and a thread's gone with it.
  */
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph"
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { describe, expect, it } from "vitest"
-import { CheckpointError, type EffectCheckpointSaver, type RunRecord } from "../../src/index.ts"
+import { CheckpointError, type CronRecord, type EffectCheckpointSaver, type RunRecord } from "../../src/index.ts"
 import { type Driver, drivers } from "../support/drivers.ts"
 
 const d = drivers("runs")
@@ -60,6 +62,19 @@ const run = (thread_id: string, overrides: Partial<RunRecord> = {}): RunRecord =
   status: "pending",
   metadata: {},
   multitask_strategy: "reject",
+  created_at: new Date(),
+  updated_at: new Date(),
+  ...overrides
+})
+
+const cron = (cron_id: string, overrides: Partial<CronRecord> = {}): CronRecord => ({
+  cron_id,
+  assistant_id: "agent",
+  schedule: "*/5 * * * *",
+  enabled: true,
+  on_run_completed: "delete",
+  payload: { input: { text: "tick" } },
+  metadata: {},
   created_at: new Date(),
   updated_at: new Date(),
   ...overrides
@@ -231,6 +246,76 @@ for (const driver of d.all) {
         expect(bad).toMatchObject({ argument: "thread.status" })
         expect(await saver.getRun("together", "a")).toMatchObject({ status: "success" })
         expect(await saver.getThread("together")).toMatchObject({ status: "idle", values: { n: 2 } })
+      })
+    })
+
+    it("cron records: stored, replaced, searched, advanced only from the tick seen, and gone with their thread", async () => {
+      await using(driver, async (saver) => {
+        const at = (ms: number) => new Date(Date.UTC(2026, 0, 1) + ms)
+        await saver.createThread("c-thread", {})
+        await saver.putCron(cron("c1", { thread_id: "c-thread", created_at: at(1), next_run_date: at(60_000) }))
+        await saver.putCron(cron("c2", { created_at: at(2), metadata: { owner: "ann" }, timezone: "Europe/Paris" }))
+        await saver.putCron(
+          cron("c3", { created_at: at(3), assistant_id: "other", enabled: false, end_time: at(9_000_000) })
+        )
+        expect(await saver.getCron("c1")).toEqual(
+          cron("c1", {
+            thread_id: "c-thread",
+            timezone: undefined,
+            end_time: undefined,
+            created_at: at(1),
+            updated_at: (await saver.getCron("c1"))!.updated_at,
+            next_run_date: at(60_000)
+          })
+        )
+        expect(await saver.getCron("c3")).toMatchObject({ enabled: false, end_time: at(9_000_000) })
+        expect(await saver.getCron("nope")).toBeUndefined()
+        const ids = async (query: Parameters<EffectCheckpointSaver["searchCrons"]>[0]) => {
+          const page = await saver.searchCrons(query)
+          return { ids: page.crons.map((found) => found.cron_id), total: page.total }
+        }
+        expect(await ids({})).toEqual({ ids: ["c1", "c2", "c3"], total: 3 })
+        expect(await ids({ limit: 1, offset: 1 })).toEqual({ ids: ["c2"], total: 3 })
+        expect(await ids({ thread_id: "c-thread" })).toEqual({ ids: ["c1"], total: 1 })
+        expect(await ids({ assistant_id: "other" })).toEqual({ ids: ["c3"], total: 1 })
+        expect(await ids({ enabled: true })).toEqual({ ids: ["c1", "c2"], total: 2 })
+        expect(await ids({ metadata: { owner: "ann" } })).toEqual({ ids: ["c2"], total: 1 })
+        // A put replaces all but created_at.
+        await saver.putCron(cron("c2", { schedule: "0 9 * * 1", created_at: at(99), payload: { input: 2 } }))
+        expect(await saver.getCron("c2")).toMatchObject({
+          schedule: "0 9 * * 1",
+          timezone: undefined,
+          metadata: {},
+          payload: { input: 2 },
+          created_at: at(2)
+        })
+        // Compare-and-set on the next tick: of two firings of one tick, one moves it.
+        expect(await saver.advanceCron("c1", at(60_000), at(120_000))).toBe(true)
+        expect(await saver.advanceCron("c1", at(60_000), at(120_000))).toBe(false)
+        expect((await saver.getCron("c1"))?.next_run_date).toEqual(at(120_000))
+        expect(await saver.advanceCron("c1", at(120_000), undefined)).toBe(true)
+        expect((await saver.getCron("c1"))?.next_run_date).toBeUndefined()
+        expect(await saver.deleteCron("c3")).toBe(true)
+        expect(await saver.deleteCron("c3")).toBe(false)
+        // A thread's crons go with it.
+        await saver.deleteThread("c-thread")
+        expect(await saver.getCron("c1")).toBeUndefined()
+        expect(await ids({})).toEqual({ ids: ["c2"], total: 1 })
+        // Bad input is typed and stores nothing: a schedule or zone that does not parse, a thread that is not there.
+        for (
+          const [bad, argument] of [
+            [cron("bad", { schedule: "every minute" }), "cron.schedule"],
+            [cron("bad", { timezone: "Mars/Olympus" }), "cron.timezone"],
+            [cron("bad", { thread_id: "no-such-thread" }), "cron.thread_id"],
+            [cron("bad", { on_run_completed: "drop" as never }), "cron.on_run_completed"],
+            [cron("bad", { payload: [] as never }), "cron.payload"]
+          ] as const
+        ) {
+          const error = await failure(saver.putCron(bad))
+          expect(error).toBeInstanceOf(CheckpointError.InvalidInput)
+          expect(error).toMatchObject({ argument })
+        }
+        expect(await saver.getCron("bad")).toBeUndefined()
       })
     })
   })
