@@ -20,6 +20,7 @@ import { cors } from "hono/cors"
 import { HTTPException } from "hono/http-exception"
 import type { EffectCheckpointSaver } from "../Saver.ts"
 import { authenticate } from "./Auth.ts"
+import * as CronRoutes from "./CronRoutes.ts"
 import * as Engine from "./Engine.ts"
 import * as Graphs from "./Graphs.ts"
 import * as Guards from "./Guards.ts"
@@ -186,6 +187,7 @@ export const make = async (options: AppOptions): Promise<App> => {
   })
   Routes.register(app, { graphs, threads, saver: options.saver, started: new Date() })
   RunRoutes.register(app, { embed: (request) => embed.fetch(request), engine, threads, saver: options.saver, graphs })
+  CronRoutes.register(app, { engine, threads, saver: options.saver, graphs })
   app.route("/", embed)
   return { fetch: (request) => app.fetch(request), close: () => engine.close() }
 }

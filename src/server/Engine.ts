@@ -41,21 +41,7 @@
  */
 import { NodeClusterSocket, NodeCrypto, NodeSocketServer } from "@effect/platform-node-shared"
 import { v7 as uuidv7 } from "@langchain/core/utils/uuid"
-import {
-  Context,
-  Deferred,
-  Duration,
-  Effect,
-  Exit,
-  Fiber,
-  Layer,
-  ManagedRuntime,
-  Option,
-  Result,
-  Schedule,
-  Schema,
-  Stream
-} from "effect"
+import { Context, Deferred, Effect, Exit, Fiber, Layer, ManagedRuntime, Option, Result, Schema, Stream } from "effect"
 import {
   ClusterSchema,
   Entity,
@@ -76,8 +62,10 @@ import type { SqlClient } from "effect/sql"
 import type { RunRecord, RunStatus, ThreadState } from "../CheckpointStorage.ts"
 import * as ConnectionString from "../ConnectionString.ts"
 import type { EffectCheckpointSaver } from "../Saver.ts"
+import * as Crons from "./Crons.ts"
 import type { RunLimits } from "./Options.ts"
 import { EPOCH_SPAN, frame, pump, Registry, type RunEvent } from "./Runs.ts"
+import { stored } from "./Stored.ts"
 
 /**
  * Where the cluster keeps its messages and how its runners meet: in this
@@ -123,6 +111,8 @@ export interface EngineOptions {
  */
 export interface StartRun {
   readonly thread_id: string
+  /** Its id (default: a new one). */
+  readonly run_id?: string | undefined
   readonly assistant_id: string
   readonly body: Record<string, unknown>
   readonly multitask_strategy: string
@@ -150,6 +140,8 @@ export interface Engine {
   readonly cancel: (thread_id: string, run_id: string) => Promise<boolean>
   /** Waits until a run's record says it ended. */
   readonly ended: (thread_id: string, run_id: string) => Promise<RunRecord | undefined>
+  /** Sets a cron's tick `at` (epoch milliseconds) to fire, once, on whichever runner holds the cron. */
+  readonly schedule: (cron_id: string, at: number) => Promise<void>
   /** Stops the engine (this runner's runs are handed to the others). */
   readonly close: () => Promise<void>
 }
@@ -170,7 +162,9 @@ const StartPayload = {
   multitask_strategy: Schema.String,
   /** The run's metadata, JSON text. */
   metadata: Schema.String,
-  created_at: Schema.Number
+  created_at: Schema.Number,
+  /** Its thread deleted once it ended (a stateless cron's). */
+  delete_thread: Schema.optional(Schema.Boolean)
 }
 
 /**
@@ -218,22 +212,6 @@ interface Admitted {
 type Payload = Schema.Struct.Type<typeof StartPayload>
 
 const promise = <A>(f: () => Promise<A>) => Effect.promise(f)
-
-/**
- * A call to the storage that must land (a run's record, a thread's
- * status): tried again while the database is away, up to a minute, beyond
- * the saver's own retry window.
- */
-const stored = <A>(f: () => Promise<A>) =>
-  Effect.tryPromise(f).pipe(
-    Effect.retry(
-      Schedule.exponential("100 millis").pipe(
-        Schedule.modifyDelay(({ duration }) => Effect.succeed(Duration.min(duration, Duration.seconds(2)))),
-        Schedule.upTo({ duration: "1 minute" })
-      )
-    ),
-    Effect.orDie
-  )
 
 const objectOf = (value: unknown): Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : {}
@@ -427,6 +405,7 @@ const handlers = Thread.toLayer(
           const recorded = yield* Effect.forkChild(Effect.gen(function*() {
             yield* record(payload, status, yield* stateAfter(admitted, payload, status === "error"))
             leave(admitted)
+            if (payload.delete_thread === true) yield* stored(() => saver.deleteThread(thread_id))
           }))
           // Its readers stop once the end is recorded (so what they read next agrees), or after two seconds
           // when the storage is away: the end is recorded when it is back.
@@ -578,9 +557,45 @@ export const make = async (options: EngineOptions): Promise<Engine> => {
     options.place._tag === "Local"
       ? local
       : overSql(options.place)
-  const runtime = ManagedRuntime.make(handlers.pipe(Layer.provide(host), Layer.provideMerge(cluster)))
+  /** A cron's tick starts its run as a client's request would, once: not again when delivered again. */
+  const cronHost = Layer.effect(
+    Crons.CronHost,
+    Effect.map(Thread.client, (threads) => ({
+      saver,
+      start: (run: Crons.TickRun) =>
+        Effect.gen(function*() {
+          if ((yield* stored(() => saver.getRun(run.thread_id, run.run_id))) !== undefined) return
+          yield* threads(run.thread_id).Start({
+            run_id: run.run_id,
+            assistant_id: run.assistant_id,
+            body: JSON.stringify(run.body),
+            multitask_strategy: run.multitask_strategy,
+            metadata: JSON.stringify(run.metadata),
+            created_at: Date.now(),
+            delete_thread: run.delete_thread
+          })
+        }).pipe(Effect.orDie)
+    }))
+  )
+  const runtime = ManagedRuntime.make(
+    Layer.mergeAll(handlers.pipe(Layer.provide(host)), Crons.handlers.pipe(Layer.provide(cronHost))).pipe(
+      Layer.provideMerge(cluster)
+    )
+  )
   const context = await runtime.context()
   const client = await runtime.runPromise(Thread.client)
+  const crons = await runtime.runPromise(Crons.Cron.client)
+  const schedule = (cron_id: string, at: number) =>
+    runtime.runPromise(crons(cron_id).Fire(new Crons.Tick({ at }), { discard: true }))
+  // Every enabled cron's next tick, set again: a chain cut (a process that kept its cluster in memory, a
+  // firing lost between its steps) goes on; one that is intact is the same message, stored once.
+  for (let offset = 0;; offset += 1000) {
+    const page = await saver.searchCrons({ enabled: true, limit: 1000, offset })
+    for (const cron of page.crons) {
+      if (cron.next_run_date !== undefined) await schedule(cron.cron_id, cron.next_run_date.getTime())
+    }
+    if (page.crons.length < 1000) break
+  }
 
   /** The run's events after `after` to its end, from wherever it executes (again after a runner dies). */
   async function* eventsOf(thread_id: string, run_id: string, after: number): AsyncGenerator<RunEvent> {
@@ -628,7 +643,7 @@ export const make = async (options: EngineOptions): Promise<Engine> => {
   return {
     start: async (run) => {
       const payload: Payload = {
-        run_id: uuidv7(),
+        run_id: run.run_id ?? uuidv7(),
         assistant_id: run.assistant_id,
         body: JSON.stringify(run.body),
         multitask_strategy: run.multitask_strategy,
@@ -667,6 +682,7 @@ export const make = async (options: EngineOptions): Promise<Engine> => {
         await sleep(100)
       }
     },
+    schedule,
     close: () => runtime.dispose()
   }
 }

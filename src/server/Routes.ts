@@ -120,7 +120,7 @@ export const register = (
       version: VERSION,
       context: "js",
       server: "langgraph-checkpoint-effect",
-      flags: { assistants: true, crons: false, langsmith: false, langsmith_tracing_replicas: false }
+      flags: { assistants: true, crons: true, langsmith: false, langsmith_tracing_replicas: false }
     }))
 
   const searchAssistants = (body: Record<string, unknown>) => {

@@ -6,7 +6,8 @@
  * (`reject`) from a replica other than the one that took it; a run whose
  * replica is killed (SIGKILL) mid-node ends `success` on another, with one
  * reply and its thread not left busy; three enqueued runs whose replica
- * dies finish in order; a replica stopped with SIGTERM hands its run over.
+ * dies finish in order; a replica stopped with SIGTERM hands its run over;
+ * a cron fires once per tick whichever replica holds it.
  * Through PgBouncer in transaction mode, two replicas do the same: the
  * cluster's shard locks are rows, not session locks a pooler would share.
  */
@@ -146,6 +147,36 @@ describe("three replicas on one PostgreSQL", { concurrent: false }, () => {
       replyTo("an answer through a rolling deploy")
     ])
     await cluster.start()
+  }, 90_000)
+
+  it("a cron fires once per tick across the replicas, and stops when deleted, from any replica", async () => {
+    const { thread_id } = await any().threads.create()
+    const cron = await any().crons.createForThread(thread_id, "chat", {
+      schedule: "* * * * * *",
+      input: human("tick"),
+      multitaskStrategy: "enqueue"
+    })
+    expect(cron).toMatchObject({ thread_id, schedule: "* * * * * *", enabled: true })
+    const started = Date.now()
+    await until(() => any().runs.list(thread_id, { limit: 100 }), (runs) => runs.length >= 4, 30_000)
+    await any().crons.delete(cron.cron_id)
+    const elapsed = (Date.now() - started) / 1000
+    expect(await any().crons.search({ threadId: thread_id })).toEqual([])
+    // Every run ends; no tick ran on two replicas (at most one run a second, their ids all different).
+    const runs = await until(
+      () => any().runs.list(thread_id, { limit: 100 }),
+      (listed) => listed.every((run) => run.status === "success"),
+      30_000
+    )
+    expect(new Set(runs.map((run) => run.run_id)).size).toBe(runs.length)
+    expect(runs.length).toBeLessThanOrEqual(Math.ceil(elapsed) + 1)
+    expect(runs.every((run) => run.metadata?.cron_id === cron.cron_id)).toBe(true)
+    expect(texts((await any().threads.getState(thread_id)).values)).toEqual(
+      runs.flatMap(() => ["tick", replyTo("tick")])
+    )
+    // Deleted: no tick fires after.
+    await sleep(2_500)
+    expect(await any().runs.list(thread_id, { limit: 100 })).toHaveLength(runs.length)
   }, 90_000)
 })
 

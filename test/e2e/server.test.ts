@@ -399,6 +399,81 @@ describe.each(
     ])
   }, 60_000)
 
+  it("runs crons: on a thread and stateless, each tick once, updated, searched, counted and deleted", async () => {
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+    const until = async (done: () => Promise<boolean>) => {
+      for (const deadline = Date.now() + 20_000; !(await done());) {
+        if (Date.now() > deadline) throw new Error("not done within 20 s")
+        await sleep(100)
+      }
+    }
+    const info = await (await fetch(`${server.url}/info`)).json()
+    expect(info).toMatchObject({ flags: { crons: true } })
+    const { thread_id } = await client.threads.create()
+    const cron = await client.crons.createForThread(thread_id, "chat", {
+      schedule: "* * * * * *",
+      input: human("tick"),
+      metadata: { purpose: "test" },
+      multitaskStrategy: "enqueue"
+    })
+    expect(cron).toMatchObject({ thread_id, assistant_id: "chat", enabled: true, metadata: { purpose: "test" } })
+    expect(Date.parse(cron.next_run_date!)).toBeGreaterThan(Date.now() - 1000)
+    await until(async () => (await client.runs.list(thread_id)).length >= 2)
+    // Disabled: the ticks stop; the runs started end, each with its reply.
+    const disabled = await client.crons.update(cron.cron_id, { enabled: false })
+    expect(disabled).toMatchObject({ enabled: false, next_run_date: null, payload: { input: human("tick") } })
+    await until(async () => (await client.runs.list(thread_id)).every((run) => run.status === "success"))
+    const runs = await client.runs.list(thread_id)
+    expect(runs.every((run) => run.metadata?.cron_id === cron.cron_id)).toBe(true)
+    expect(texts((await client.threads.getState(thread_id)).values)).toEqual(
+      runs.flatMap(() => ["tick", replyTo("tick")])
+    )
+    await sleep(1_500)
+    expect(await client.runs.list(thread_id)).toHaveLength(runs.length)
+    // A stateless cron runs each tick on a thread of its own, kept when asked.
+    const stateless = await client.crons.create("chat", {
+      schedule: "* * * * * *",
+      input: human("stateless tick"),
+      onRunCompleted: "keep"
+    })
+    expect(stateless).toMatchObject({ thread_id: null, on_run_completed: "keep" })
+    const ticked = { values: { messages: [{ content: replyTo("stateless tick") }] } }
+    await until(async () => (await client.threads.search(ticked)).length >= 2)
+    expect(await client.crons.search({ assistantId: "chat" })).toHaveLength(2)
+    expect(await client.crons.count({ threadId: thread_id })).toBe(1)
+    expect((await client.crons.search({ metadata: { purpose: "test" } })).map((found) => found.cron_id)).toEqual([
+      cron.cron_id
+    ])
+    // By default, the thread goes once its run ended.
+    const vanishing = await client.crons.create("chat", { schedule: "* * * * * *", input: human("vanishing tick") })
+    const first = Date.parse(vanishing.next_run_date!)
+    await until(async () => {
+      const [found] = (await client.crons.search({ assistantId: "chat", limit: 10 })).filter((one) =>
+        one.cron_id === vanishing.cron_id
+      )
+      return Date.parse(found!.next_run_date!) >= first + 2_000
+    })
+    await client.crons.delete(vanishing.cron_id)
+    await until(async () =>
+      (await client.threads.search({ values: { messages: [{ content: "vanishing tick" }] } })).length === 0
+    )
+    await client.crons.delete(stateless.cron_id)
+    await client.crons.delete(cron.cron_id)
+    expect(await client.crons.search({})).toEqual([])
+    await sleep(1_500)
+    const kept = (await client.threads.search(ticked)).length
+    await sleep(1_500)
+    expect(await client.threads.search(ticked)).toHaveLength(kept)
+    // What does not parse is refused, and nothing is stored.
+    await expect(client.crons.create("chat", { schedule: "every minute" })).rejects.toThrow(/422/)
+    await expect(client.crons.create("chat", { schedule: "* * * * *", timezone: "Mars/Olympus" })).rejects.toThrow(
+      /422/
+    )
+    await expect(client.crons.create("nope", { schedule: "* * * * *" })).rejects.toThrow(/404/)
+    await expect(client.crons.delete(cron.cron_id)).rejects.toThrow(/404/)
+    expect(await client.crons.count({})).toBe(0)
+  }, 60_000)
+
   it("keeps what the embed server caps: a run nobody reads holds at most its buffer", async () => {
     const { thread_id } = await client.threads.create()
     const text = "x".repeat(3 * 400)
