@@ -112,6 +112,37 @@ describe("the server with an auth handler", () => {
     expect(await alice.threads.prune([id, own.thread_id], { strategy: "delete" })).toEqual({ pruned_count: 1 })
     await expect(bob.threads.get(own.thread_id)).resolves.toMatchObject({ thread_id: own.thread_id })
   }, 60_000)
+
+  it("keeps each user's crons their own, and the threads their ticks make", async () => {
+    const absent = /HTTP 404/
+    const { thread_id } = await alice.threads.create()
+    await expect(bob.crons.createForThread(thread_id, "chat", { schedule: "0 0 1 1 *" })).rejects.toThrow(absent)
+    const cron = await alice.crons.createForThread(thread_id, "chat", {
+      schedule: "0 0 1 1 *",
+      metadata: { owner: "bob" }
+    })
+    expect(cron).toMatchObject({ user_id: "alice", metadata: { owner: "alice" } })
+    await expect(bob.crons.update(cron.cron_id, { enabled: false })).rejects.toThrow(absent)
+    await expect(bob.crons.delete(cron.cron_id)).rejects.toThrow(absent)
+    expect(await bob.crons.search()).toEqual([])
+    expect(await bob.crons.count()).toBe(0)
+    expect(await alice.crons.count()).toBe(1)
+    // A stateless cron's thread is its creator's.
+    const ticking = await bob.crons.create("chat", {
+      schedule: "* * * * * *",
+      input: human("bob's tick"),
+      onRunCompleted: "keep"
+    })
+    const ticked = { values: { messages: [{ content: "bob's tick" }] } }
+    for (const deadline = Date.now() + 20_000; (await bob.threads.search(ticked)).length === 0;) {
+      if (Date.now() > deadline) throw new Error("no tick within 20 s")
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    await bob.crons.delete(ticking.cron_id)
+    expect(await alice.threads.search(ticked)).toEqual([])
+    expect((await bob.threads.search(ticked))[0]?.metadata).toMatchObject({ owner: "bob", graph_id: "chat" })
+    await alice.crons.delete(cron.cron_id)
+  }, 60_000)
 })
 
 describe("listening beyond loopback", () => {

@@ -448,7 +448,7 @@ describe.each(
     const vanishing = await client.crons.create("chat", { schedule: "* * * * * *", input: human("vanishing tick") })
     const first = Date.parse(vanishing.next_run_date!)
     await until(async () => {
-      const [found] = (await client.crons.search({ assistantId: "chat", limit: 10 })).filter((one) =>
+      const found = (await client.crons.search({ assistantId: "chat" })).find((one) =>
         one.cron_id === vanishing.cron_id
       )
       return Date.parse(found!.next_run_date!) >= first + 2_000
