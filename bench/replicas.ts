@@ -16,6 +16,8 @@
  *   git worktree add --detach /tmp/before <commit> && ln -s "$PWD/node_modules" /tmp/before/node_modules
  *   npm run bench:replicas -- --against /tmp/before --seconds 30
  *
+ * `--replicas 1` measures one replica of this release only (default `1,2,3`).
+ *
  * Uses DATABASE_URL, or starts a throwaway server.
  */
 import { Client } from "@langchain/langgraph-sdk"
@@ -36,6 +38,7 @@ const { values: args } = parseArgs({
     warmup: { type: "string", default: "10" },
     clients: { type: "string", default: "50" },
     against: { type: "string" },
+    replicas: { type: "string", default: "1,2,3" },
     out: { type: "string", default: join(import.meta.dirname, "REPLICAS.md") }
   }
 })
@@ -130,7 +133,7 @@ const before = args.against === undefined ? undefined : resolve(args.against)
 if (before !== undefined) {
   results.push(await measure(`1 replica of ${commitOf(before)} (runs in the process)`, 1, before))
 }
-for (const count of [1, 2, 3]) {
+for (const count of args.replicas.split(",").map(Number)) {
   results.push(await measure(`${count} replica${count > 1 ? "s" : ""} of this release`, count))
 }
 const loadAtEnd = loadavg()

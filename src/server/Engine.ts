@@ -207,6 +207,8 @@ interface Admitted {
   readonly cancel: AbortController
   /** Settles when it has ended. */
   readonly ended: Deferred.Deferred<void>
+  /** Admitted by this runner's `Start` and not executed yet: its record says `pending`, read from nowhere. */
+  fresh: boolean
 }
 
 type Payload = Schema.Struct.Type<typeof StartPayload>
@@ -255,7 +257,8 @@ const handlers = Thread.toLayer(
         run_id,
         turn: Deferred.makeUnsafe(),
         cancel: new AbortController(),
-        ended: Deferred.makeUnsafe()
+        ended: Deferred.makeUnsafe(),
+        fresh: false
       }
       queue.push(admitted)
       logs.expect(run_id)
@@ -374,6 +377,7 @@ const handlers = Thread.toLayer(
           yield* Effect.uninterruptible(Effect.gen(function*() {
             yield* record(payload, "pending", { status: "busy" })
             const admitted = admit(payload.run_id)
+            admitted.fresh = true
             yield* self.Execute(payload, { discard: true }).pipe(
               Effect.onError(() => Effect.sync(() => leave(admitted)))
             )
@@ -383,9 +387,12 @@ const handlers = Thread.toLayer(
 
       Execute: ({ payload }) =>
         Effect.gen(function*() {
-          const known = yield* stored(() => saver.getRun(thread_id, payload.run_id))
+          // A run this runner's `Start` admitted is known; any other (delivered again) is read.
+          const started = queue.find((run) => run.run_id === payload.run_id && run.fresh)
+          const known = started === undefined ? yield* stored(() => saver.getRun(thread_id, payload.run_id)) : undefined
           if (known !== undefined && FINAL.has(known.status)) return known.status
-          const admitted = admit(payload.run_id)
+          const admitted = started ?? admit(payload.run_id)
+          admitted.fresh = false
           yield* Deferred.await(admitted.turn)
           if (admitted.cancel.signal.aborted && !(logs.get(payload.run_id)?.done === false)) {
             yield* record(payload, "interrupted", yield* stateAfter(admitted, payload, false))

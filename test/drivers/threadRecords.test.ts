@@ -86,7 +86,7 @@ for (const driver of d.all) {
           expect(record?.metadata).toEqual({})
           expect(record!.created_at.getTime()).toBeGreaterThanOrEqual(enabling - 1000)
           expect(record!.created_at.getTime()).toBeLessThanOrEqual(Date.now() + 1000)
-          expect(await features()).toEqual([1000, 1001])
+          expect(await features()).toEqual([1000, 1001, 1002])
           expect(await checkSchema(name)).toEqual({ layout: "current" })
           const page = await saver.searchThreads()
           expect(ids(page.threads)).toEqual(["before-records"])
@@ -95,7 +95,7 @@ for (const driver of d.all) {
         // A store that has them opens as before, and enabling again changes nothing.
         await using(driver, async (saver) => {
           expect((await saver.getThread("before-records"))?.metadata).toEqual({})
-          expect(await features()).toEqual([1000, 1001])
+          expect(await features()).toEqual([1000, 1001, 1002])
         })
       }, 60_000)
     }
@@ -501,7 +501,7 @@ describe("thread records on PostgreSQL, opened otherwise", () => {
           } finally {
             await Promise.all(savers.map((saver) => saver.close()))
           }
-          expect(await versions()).toEqual([1000, 1001])
+          expect(await versions()).toEqual([1000, 1001, 1002])
           // Now the reader reads them; it still sets none.
           expect((await reader.getThread("g"))?.metadata).toEqual({ seen: 6 })
           expect((await reader.searchThreads({ metadata: { seen: 6 } })).total).toBe(1)
