@@ -12,7 +12,8 @@
  * messages per acknowledged turn, in order, each answer `echo: <text>`.
  * Heap after a full GC and RSS are sampled when a round's server has
  * started and when its load has ended (the server still open: what it
- * keeps). Writes bench/SERVER.md.
+ * keeps). Writes bench/SERVER.md; `npm run bench:server` then runs
+ * `bench/replicas.ts` (1, 2 and 3 replicas on one database: bench/REPLICAS.md).
  *
  *   npm run bench:server                  # 60 s per server
  *   npm run bench:server -- --seconds 20 --rounds 2 --clients 50
