@@ -90,14 +90,17 @@ for (const driver of d.all) {
           graph.invoke({ log: [] }, { configurable: { thread_id, writer, writer_epoch } })
         const first = await saver.claimThread(thread_id)
         expect(first).toBe(1)
-        // The first writer runs turn after turn until it is refused.
+        // The first writer runs turn after turn until it is refused; the second claims once it finished one.
+        const firstTurn = Promise.withResolvers<void>()
         const older = (async () => {
           for (let turn = 0;; turn++) {
             const outcome = await failure(invoke("a", first))
+            firstTurn.resolve()
             if (outcome !== undefined) return { turns: turn, outcome }
           }
         })()
-        await sleep(40)
+        await firstTurn.promise
+        await sleep(10)
         const second = await saver.claimThread(thread_id)
         expect(second).toBe(2)
         for (let turn = 0; turn < 3; turn++) await invoke("b", second)
