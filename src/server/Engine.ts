@@ -66,6 +66,7 @@ import * as Crons from "./Crons.ts"
 import type { RunLimits } from "./Options.ts"
 import { EPOCH_SPAN, frame, pump, Registry, type RunEvent } from "./Runs.ts"
 import { stored } from "./Stored.ts"
+import * as Streamed from "./Streamed.ts"
 
 /**
  * Where the cluster keeps its messages and how its runners meet: in this
@@ -305,16 +306,17 @@ const handlers = Thread.toLayer(
      * The thread's state once `admitted` leaves: busy while another run waits, else as the graph left it
      * (its failure, a pending interrupt, or idle).
      */
-    const stateAfter = (admitted: Admitted, payload: Payload, failed: boolean) =>
+    const stateAfter = (admitted: Admitted, payload: Payload, failed: boolean, streamed?: Left) =>
       queue.some((run) => run !== admitted)
         ? Effect.succeed<ThreadState>({ status: "busy" })
-        : promise(() => left(thread_id, payload.assistant_id)).pipe(
-          Effect.catchDefect(() => Effect.succeed<Left>({ values: undefined, interrupted: false })),
-          Effect.map((after): ThreadState => ({
-            status: failed ? "error" : after.interrupted ? "interrupted" : "idle",
-            ...(after.values === undefined ? {} : { values: after.values })
-          }))
-        )
+        : (streamed === undefined ? promise(() => left(thread_id, payload.assistant_id)) : Effect.succeed(streamed))
+          .pipe(
+            Effect.catchDefect(() => Effect.succeed<Left>({ values: undefined, interrupted: false })),
+            Effect.map((after): ThreadState => ({
+              status: failed ? "error" : after.interrupted ? "interrupted" : "idle",
+              ...(after.values === undefined ? {} : { values: after.values })
+            }))
+          )
 
     /** Runs the graph for `payload` through the embed server, its events into a new log. */
     const execute = (payload: Payload, admitted: Admitted, resumed: boolean) =>
@@ -332,7 +334,9 @@ const handlers = Thread.toLayer(
         const log = logs.add(payload.run_id, epoch * EPOCH_SPAN)
         let failed = false
         let stale = false
+        const seen = Streamed.make()
         const rewrite = (event: string, data: string) => {
+          seen.event(event, data)
           if (event === "metadata") return JSON.stringify({ run_id: payload.run_id, attempt: resumed ? 2 : 1 })
           if (event === "error") {
             failed = true
@@ -358,7 +362,8 @@ const handlers = Thread.toLayer(
           yield* promise(() => pump(response.body!, log, rewrite))
         }
         logs.finished(log)
-        return { failed, stale, cancelled: admitted.cancel.signal.aborted, log }
+        const cancelled = admitted.cancel.signal.aborted
+        return { failed, stale, cancelled, log, left: failed || cancelled ? undefined : seen.left() }
       })
 
     return Thread.of({
@@ -410,7 +415,7 @@ const handlers = Thread.toLayer(
           }
           const status: RunStatus = outcome.cancelled ? "interrupted" : outcome.failed ? "error" : "success"
           const recorded = yield* Effect.forkChild(Effect.gen(function*() {
-            yield* record(payload, status, yield* stateAfter(admitted, payload, status === "error"))
+            yield* record(payload, status, yield* stateAfter(admitted, payload, status === "error", outcome.left))
             leave(admitted)
             if (payload.delete_thread === true) yield* stored(() => saver.deleteThread(thread_id))
           }))

@@ -63,7 +63,9 @@ afterAll(async () => {
 describe("three replicas on one PostgreSQL", { concurrent: false }, () => {
   it("serve a run from any replica: seen, listed, joined, stream-joined, refused, cancelled", async () => {
     const { thread_id } = await any().threads.create()
-    const run = await any().runs.create(thread_id, "slow", { input: human("a question to answer slowly") })
+    // Long enough (a token each 120 ms) to be running through every call below.
+    const question = "a question to answer slowly, word after word, while the other replicas are asked about it"
+    const run = await any().runs.create(thread_id, "slow", { input: human(question) })
     const taker = await executor(thread_id)
     const others = cluster.running.filter((replica) => replica !== taker).map((replica) => replica.client)
     expect((await others[0]!.runs.get(thread_id, run.run_id)).status).toBe("running")
@@ -78,7 +80,7 @@ describe("three replicas on one PostgreSQL", { concurrent: false }, () => {
     }
     expect(seen.at(-1)?.event).toBe("values")
     const joined = await others[1]!.runs.join(thread_id, run.run_id)
-    expect(texts(joined)).toEqual(["a question to answer slowly", replyTo("a question to answer slowly")])
+    expect(texts(joined)).toEqual([question, replyTo(question)])
     expect((await any().runs.get(thread_id, run.run_id)).status).toBe("success")
     expect((await any().threads.get(thread_id)).status).toBe("idle")
 
