@@ -341,11 +341,16 @@ export class CheckpointStorage extends Context.Service<CheckpointStorage, {
    * then on a `put` or `putWrites` whose config carries an older
    * `writer_epoch` writes nothing and fails with `ThreadConflict` (see
    * `ThreadRuns`). Pass the answer as `configurable.writer_epoch` with every
-   * write of the new writer (a graph run's config carries it).
+   * write of the new writer (a graph run's config carries it). With `run`
+   * (of that thread), the claim is the run's: its record is stored as
+   * `putRun` stores it, and the thread is `busy`, in the same atomic step.
    *
    * @since 0.4.0
    */
-  readonly claimThread: (thread_id: string) => Effect.Effect<number, InvalidConfig | StorageFailure | FormatError>
+  readonly claimThread: (
+    thread_id: string,
+    run?: RunRecord
+  ) => Effect.Effect<number, InvalidConfig | InvalidInput | StorageFailure | FormatError>
   /**
    * Stores a run's record (see {@link RunRecord}): a new one, or a change
    * of one (status, metadata, `updated_at`; `created_at` stays). With

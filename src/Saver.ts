@@ -451,14 +451,15 @@ export class EffectCheckpointSaver extends BaseCheckpointSaver {
    * Takes the thread's next writer epoch (see `CheckpointStorage.claimThread`):
    * pass it as `configurable.writer_epoch` with the new writer's runs, and an
    * older writer's next write fails with `ThreadConflict`, writing nothing.
+   * With `run`, its record is stored and the thread is busy, at once.
    *
    * ```ts
    * const writer_epoch = await saver.claimThread("t")
    * await graph.invoke(input, { configurable: { thread_id: "t", writer_epoch } })
    * ```
    */
-  async claimThread(threadId: string): Promise<number> {
-    return this.#run(CheckpointStorage.use((storage) => storage.claimThread(threadId)))
+  async claimThread(threadId: string, run?: RunRecord): Promise<number> {
+    return this.#run(CheckpointStorage.use((storage) => storage.claimThread(threadId, run)))
   }
 
   /** Stores a run's record, and with `thread` its thread's state, at once (see `CheckpointStorage.putRun`). */

@@ -358,11 +358,13 @@ export interface StorageDriver {
   /**
    * Takes the thread's next writer epoch, atomically (the thread's record
    * made if it has none): from then on a `put` or `putWrites` made with an
-   * older epoch is `"conflict"`. Answers the new epoch (1, 2, …).
+   * older epoch is `"conflict"`. Answers the new epoch (1, 2, …). With
+   * `run`, the claim is the run's: its record stored (as `putRunRecord`
+   * does) and the thread `busy`, in the same atomic step.
    *
    * @since 0.4.0
    */
-  readonly claimThread: (thread_id: string) => Effect.Effect<number, StorageFailure>
+  readonly claimThread: (thread_id: string, run?: RunRecordRow) => Effect.Effect<number, StorageFailure>
   /**
    * Sets a thread's status (and its values, JSON text, when given; else
    * they stay) and touches its `updated_at`; the record is made if the

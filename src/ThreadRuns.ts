@@ -6,7 +6,8 @@
  * `getRun`, `listRuns` and `deleteRun`, over the driver's (see
  * `StorageDriver.claimThread`, `putRunRecord`).
  *
- * **One writer per thread.** `claimThread` takes the thread's next epoch; a
+ * **One writer per thread.** `claimThread` takes the thread's next epoch
+ * (for a run, with its record and the thread `busy`, in one step); a
  * writer then passes it with every write as `configurable.writer_epoch` (a
  * graph run's config carries it to its puts, its subgraphs' too). From a
  * newer claim on, a `put` or `putWrites` of an older epoch writes nothing
@@ -109,29 +110,40 @@ const runStatusOf = (operation: string, status: unknown) =>
  * @since 0.4.0
  */
 export const make = <E>(driver: StorageDriver, enable: Effect.Effect<void, E>, stateOf: StateOf) => {
-  const claimThread = Effect.fn("CheckpointStorage.claimThread")(function*(thread_id: string) {
+  /** A run's record as given, validated (`InvalidInput` naming what is wrong). */
+  const rowOf = Effect.fnUntraced(function*(operation: string, run: RunRecord) {
+    const given: Partial<RunRecord> = typeof run === "object" && run !== null ? run : {}
+    return {
+      thread_id: yield* decodeThreadId(operation, String(given.thread_id), "run.thread_id"),
+      run_id: yield* nameOf(operation, "run.run_id", given.run_id),
+      assistant_id: yield* nameOf(operation, "run.assistant_id", given.assistant_id),
+      status: yield* runStatusOf(operation, given.status),
+      metadata: yield* encodeJsonObject(operation, "run.metadata", given.metadata ?? {}),
+      multitask_strategy: yield* nameOf(operation, "run.multitask_strategy", given.multitask_strategy),
+      created_at: given.created_at instanceof Date ? given.created_at : new Date(),
+      updated_at: given.updated_at instanceof Date ? given.updated_at : new Date()
+    } satisfies RunRecordRow
+  })
+
+  const claimThread = Effect.fn("CheckpointStorage.claimThread")(function*(thread_id: string, run?: RunRecord) {
     const id = yield* decodeThreadId("claimThread", thread_id)
-    yield* Effect.annotateCurrentSpan({ thread_id: id })
+    const row = run === undefined ? undefined : yield* rowOf("claimThread", run)
+    if (row !== undefined && row.thread_id !== id) {
+      return yield* new InvalidInput({
+        operation: "claimThread",
+        argument: "run.thread_id",
+        detail: "is not the thread claimed"
+      })
+    }
+    yield* Effect.annotateCurrentSpan({ thread_id: id, ...(row === undefined ? {} : { run_id: row.run_id }) })
     yield* enable
-    return yield* driver.claimThread(id)
+    return yield* driver.claimThread(id, row)
   })
 
   const putRun = Effect.fn("CheckpointStorage.putRun")(function*(run: RunRecord, thread?: ThreadState) {
-    const given: Partial<RunRecord> = typeof run === "object" && run !== null ? run : {}
-    const thread_id = yield* decodeThreadId("putRun", String(given.thread_id), "run.thread_id")
-    const run_id = yield* nameOf("putRun", "run.run_id", given.run_id)
-    const row: RunRecordRow = {
-      thread_id,
-      run_id,
-      assistant_id: yield* nameOf("putRun", "run.assistant_id", given.assistant_id),
-      status: yield* runStatusOf("putRun", given.status),
-      metadata: yield* encodeJsonObject("putRun", "run.metadata", given.metadata ?? {}),
-      multitask_strategy: yield* nameOf("putRun", "run.multitask_strategy", given.multitask_strategy),
-      created_at: given.created_at instanceof Date ? given.created_at : new Date(),
-      updated_at: given.updated_at instanceof Date ? given.updated_at : new Date()
-    }
+    const row = yield* rowOf("putRun", run)
     const state = thread === undefined ? undefined : yield* stateOf("putRun", thread, "thread.")
-    yield* Effect.annotateCurrentSpan({ thread_id, run_id, status: row.status })
+    yield* Effect.annotateCurrentSpan({ thread_id: row.thread_id, run_id: row.run_id, status: row.status })
     yield* enable
     yield* driver.putRunRecord(row, state)
   })

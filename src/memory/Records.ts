@@ -91,6 +91,13 @@ const changeRecord = (
   return thread.record
 }
 
+/** `runs` with `row` stored: a new run, or a change of one (its `created_at` stays). */
+const withRun = (runs: ReadonlyMap<string, RunRecordRow>, row: RunRecordRow) => {
+  const changed = new Map(runs)
+  changed.set(row.run_id, { ...row, created_at: runs.get(row.run_id)?.created_at ?? row.created_at })
+  return changed
+}
+
 /** Runs newest first, ties by id the same way. */
 const newestFirst = (a: RunRecordRow, b: RunRecordRow) =>
   compare(b.created_at.getTime(), a.created_at.getTime()) || compare(b.run_id, a.run_id)
@@ -157,8 +164,13 @@ export const records = (threads: Threads, writing: Writing): Records => ({
 
   enableThreadRecords: Effect.void,
 
-  claimThread: (thread_id) =>
-    writing(() => changeRecord(threads, thread_id, (record) => ({ ...record, epoch: record.epoch + 1 })).epoch),
+  claimThread: (thread_id, row) =>
+    writing(() =>
+      changeRecord(threads, thread_id, (record) =>
+        row === undefined
+          ? { ...record, epoch: record.epoch + 1 }
+          : { ...record, epoch: record.epoch + 1, status: "busy", runs: withRun(record.runs, row) }).epoch
+    ),
 
   setThreadState: (thread_id, status, values) =>
     writing(() => {
@@ -168,9 +180,7 @@ export const records = (threads: Threads, writing: Writing): Records => ({
   putRunRecord: (row, thread) =>
     writing(() => {
       changeRecord(threads, row.thread_id, (record) => {
-        const runs = new Map(record.runs)
-        const stored = runs.get(row.run_id)
-        runs.set(row.run_id, { ...row, created_at: stored?.created_at ?? row.created_at })
+        const runs = withRun(record.runs, row)
         return thread === undefined
           ? { ...record, runs }
           : { ...record, runs, status: thread.status, values: thread.values ?? record.values }

@@ -321,8 +321,8 @@ const handlers = Thread.toLayer(
     /** Runs the graph for `payload` through the embed server, its events into a new log. */
     const execute = (payload: Payload, admitted: Admitted, resumed: boolean) =>
       Effect.gen(function*() {
-        const epoch = yield* stored(() => saver.claimThread(thread_id))
-        yield* record(payload, "running", { status: "busy" })
+        // The thread claimed for the run, recorded running, the thread busy: one step.
+        const epoch = yield* stored(() => saver.claimThread(thread_id, runRecord(thread_id, payload, "running")))
         const given = objectOf(JSON.parse(payload.body))
         const config = objectOf(given.config)
         const body = {

@@ -213,7 +213,10 @@ export const make = Effect.fnUntraced(function*(
 
     searchThreadRecords: (query) => run("searchThreads", q.searchThreadRecords(query), query),
 
-    claimThread: (thread_id) => run("claimThread", q.claimThread, { thread_id }),
+    claimThread: (thread_id, row) =>
+      row === undefined
+        ? run("claimThread", q.claimThread, { thread_id })
+        : run("claimThread", q.claimThreadForRun, { row }),
 
     setThreadState: (thread_id, status, values) =>
       run("setThreadState", q.setThreadState, { thread_id, status, values }),

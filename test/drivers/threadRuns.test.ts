@@ -252,6 +252,26 @@ for (const driver of d.all) {
       })
     })
 
+    it("a run's claim: the next epoch, the run recorded and the thread busy, in one step", async () => {
+      await using(driver, async (saver) => {
+        await saver.putRun(run("claimed", { run_id: "a" }), { status: "busy", values: { n: 1 } })
+        const epoch = await saver.claimThread("claimed", run("claimed", { run_id: "a", status: "running" }))
+        expect(epoch).toBe(1)
+        expect(await saver.getRun("claimed", "a")).toMatchObject({ status: "running" })
+        expect(await saver.getThread("claimed")).toMatchObject({ status: "busy", values: { n: 1 } })
+        // A thread without a record gets one; a plain claim after it takes the next epoch.
+        expect(await saver.claimThread("fresh-claim", run("fresh-claim", { run_id: "b", status: "running" }))).toBe(1)
+        expect(await saver.getThread("fresh-claim")).toMatchObject({ status: "busy" })
+        expect(await saver.claimThread("fresh-claim")).toBe(2)
+        // Another thread's run, or a bad one, is typed, and nothing changes.
+        for (const bad of [run("elsewhere", { run_id: "c" }), run("claimed", { run_id: "c", status: "x" as never })]) {
+          expect(await failure(saver.claimThread("claimed", bad))).toBeInstanceOf(CheckpointError.InvalidInput)
+        }
+        expect(await saver.getRun("claimed", "c")).toBeUndefined()
+        expect(await saver.claimThread("claimed")).toBe(2)
+      })
+    })
+
     it("cron records: stored, replaced, searched, advanced only from the tick seen, and gone with their thread", async () => {
       await using(driver, async (saver) => {
         const at = (ms: number) => new Date(Date.UTC(2026, 0, 1) + ms)

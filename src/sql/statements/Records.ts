@@ -85,12 +85,32 @@ export type SearchVariant = string
 export const searchVariant = (query: ThreadRecordQuery): SearchVariant =>
   [query.sort_by, query.sort_order, ...FILTERS.filter((filter) => query[filter] !== undefined)].join(" ")
 
+/** A run record's parameters, as `insertRun` names them. */
+const runParams = (row: RunRecordRow) => ({
+  thread_id: row.thread_id,
+  run_id: row.run_id,
+  assistant_id: row.assistant_id,
+  status: row.status,
+  metadata: Jsonb.encode(row.metadata),
+  multitask_strategy: row.multitask_strategy,
+  created_at: row.created_at,
+  updated_at: row.updated_at
+})
+
 /**
  * Thread records' statements, over `t`.
  *
  * @since 0.2.0
  */
 export const records = (t: Tables) => {
+  /** Stores a run's record: a new one, or its status, metadata and `updated_at` (`created_at` stays). */
+  const insertRun = (param: { readonly [K in keyof ReturnType<typeof runParams>]: string }) =>
+    `INSERT INTO ${t.runs} (thread_id, run_id, assistant_id, status, metadata, multitask_strategy, created_at, updated_at)
+VALUES (${param.thread_id}, ${param.run_id}, ${param.assistant_id}, ${param.status}, ${param.metadata}::jsonb,
+  ${param.multitask_strategy}, ${param.created_at}::timestamptz, ${param.updated_at}::timestamptz)
+ON CONFLICT (thread_id, run_id) DO UPDATE SET status = EXCLUDED.status, metadata = EXCLUDED.metadata,
+  updated_at = EXCLUDED.updated_at`
+
   // One page of records and the count of every match, in one statement: the
   // count stands alone, so a page past the end still says how many there are.
   const search = (
@@ -230,6 +250,23 @@ RETURNING writer_epoch`,
         Number(rows[0]!.writer_epoch)
     }),
 
+    // A run's claim: the next epoch with the thread busy, and the run's record, in one statement.
+    claimThreadForRun: statement({
+      params: (input: { readonly row: RunRecordRow }) => runParams(input.row),
+      text: (param) => `
+WITH thread AS (
+  INSERT INTO ${t.threads} (thread_id, last_activity, writer_epoch, status) VALUES (${param.thread_id}, now(), 1, 'busy')
+  ON CONFLICT (thread_id) DO UPDATE SET writer_epoch = ${t.threads}.writer_epoch + 1, last_activity = now(),
+    status = 'busy'
+  RETURNING writer_epoch
+), run AS (
+${insertRun(param)}
+)
+SELECT writer_epoch FROM thread`,
+      decode: (rows: ReadonlyArray<{ readonly writer_epoch: number | string | bigint }>) =>
+        Number(rows[0]!.writer_epoch)
+    }),
+
     setThreadState: statement({
       params: (
         input: { readonly thread_id: string; readonly status: string; readonly values: string | undefined }
@@ -254,14 +291,7 @@ ON CONFLICT (thread_id) DO UPDATE SET last_activity = now(), status = EXCLUDED.s
           readonly thread: { readonly status: string; readonly values: string | undefined } | undefined
         }
       ) => ({
-        thread_id: input.row.thread_id,
-        run_id: input.row.run_id,
-        assistant_id: input.row.assistant_id,
-        status: input.row.status,
-        metadata: Jsonb.encode(input.row.metadata),
-        multitask_strategy: input.row.multitask_strategy,
-        created_at: input.row.created_at,
-        updated_at: input.row.updated_at,
+        ...runParams(input.row),
         thread_status: input.thread?.status ?? null,
         thread_values: input.thread?.values === undefined ? null : Jsonb.encode(input.thread.values)
       }),
@@ -273,11 +303,7 @@ WITH thread AS (
     state_values = coalesce(EXCLUDED.state_values, ${t.threads}.state_values)
   WHERE ${param.thread_status}::text IS NOT NULL
 )
-INSERT INTO ${t.runs} (thread_id, run_id, assistant_id, status, metadata, multitask_strategy, created_at, updated_at)
-VALUES (${param.thread_id}, ${param.run_id}, ${param.assistant_id}, ${param.status}, ${param.metadata}::jsonb,
-  ${param.multitask_strategy}, ${param.created_at}::timestamptz, ${param.updated_at}::timestamptz)
-ON CONFLICT (thread_id, run_id) DO UPDATE SET status = EXCLUDED.status, metadata = EXCLUDED.metadata,
-  updated_at = EXCLUDED.updated_at`
+${insertRun(param)}`
     }),
 
     runRecord: statement({
