@@ -11,7 +11,8 @@
  * the clients and PostgreSQL). With `--against <checkout>` (a checkout of
  * an earlier release, its node_modules in place), one replica of that
  * release too, in the same run: the cost of runs as cluster work against
- * runs kept in the process. Writes bench/REPLICAS.md.
+ * runs kept in the process, in `--pairs` (default 3) pairs, the order
+ * alternating. Writes bench/REPLICAS.md.
  *
  *   git worktree add --detach /tmp/before <commit> && ln -s "$PWD/node_modules" /tmp/before/node_modules
  *   npm run bench:replicas -- --against /tmp/before --seconds 30
@@ -39,6 +40,7 @@ const { values: args } = parseArgs({
     clients: { type: "string", default: "50" },
     against: { type: "string" },
     replicas: { type: "string", default: "1,2,3" },
+    pairs: { type: "string", default: "3" },
     out: { type: "string", default: join(import.meta.dirname, "REPLICAS.md") }
   }
 })
@@ -129,12 +131,26 @@ const loadAtStart = loadavg()
 const results: Array<Result> = []
 const here = join(import.meta.dirname, "..")
 const before = args.against === undefined ? undefined : resolve(args.against)
-// One replica of each release first, then this release's 2 and 3: the comparison side by side, in one run.
+// One replica of each release first, in pairs (the order alternating: the machine drifts), then this release's
+// 2 and 3: the comparison side by side, in one run.
+const ratios: Array<number> = []
 if (before !== undefined) {
-  results.push(await measure(`1 replica of ${commitOf(before)} (runs in the process)`, 1, before))
+  const earlier = `1 replica of ${commitOf(before)} (runs in the process)`
+  for (let pair = 1; pair <= Number(args.pairs); pair++) {
+    const sides = [
+      () => measure(`${earlier}, pair ${pair}`, 1, before),
+      () => measure(`1 replica of this release, pair ${pair}`, 1)
+    ] as const
+    const [first, second] = pair % 2 === 1 ? [await sides[0](), await sides[1]()] : [await sides[1](), await sides[0]()]
+    const [old, now] = pair % 2 === 1 ? [first, second] : [second, first]
+    results.push(old, now)
+    ratios.push(now.cpuPerTurn / old.cpuPerTurn)
+  }
 }
 for (const count of args.replicas.split(",").map(Number)) {
-  results.push(await measure(`${count} replica${count > 1 ? "s" : ""} of this release`, count))
+  if (before === undefined || count !== 1) {
+    results.push(await measure(`${count} replica${count > 1 ? "s" : ""} of this release`, count))
+  }
 }
 const loadAtEnd = loadavg()
 await databases.dropAll()
@@ -167,10 +183,10 @@ const report = [
   ...(before === undefined ? [] : [
     "",
     `The cluster's cost on one replica: ${
-      fixed(((results[1]!.cpuPerTurn / results[0]!.cpuPerTurn) - 1) * 100)
-    }% CPU per turn against runs kept in the process (${fixed(results[0]!.cpuPerTurn)} → ${
-      fixed(results[1]!.cpuPerTurn)
-    } ms), turns/s ${fixed(results[1]!.rate / results[0]!.rate, 2)}×.`
+      fixed((percentile(ratios, 50) - 1) * 100)
+    }% CPU per turn against runs kept in the process, the median of ${ratios.length} pairs (${
+      ratios.map((ratio) => `${fixed(ratio, 2)}×`).join(", ")
+    }).`
   ]),
   ""
 ].join("\n")
