@@ -24,6 +24,7 @@ import { Rpc } from "effect/rpc"
 import type { CronRecord } from "../CheckpointStorage.ts"
 import type { EffectCheckpointSaver } from "../Saver.ts"
 import { OWNER } from "./Auth.ts"
+import { assistantId } from "./Graphs.ts"
 import { stored } from "./Stored.ts"
 
 /** The namespace a tick's thread and run ids are derived in. */
@@ -129,7 +130,11 @@ export const handlers = Cron.toLayer(
           const owner = cron.metadata[OWNER]
           const thread_id = cron.thread_id ?? ids.thread_id
           if (cron.thread_id === undefined) {
-            const assistant = { graph_id: cron.assistant_id, ...(owner === undefined ? {} : { [OWNER]: owner }) }
+            const assistant = {
+              graph_id: cron.assistant_id,
+              assistant_id: assistantId(cron.assistant_id),
+              ...(owner === undefined ? {} : { [OWNER]: owner })
+            }
             yield* stored(() => saver.createThread(thread_id, assistant))
           }
           const body: Record<string, unknown> = { ...cron.payload, assistant_id: cron.assistant_id }

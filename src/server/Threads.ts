@@ -13,7 +13,7 @@ import { AsyncLocalStorage } from "node:async_hooks"
 import type { ThreadQuery, ThreadRecord, ThreadStatus } from "../CheckpointStorage.ts"
 import type { EffectCheckpointSaver } from "../Saver.ts"
 import { identity, mayAccess, OWNER } from "./Auth.ts"
-import type { Graphs } from "./Graphs.ts"
+import { assistantId, type Graphs } from "./Graphs.ts"
 
 /**
  * A thread as LangGraph's API answers it.
@@ -137,15 +137,21 @@ export const make = (saver: EffectCheckpointSaver, graphs: Graphs, deleted: (thr
     const who = identity()
     return who === undefined ? metadata : { ...metadata, [OWNER]: who }
   }
-  /** Metadata going in: owned by the request, its `graph_id` a served graph's id (422 otherwise). */
+  /**
+   * Metadata going in: owned by the request, its `graph_id` a served graph's id (422 otherwise), its
+   * `assistant_id`, when it names a served graph, that graph's assistant's UUID, as LangGraph Platform
+   * stores it (agent-chat-ui lists the threads of the assistant it was given by it).
+   */
   const given = (metadata: Record<string, unknown> | undefined) => {
     const update = owned(metadata) ?? {}
-    if (!Object.hasOwn(update, "graph_id")) return update
-    const graph_id = graphs.resolve(update.graph_id)
+    const assistant = graphs.resolve(update.assistant_id)
+    const named = assistant === undefined ? update : { ...update, assistant_id: assistantId(assistant) }
+    if (!Object.hasOwn(named, "graph_id")) return named
+    const graph_id = graphs.resolve(named.graph_id)
     if (graph_id === undefined) {
       throw new HTTPException(422, { message: "metadata.graph_id must name a graph this server serves" })
     }
-    return { ...update, graph_id }
+    return { ...named, graph_id }
   }
   const admit = async (thread_id: string) => {
     const record = await read(thread_id)

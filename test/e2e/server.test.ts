@@ -146,11 +146,14 @@ const conversation = async (client: Client): Promise<Array<readonly [string, unk
  * Platform do; `deleteForRuns` and a cancel's rollback find a run's
  * checkpoints by it) and `MemorySaver` does not; and a thread's `values`,
  * which LangGraph Platform answers with a thread (agent-chat-ui titles its
- * threads by them) and the embed server does not.
+ * threads by them) and the embed server does not; and a thread's metadata
+ * `assistant_id`, the assistant's UUID here as LangGraph Platform stores it,
+ * where the embed server stores the graph id.
  */
 const comparable = (recording: unknown) =>
   normalise(JSON.parse(JSON.stringify(recording), function(this: Record<string, unknown>, key, value) {
     if (key === "run_id" && "source" in this && "step" in this) return undefined
+    if (key === "assistant_id" && "graph_id" in this) return undefined
     return key === "values" && "thread_id" in this && "status" in this ? undefined : value
   }))
 
@@ -366,7 +369,14 @@ describe.each(
     const { thread_id } = await client.threads.create()
     await collect(client.runs.stream(thread_id, chat.assistant_id, { input: human("by uuid") }))
     expect(texts((await client.threads.getState(thread_id)).values)).toEqual(["by uuid", replyTo("by uuid")])
-    expect((await client.threads.get(thread_id)).metadata).toMatchObject({ graph_id: "chat" })
+    // Stored as LangGraph Platform stores it: agent-chat-ui lists the threads by either id it was given.
+    expect((await client.threads.get(thread_id)).metadata).toMatchObject({
+      graph_id: "chat",
+      assistant_id: chat.assistant_id
+    })
+    for (const metadata of [{ assistant_id: chat.assistant_id }, { graph_id: "chat" }]) {
+      expect((await client.threads.search({ metadata })).map((thread) => thread.thread_id)).toContain(thread_id)
+    }
     const info = await (await fetch(`${server.url}/info`)).json()
     expect(info).toMatchObject({ context: "js", flags: { assistants: true } })
   })
