@@ -31,6 +31,7 @@ const load = async () => {
     return {
       App: await import("./server/App.ts"),
       Engine: await import("./server/Engine.ts"),
+      Graphs: await import("./server/Graphs.ts"),
       node: await import("@hono/node-server")
     }
   } catch (cause) {
@@ -108,6 +109,8 @@ export interface LangGraphServer {
   /** Where it listens, e.g. `http://127.0.0.1:2024`. */
   readonly url: string
   readonly checkpointer: EffectCheckpointSaver
+  /** The assistants it serves: one per graph, its id and the assistant's UUID. */
+  readonly assistants: ReadonlyArray<{ readonly graph_id: string; readonly assistant_id: string }>
   /** The app without the listener (for tests, or to mount elsewhere). */
   readonly fetch: (request: Request) => Response | Promise<Response>
   /** Stops listening and every run going on; closes the saver if the server opened it. */
@@ -139,7 +142,7 @@ export const serve = async (options: ServerOptions): Promise<LangGraphServer> =>
   if (Object.keys(options.graphs).length === 0) {
     throw new InvalidConfig({ operation: "serve", detail: "give the server at least one graph to serve" })
   }
-  const { App, Engine, node } = await load()
+  const { App, Engine, Graphs, node } = await load()
   const owned = options.checkpointer === undefined
   const database = options.checkpointer === undefined ? options.database ?? "pglite:.data/langgraph" : undefined
   const checkpointer = options.checkpointer ??
@@ -180,6 +183,10 @@ export const serve = async (options: ServerOptions): Promise<LangGraphServer> =>
   return {
     url,
     checkpointer,
+    assistants: Object.keys(options.graphs).map((graph_id) => ({
+      graph_id,
+      assistant_id: Graphs.assistantId(graph_id)
+    })),
     fetch: app.fetch,
     close: async () => {
       await app.close()

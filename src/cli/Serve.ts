@@ -2,8 +2,11 @@
  * `langgraph-checkpoints serve <module>:<export> [--db url]`: a compiled
  * graph served over LangGraph's HTTP API (see `langgraph-checkpoint-effect/server`),
  * on the embedded default (PGlite in `.data/langgraph`) or any database.
- * Prints the URL to give agent-chat-ui or the SDK's `Client`, and serves
- * until interrupted (Ctrl-C).
+ * Prints the URL to give agent-chat-ui or the SDK's `Client`, then what it
+ * serves (each graph and its assistant's UUID, the database, its password
+ * masked), and serves until interrupted (Ctrl-C: "stopping…", "stopped").
+ * A database that cannot be opened is named in words, as every command
+ * names it.
  *
  * The server entry and its optional peer dependencies
  * (`@langchain/langgraph-api`, `hono`, `@hono/node-server`) are loaded only
@@ -17,11 +20,17 @@ import { Effect } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { resolve } from "node:path"
 import { pathToFileURL } from "node:url"
+import type { StorageFailure } from "../CheckpointError.ts"
+import * as ConnectionString from "../ConnectionString.ts"
 import type * as ServerEntry from "../server.ts"
 import { CommandError, UsageError } from "./Errors.ts"
 import * as Output from "./Output.ts"
+import * as Unreachable from "./Unreachable.ts"
 
 type ServerModule = typeof ServerEntry
+
+const isStorageFailure = (cause: unknown): cause is StorageFailure =>
+  typeof cause === "object" && cause !== null && (cause as { readonly _tag?: unknown })._tag === "StorageFailure"
 
 /** The server entry, compiled or not, as this module is. */
 const loadServer = Effect.tryPromise({
@@ -126,11 +135,23 @@ export const serve = Command.make("serve", {
               ? {}
               : { cluster: { advertise, listen: { host: "0.0.0.0", port: advertise.port ?? 0 } } })
           }),
-        catch: (cause) => new CommandError({ detail: cause instanceof Error ? cause.message : String(cause) })
+        catch: (cause) =>
+          // By its tag: the server entry may be another copy of the package's modules than this bundle's.
+          isStorageFailure(cause)
+            ? Unreachable.word(database, cause)
+            : new CommandError({ detail: cause instanceof Error ? cause.message : String(cause) })
       }),
-      (running) => Effect.promise(() => running.close())
+      (running) =>
+        Output.line("stopping…").pipe(
+          Effect.andThen(Effect.promise(() => running.close())),
+          Effect.andThen(Output.line("stopped"))
+        )
     )
     yield* Output.line(Output.clean(running.url))
+    for (const { assistant_id, graph_id } of running.assistants) {
+      yield* Output.line(Output.clean(`serving graph ${graph_id} (assistant ${assistant_id})`))
+    }
+    yield* Output.line(Output.clean(`threads in ${ConnectionString.redact(database)}`))
     return yield* Effect.never
   }).pipe(Effect.scoped)).pipe(
     Command.withDescription(

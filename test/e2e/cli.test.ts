@@ -15,6 +15,7 @@ import type { CheckpointTuple } from "@langchain/langgraph-checkpoint"
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres"
 import { Client } from "@langchain/langgraph-sdk"
 import { mkdtemp, readFile, rm } from "node:fs/promises"
+import { type AddressInfo, createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -1029,6 +1030,11 @@ const serveSuite = () =>
         const client = new Client({ apiUrl: url })
         const [assistant] = await client.assistants.search()
         expect(assistant).toMatchObject({ graph_id: "graph" })
+        // What it serves, said: the graph and its assistant's UUID, and the database.
+        expect(await server.take((line) => line.startsWith("serving "))).toBe(
+          `serving graph graph (assistant ${assistant!.assistant_id})`
+        )
+        expect(await server.take((line) => line.startsWith("threads in "))).toBe(`threads in pglite:${dataDir}`)
         const thread = await client.threads.create()
         for await (
           const _ of client.runs.stream(thread.thread_id, "graph", {
@@ -1044,8 +1050,43 @@ const serveSuite = () =>
         server.child.kill("SIGINT")
         expect((await server.exited).code, server.describe()).toBe(130)
         expect(server.stderr()).toBe("")
+        expect(server.lines.slice(-2)).toEqual(["stopping…", "stopped"])
         await rm(dataDir, { recursive: true, force: true })
       }
+    })
+
+    it("a port in use is exit 1, one line, and leaves the database free", inOrder(120_000), async () => {
+      const dataDir = await mkdtemp(join(tmpdir(), "lce-cli-serve-port-"))
+      const taken = createServer()
+      await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve))
+      try {
+        const port = String((taken.address() as AddressInfo).port)
+        const refused = await fails(1, ["serve", `${agent}:graph`, "--db", `pglite:${dataDir}`, "--port", port])
+        expect(refused.stderr).toContain("EADDRINUSE")
+        // The directory is free at once: the next start opens it.
+        const server = built().start(["serve", `${agent}:graph`, "--db", `pglite:${dataDir}`, "--port", "0"])
+        await server.take((line) => line.startsWith("http://127.0.0.1:"), 90_000)
+        server.child.kill("SIGINT")
+        expect((await server.exited).code, server.describe()).toBe(130)
+      } finally {
+        taken.close()
+        await rm(dataDir, { recursive: true, force: true })
+      }
+    })
+
+    it("a database that does not answer is named in words, one line", inOrder(120_000), async () => {
+      const down = await fails(1, [
+        "serve",
+        `${agent}:graph`,
+        "--db",
+        "postgres://ada:s3cret@127.0.0.1:1/x",
+        "--port",
+        "0"
+      ])
+      expect(down.stderr).toMatch(
+        /^error: cannot open the database postgres:\/\/\*\*\*@127\.0\.0\.1:1\/x: nothing accepts/
+      )
+      expect(down.stdout + down.stderr).not.toContain("s3cret")
     })
 
     it("names what it cannot serve", inOrder(), async () => {
