@@ -59,6 +59,15 @@ describe("npm start (examples/agent.ts)", () => {
     expect(reset).toContain("agent    Hello Ada! That was turn 1 of this thread (no notes yet).")
   }, 120_000)
 
+  it("is read by the inspector from the clone, as the README says: npm run cli -- threads", async () => {
+    const { stdout } = await promisify(execFile)("npm", ["run", "-s", "cli", "--", "threads", `pglite:${dataDir}`], {
+      cwd: join(import.meta.dirname, "../.."),
+      encoding: "utf8"
+    })
+    expect(stdout).toMatch(/\bdemo\b/)
+    expect(stdout).toMatch(/\bother\b/)
+  }, 120_000)
+
   it("runs on PostgreSQL when DATABASE_URL is set", async () => {
     const output = await run("agent.ts", ["--thread", `pg-${Date.now()}`], { DATABASE_URL: database.url })
     expect(output).toContain("checkpoints: PostgreSQL (DATABASE_URL)")
