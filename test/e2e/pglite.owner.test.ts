@@ -210,6 +210,12 @@ describe("an application holding its directory", () => {
         )
         await expect.poll(() => page.locator("#mode").textContent()).toMatch(/^snapshot, read-only/)
         await page.locator(".thread-row").first().waitFor()
+        // A thread of the snapshot says nothing new appears in it (the banner says so too).
+        await page.goto(`${url}#/thread/app-1`)
+        await page.locator("#thread-id").waitFor()
+        expect(await page.locator("section.thread p.status").textContent()).toContain(
+          "This is a snapshot: checkpoints written after it do not appear."
+        )
       } finally {
         await browser.close()
       }

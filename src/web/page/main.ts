@@ -636,11 +636,7 @@ const showThread = async (id: string) => {
   const diff = el("div", { id: "diff", class: "panel" })
   const detail = el("div", { id: "detail", class: "panel" })
   diff.hidden = true
-  const hint = el("p", {
-    class: "status",
-    text:
-      "Click a checkpoint to show its state; shift-click another to compare the two. New checkpoints appear as they are written."
-  })
+  const hint = el("p", { class: "status" })
   const thread = `/api/threads/${enc(id)}`
   const pick = async (row: Row, ns: string, compare: boolean) => {
     clearError()
@@ -706,6 +702,11 @@ const showThread = async (id: string) => {
     return last
   }
   await ready
+  // A snapshot stays as it was taken: nothing new appears, and nothing is polled for.
+  hint.textContent = "Click a checkpoint to show its state; shift-click another to compare the two. " +
+    (info.snapshot
+      ? "This is a snapshot: checkpoints written after it do not appear."
+      : "New checkpoints appear as they are written.")
   main.replaceChildren(el("section", { class: "thread" }, [
     el("p", {}, [el("a", { href: "#/", text: "← threads" })]),
     el("h2", {}, ["Thread ", el("code", { id: "thread-id", text: id })]),
@@ -720,6 +721,7 @@ const showThread = async (id: string) => {
   ]))
   await queue(() => refresh())
   document.body.dataset.rendered = "thread"
+  if (info.snapshot) return
   // The next poll is asked for only once the previous one answered: never two in flight, however slow.
   const polling = ++polls
   const next = () => {
