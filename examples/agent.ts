@@ -20,7 +20,7 @@ import { HumanMessage } from "@langchain/core/messages"
 import { Command } from "@langchain/langgraph"
 import { parseArgs } from "node:util"
 import { EffectCheckpointSaver } from "../src/index.ts"
-import { buildAgent, say, text } from "./agent/graph.ts"
+import { buildAgent, question, say, text } from "./agent/graph.ts"
 
 const { values: options } = parseArgs({
   options: {
@@ -54,7 +54,7 @@ if (options.reset) {
 const waiting = await agent.getState(config)
 const pending = waiting.tasks.flatMap((task) => task.interrupts)[0]
 if (pending !== undefined) {
-  line("resume", `${String(pending.value)} (asked by an earlier run) -> yes`)
+  line("resume", `${question(pending.value)} (asked by an earlier run) -> yes`)
   const resumed = await agent.invoke(new Command({ resume: "yes" }), config)
   line("agent", text(resumed.messages.at(-1)))
 }
@@ -99,8 +99,8 @@ const note = `run ${runs} was here`
 const asked = await agent.invoke(say(`remember: ${note}`), config)
 console.log()
 line("user", `remember: ${note}`)
-const question = (await agent.getState(config)).tasks.flatMap((task) => task.interrupts)[0]?.value
+const asking = (await agent.getState(config)).tasks.flatMap((task) => task.interrupts)[0]?.value
 void asked
-line("paused", `${String(question)} (waiting for a human; run again to approve)`)
+line("paused", `${question(asking)} (waiting for a human; run again to approve)`)
 
 await checkpointer.close()

@@ -5,7 +5,7 @@
  */
 import { Command } from "@langchain/langgraph"
 import { EffectCheckpointSaver } from "../src/index.ts"
-import { buildAgent, say, text } from "./agent/graph.ts"
+import { buildAgent, question, say, text } from "./agent/graph.ts"
 
 const checkpointer = await EffectCheckpointSaver.fromConnString("pglite:")
 const agent = buildAgent(checkpointer)
@@ -14,8 +14,8 @@ const config = { configurable: { thread_id: "approvals" } }
 for (const [note, answer] of [["buy milk", "yes"], ["delete everything", "no"]] as const) {
   await agent.invoke(say(`remember: ${note}`), config)
   const paused = await agent.getState(config)
-  const question = paused.tasks.flatMap((task) => task.interrupts)[0]?.value
-  console.log(`paused at [${paused.next.join(", ")}]: ${String(question)}`)
+  const asking = paused.tasks.flatMap((task) => task.interrupts)[0]?.value
+  console.log(`paused at [${paused.next.join(", ")}]: ${question(asking)}`)
   const resumed = await agent.invoke(new Command({ resume: answer }), config)
   console.log(`answered "${answer}": ${text(resumed.messages.at(-1))} notes=${JSON.stringify(resumed.notes)}`)
 }

@@ -52,12 +52,49 @@ const model = (state: typeof State.State) => {
   }
 }
 
+/**
+ * What saving a note asks a human: LangGraph's human-in-the-loop request,
+ * which agent-chat-ui shows with its question and an Accept and an Ignore
+ * button.
+ */
+export interface ApprovalRequest {
+  readonly action_request: { readonly action: string; readonly args: Record<string, unknown> }
+  readonly config: {
+    readonly allow_accept: boolean
+    readonly allow_ignore: boolean
+    readonly allow_respond: boolean
+    readonly allow_edit: boolean
+  }
+  readonly description: string
+}
+
+const firstOf = (value: unknown): unknown => Array.isArray(value) ? value[0] : value
+
+/** The question a pause asks: a request's description (a paused run of an earlier release asked a string). */
+export const question = (value: unknown): string => {
+  const request = firstOf(value)
+  return typeof request === "object" && request !== null && "description" in request
+    ? String(request.description)
+    : String(value)
+}
+
+/** Whether the answer approves: "yes", or agent-chat-ui's `{ type: "accept" }` (alone or in a list). */
+const approves = (answer: unknown): boolean => {
+  const response = firstOf(answer)
+  return answer === "yes" ||
+    (typeof response === "object" && response !== null && "type" in response && response.type === "accept")
+}
+
 /** Saving a note pauses the run until a human approves it. */
 const saveNote = (state: typeof State.State) => {
   const call = (state.messages.at(-1) as AIMessage).tool_calls![0]!
   const note = String(call.args.note)
-  const answer = interrupt<string, string>(`Save the note "${note}"?`)
-  const approved = answer === "yes"
+  const request: ApprovalRequest = {
+    action_request: { action: "save_note", args: { note } },
+    config: { allow_accept: true, allow_ignore: true, allow_respond: false, allow_edit: false },
+    description: `Save the note "${note}"?`
+  }
+  const approved = approves(interrupt<ReadonlyArray<ApprovalRequest>, unknown>([request]))
   return {
     messages: [new ToolMessage({ tool_call_id: call.id!, content: approved ? "saved" : "declined" })],
     notes: approved ? [note] : []

@@ -3,12 +3,14 @@
  * against one data directory (the second run resumes the first run's
  * interrupt), and each file in examples/.
  */
+import { Command, MemorySaver } from "@langchain/langgraph"
 import { execFile } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { buildAgent, say } from "../../examples/agent/graph.ts"
 import { createDatabase } from "../support/databases.ts"
 
 let database: Awaited<ReturnType<typeof createDatabase>>
@@ -58,6 +60,27 @@ describe("npm start (examples/agent.ts)", () => {
     expect(reset).not.toContain("resume ")
     expect(reset).toContain("agent    Hello Ada! That was turn 1 of this thread (no notes yet).")
   }, 120_000)
+
+  it("asks in LangGraph's human-in-the-loop shape, and takes agent-chat-ui's answers as npm start's", async () => {
+    const agent = buildAgent(new MemorySaver())
+    const config = { configurable: { thread_id: "hitl" } }
+    const ask = async (note: string) => {
+      await agent.invoke(say(`remember: ${note}`), config)
+      return (await agent.getState(config)).tasks.flatMap((task) => task.interrupts)[0]?.value
+    }
+    expect(await ask("milk")).toEqual([{
+      action_request: { action: "save_note", args: { note: "milk" } },
+      config: { allow_accept: true, allow_ignore: true, allow_respond: false, allow_edit: false },
+      description: `Save the note "milk"?`
+    }])
+    const answers = [[{ type: "accept", args: null }], [{ type: "ignore", args: null }], "yes", { type: "accept" }]
+    const notes = []
+    for (const [at, answer] of answers.entries()) {
+      if (at > 0) await ask(`note ${at}`)
+      notes.push((await agent.invoke(new Command({ resume: answer }), config)).notes)
+    }
+    expect(notes).toEqual([["milk"], ["milk"], ["milk", "note 2"], ["milk", "note 2", "note 3"]])
+  })
 
   it("is read by the inspector from the clone, as the README says: npm run cli -- threads", async () => {
     const { stdout } = await promisify(execFile)("npm", ["run", "-s", "cli", "--", "threads", `pglite:${dataDir}`], {
