@@ -22,7 +22,9 @@ import { resolve } from "node:path"
 import { pathToFileURL } from "node:url"
 import type { StorageFailure } from "../CheckpointError.ts"
 import * as ConnectionString from "../ConnectionString.ts"
+import { LOOPBACK_HOSTS } from "../Loopback.ts"
 import type * as ServerEntry from "../server.ts"
+import type { AuthHandler } from "../server/Options.ts"
 import { CommandError, UsageError } from "./Errors.ts"
 import * as Output from "./Output.ts"
 import * as Unreachable from "./Unreachable.ts"
@@ -45,11 +47,27 @@ const loadServer = Effect.tryPromise({
     })
 })
 
-/** `path/to/module.ts:export` (default export `graph`), read. */
-const spec = (argument: string) => {
+/** `path/to/module.ts:export` (default export `fallback`), read. */
+const spec = (argument: string, fallback = "graph") => {
   const at = argument.lastIndexOf(":")
   // A Windows drive letter (`C:\…`) is not an export name.
-  return at > 1 ? { path: argument.slice(0, at), name: argument.slice(at + 1) } : { path: argument, name: "graph" }
+  return at > 1 ? { path: argument.slice(0, at), name: argument.slice(at + 1) } : { path: argument, name: fallback }
+}
+
+/** Why `name` of the module at `path` is not a graph to serve, and what would be. */
+const notAGraph = (path: string, name: string, loaded: Record<string, unknown>) => {
+  const found = loaded[name]
+  // A `StateGraph` not compiled yet: it has `compile`, and no `getState`.
+  if (typeof found === "object" && found !== null && "compile" in found) {
+    return `\`${name}\` of ${path} is a graph not compiled yet: export \`${name}.compile()\``
+  }
+  const graphs = Object.keys(loaded).filter((key) => {
+    const value = loaded[key]
+    return typeof value === "object" && value !== null && "getState" in value
+  })
+  return `${path} has no compiled graph exported as \`${name}\` (${
+    graphs.length === 0 ? "it exports none" : `it exports ${graphs.map((key) => `\`${key}\``).join(", ")}`
+  }: name one as ${path}:<export>)`
 }
 
 /** The compiled graph `argument` names. */
@@ -62,12 +80,30 @@ const loadGraph = (argument: string) =>
     })
     const graph = loaded[name]
     if (typeof graph !== "object" || graph === null || !("getState" in graph)) {
-      return yield* new UsageError({
-        command: "serve",
-        detail: `${path} has no compiled graph exported as \`${name}\` (name it: ${path}:<export>)`
-      })
+      return yield* new UsageError({ command: "serve", detail: notAGraph(path, name, loaded) })
     }
     return { id: name, graph: graph as Parameters<ServerModule["serve"]>[0]["graphs"][string] }
+  })
+
+/** The authentication handler `argument` names: a function, or LangGraph's `Auth`. */
+const loadAuth = (argument: string) =>
+  Effect.gen(function*() {
+    const { name, path } = spec(argument, "auth")
+    const loaded = yield* Effect.tryPromise({
+      try: () => import(pathToFileURL(resolve(path)).href) as Promise<Record<string, unknown>>,
+      catch: (cause) => new CommandError({ detail: `cannot load ${path}: ${String(cause)}` })
+    })
+    const handler = loaded[name]
+    if (
+      typeof handler !== "function" && !(typeof handler === "object" && handler !== null && "~handlerCache" in handler)
+    ) {
+      return yield* new UsageError({
+        command: "serve",
+        detail: `${path} has no authentication handler exported as \`${name}\` (LangGraph's Auth, or a function ` +
+          "of the request answering an identity)"
+      })
+    }
+    return handler as AuthHandler
   })
 
 /** `host[:port]`, read (`[v6]:port` too). */
@@ -98,13 +134,21 @@ export const serve = Command.make("serve", {
   ),
   host: Flag.String("host").pipe(
     Flag.withDescription(
-      "Listen on this address (default 127.0.0.1: this machine only; another needs auth, see the README)"
+      "Listen on this address (default 127.0.0.1: this machine only; another needs --auth)"
     ),
     Flag.withDefault("127.0.0.1")
   ),
   port: Flag.Int("port").pipe(
     Flag.withDescription("Listen on this port (default 2024, LangGraph's)"),
     Flag.withDefault(2024)
+  ),
+  auth: Flag.String("auth").pipe(
+    Flag.withMetavar("<module>:<export>"),
+    Flag.withDescription(
+      "The authentication handler, LangGraph's Auth or a function of the request (each identity then sees only " +
+        "its own threads; needed to serve beyond this machine)"
+    ),
+    Flag.optional
   ),
   advertise: Flag.String("advertise").pipe(
     Flag.withDescription(
@@ -118,6 +162,14 @@ export const serve = Command.make("serve", {
     if (input.port < 0 || input.port > 65535) {
       return yield* new UsageError({ command: "serve", detail: "--port must be from 0 to 65535" })
     }
+    if (!LOOPBACK_HOSTS.has(input.host) && input.auth._tag === "None") {
+      return yield* new UsageError({
+        command: "serve",
+        detail: `--host ${input.host} serves beyond this machine, which needs an authentication handler: ` +
+          "--auth <module>:<export> (or keep 127.0.0.1 behind a proxy that authenticates)"
+      })
+    }
+    const auth = input.auth._tag === "Some" ? yield* loadAuth(input.auth.value) : undefined
     const loaded = yield* Effect.forEach(input.graphs, loadGraph)
     const graphs = Object.fromEntries(loaded.map(({ graph, id }) => [id, graph]))
     const server = yield* loadServer
@@ -131,6 +183,7 @@ export const serve = Command.make("serve", {
             database,
             host: input.host,
             port: input.port,
+            ...(auth === undefined ? {} : { auth }),
             ...(advertise === undefined
               ? {}
               : { cluster: { advertise, listen: { host: "0.0.0.0", port: advertise.port ?? 0 } } })

@@ -50,14 +50,16 @@ const refusal = (error: unknown): HTTPException => {
 
 /**
  * Middleware authenticating every request (CORS preflights aside: they
- * carry no credentials) and running the rest of it as that identity.
+ * carry no credentials; and `GET /ok`, the health check a load balancer or
+ * Kubernetes asks, which says nothing but that the server answers) and
+ * running the rest of it as that identity.
  *
  * @since 0.2.0
  */
 export const authenticate = (handler: AuthHandler): MiddlewareHandler => {
   const callback = callbackOf(handler)
   return async (c, next) => {
-    if (c.req.method === "OPTIONS") return next()
+    if (c.req.method === "OPTIONS" || (c.req.method === "GET" && c.req.path === "/ok")) return next()
     let answer: unknown
     try {
       answer = await callback(c.req.raw)

@@ -1055,6 +1055,56 @@ const serveSuite = () =>
       }
     })
 
+    it(
+      "serves beyond this machine only with --auth, whose handler then guards every request",
+      inOrder(120_000),
+      async () => {
+        const dataDir = await mkdtemp(join(tmpdir(), "lce-cli-serve-auth-"))
+        const graph = `${agent}:graph`
+        try {
+          expect((await fails(2, ["serve", graph, "--db", `pglite:${dataDir}`, "--host", "0.0.0.0"])).stderr).toContain(
+            "--host 0.0.0.0 serves beyond this machine, which needs an authentication handler: --auth <module>:<export>"
+          )
+          expect((await fails(2, ["serve", graph, "--auth", `${agent}:graph`])).stderr).toContain(
+            "has no authentication handler exported as `graph`"
+          )
+          const handler = `${join(root, "test", "support", "authHandler.ts")}:auth`
+          const args = [
+            "serve",
+            graph,
+            "--db",
+            `pglite:${dataDir}`,
+            "--host",
+            "0.0.0.0",
+            "--port",
+            "0",
+            "--auth",
+            handler
+          ]
+          const server = built().start(args)
+          try {
+            const url = new URL(await server.take((line) => line.startsWith("http://"), 90_000))
+            const local = `http://127.0.0.1:${url.port}`
+            // The health check answers anyone; everything else needs the handler's yes.
+            expect((await fetch(`${local}/ok`)).status).toBe(200)
+            const search = (headers: Record<string, string>) =>
+              fetch(`${local}/threads/search`, {
+                method: "POST",
+                headers: { "content-type": "application/json", ...headers },
+                body: "{}"
+              })
+            expect((await search({})).status).toBe(401)
+            expect((await search({ authorization: "Bearer ada-token" })).status).toBe(200)
+          } finally {
+            server.child.kill("SIGINT")
+            expect((await server.exited).code, server.describe()).toBe(130)
+          }
+        } finally {
+          await rm(dataDir, { recursive: true, force: true })
+        }
+      }
+    )
+
     it("a port in use is exit 1, one line, and leaves the database free", inOrder(120_000), async () => {
       const dataDir = await mkdtemp(join(tmpdir(), "lce-cli-serve-port-"))
       const taken = createServer()
@@ -1092,7 +1142,11 @@ const serveSuite = () =>
     it("names what it cannot serve", inOrder(), async () => {
       expect((await fails(1, ["serve", join(root, "no-such-module.ts")])).stderr).toContain("cannot load")
       expect((await fails(2, ["serve", `${agent}:nothing`])).stderr).toContain(
-        "no compiled graph exported as `nothing`"
+        "no compiled graph exported as `nothing` (it exports `graph`: name one as"
+      )
+      const uncompiled = join(root, "test", "support", "uncompiledGraph.ts")
+      expect((await fails(2, ["serve", `${uncompiled}:builder`])).stderr).toContain(
+        "is a graph not compiled yet: export `builder.compile()`"
       )
     })
   })

@@ -56,6 +56,10 @@ describe("the server with an auth handler", () => {
     const search = { method: "POST", headers: { "content-type": "application/json" }, body: "{}" }
     expect((await fetch(`${server.url}/threads/search`, search)).status).toBe(401)
     expect((await fetch(`${server.url}/info`, { headers: { authorization: "Bearer mallory" } })).status).toBe(401)
+    // The health check answers anyone (a load balancer's, Kubernetes' readiness probe), and says nothing more.
+    const health = await fetch(`${server.url}/ok`)
+    expect([health.status, await health.json()]).toEqual([200, { ok: true }])
+    expect((await fetch(`${server.url}/ok`, { method: "POST" })).status).toBe(401)
   })
 
   it("keeps each user's threads their own on every route", async () => {
