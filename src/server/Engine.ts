@@ -41,7 +41,20 @@
  */
 import { NodeClusterSocket, NodeCrypto, NodeSocketServer } from "@effect/platform-node-shared"
 import { v7 as uuidv7 } from "@langchain/core/utils/uuid"
-import { Context, Deferred, Effect, Exit, Fiber, Layer, ManagedRuntime, Option, Result, Schema, Stream } from "effect"
+import {
+  Cause,
+  Context,
+  Deferred,
+  Effect,
+  Exit,
+  Fiber,
+  Layer,
+  ManagedRuntime,
+  Option,
+  Result,
+  Schema,
+  Stream
+} from "effect"
 import {
   ClusterSchema,
   Entity,
@@ -662,8 +675,23 @@ export const make = async (options: EngineOptions): Promise<Engine> => {
         metadata: JSON.stringify(run.metadata),
         created_at: Date.now()
       }
-      const answer = await runtime.runPromise(client(run.thread_id).Start(payload))
-      return answer.busy !== undefined ? { busy: answer.busy } : { run: runRecord(run.thread_id, payload, "pending") }
+      for (let attempt = 1;; attempt++) {
+        const exit = await runtime.runPromiseExit(client(run.thread_id).Start(payload))
+        if (Exit.isSuccess(exit)) {
+          const answer = exit.value
+          return answer.busy !== undefined
+            ? { busy: answer.busy }
+            : { run: runRecord(run.thread_id, payload, "pending") }
+        }
+        // Cut short by the thread's shard moving (its runner stopping, the lock storage too slow to answer):
+        // started or not, the run's record says (Start records it before anything else); not started, it is
+        // asked again of the shard's next holder. Asking again a Start that took effect would record it anew.
+        if (!Cause.hasInterruptsOnly(exit.cause) || attempt === 5) throw Cause.squash(exit.cause)
+        if ((await saver.getRun(run.thread_id, payload.run_id)) !== undefined) {
+          return { run: runRecord(run.thread_id, payload, "pending") }
+        }
+        await sleep(250 * attempt)
+      }
     },
     events: (thread_id, run_id, after, onCancel) => {
       const events = eventsOf(thread_id, run_id, after)
