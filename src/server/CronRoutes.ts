@@ -17,14 +17,11 @@ import { identity, mayAccess, OWNER } from "./Auth.ts"
 import { nextTick } from "./Crons.ts"
 import type { Engine } from "./Engine.ts"
 import type { Graphs } from "./Graphs.ts"
-import { bodyOf } from "./Routes.ts"
+import { bodyOf, isObject } from "./Routes.ts"
 import type { Threads } from "./Threads.ts"
 
 /** A cron's own fields in a request's body; the rest is the body of the runs it starts. */
 const CRON_FIELDS = new Set(["schedule", "timezone", "end_time", "enabled", "on_run_completed", "assistant_id"])
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
 
 const unprocessable = (message: string) => new HTTPException(422, { message })
 

@@ -19,7 +19,12 @@ import type { Threads } from "./Threads.ts"
 /** A UUID, as LangGraph's thread routes take them. */
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
+/**
+ * Whether `value` is a JSON object (not null, not an array).
+ *
+ * @since 0.4.0
+ */
+export const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
 /**
