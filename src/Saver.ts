@@ -17,7 +17,7 @@ import {
   type PendingWrite,
   type SerializerProtocol
 } from "@langchain/langgraph-checkpoint"
-import { type Duration, Effect, Layer, ManagedRuntime, Option, Result, Stream } from "effect"
+import { type Duration, Effect, Layer, Logger, ManagedRuntime, Option, Result, Stream } from "effect"
 import {
   type CheckpointIdRef,
   configOf,
@@ -199,7 +199,9 @@ export class EffectCheckpointSaver extends BaseCheckpointSaver {
       Layer.merge(
         options.formatLevel === undefined ? Layer.empty : Layer.succeed(FormatLevel.Supported, options.formatLevel)
       ),
-      Layer.merge(options.encryption === undefined ? Layer.empty : Encryption.layer(options.encryption))
+      Layer.merge(options.encryption === undefined ? Layer.empty : Encryption.layer(options.encryption)),
+      // What the storage warns of (a connection it retries) goes to stderr: stdout is the application's.
+      Layer.merge(Layer.succeed(Logger.LogToStderr, true))
     )
     const runtime = ManagedRuntime.make(layer.pipe(Layer.provide(services)))
     return new EffectCheckpointSaver(

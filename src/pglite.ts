@@ -213,7 +213,9 @@ const open = (
  * holds it (the one a `DatabaseLocked` names) under PGlite's own lock, to
  * open in memory with `layer({ snapshot })` while that process runs: the
  * live files are never opened twice. At most `maxBytes` (default 512 MiB);
- * the holder's queries wait while it copies the files.
+ * the holder's queries wait while it copies the files. A directory no
+ * process holds is copied by this one, which holds it only meanwhile: a
+ * reader that stays on the copy keeps no application from opening it.
  *
  * @since 0.1.0
  */

@@ -40,7 +40,13 @@ import * as Unreachable from "./Unreachable.ts"
  *
  * @since 0.1.0
  */
-export type Access = "read" | "write" | "migrate"
+export type Access =
+  /** Reads, once. */
+  | "read"
+  /** Reads for as long as the command runs (the web inspector): a PGlite directory from a snapshot. */
+  | "browse"
+  | "write"
+  | "migrate"
 
 /**
  * Where what a command reads comes from: the database itself, or (a PGlite
@@ -54,8 +60,8 @@ export class Source extends Context.Service<Source, {
 
 const live = Layer.succeed(Source, {})
 
-/** The line a command prints on stderr when it reads a snapshot. */
-const snapshotNote = (snapshot: Label) =>
+/** The line a command prints on stderr when it reads a snapshot another process took. */
+const snapshotNote = (snapshot: Label & { readonly pid: number }) =>
   `note: the PGlite database at ${Visible.escape(snapshot.directory)} is in use by process ${snapshot.pid}: ` +
   `reading a snapshot it took at ${snapshot.takenAt.toISOString()} (later changes are not in it)\n`
 
@@ -77,39 +83,46 @@ const baselineWasm = () => v8.setFlagsFromString("--no-wasm-tier-up --no-wasm-dy
 const sharedBuffers = "16MB"
 
 /**
- * A PGlite directory: opened itself, or, held by another process and only
- * read, a snapshot of it in memory.
+ * A PGlite directory: opened itself, unless another process holds it or the
+ * reader stays (`browse`, the web inspector): then a snapshot in memory,
+ * which the holder takes (or this process, holding the directory only
+ * while it copies it), so that a reader never keeps an application from
+ * opening the directory. A command that reads once opens it for its second.
  */
-const pgliteClient = (Pglite: typeof PgliteModule, dataDir: string, readOnly: boolean) => {
+const pgliteClient = (Pglite: typeof PgliteModule, dataDir: string, access: Access) => {
+  const readOnly = access === "read" || access === "browse"
   const own = Layer.merge(Pglite.layerSqlClient({ dataDir, readOnly, sharedBuffers }), live)
   if (!readOnly) return own
-  return own.pipe(Layer.catchTag("DatabaseLocked", () =>
-    Layer.unwrap(
-      Pglite.snapshot(dataDir).pipe(
-        Effect.tap((snapshot) => Effect.sync(() => process.stderr.write(snapshotNote(snapshot)))),
-        Effect.map((snapshot) =>
-          Layer.merge(
-            Pglite.layerSqlClient({ snapshot, readOnly, sharedBuffers }),
-            Layer.succeed(Source, {
-              snapshot: { directory: snapshot.directory, pid: snapshot.pid, takenAt: snapshot.takenAt }
-            })
-          )
+  const snapshot = Layer.unwrap(
+    Pglite.snapshot(dataDir).pipe(
+      Effect.tap(({ pid, ...label }) =>
+        pid === undefined ? Effect.void : Effect.sync(() => process.stderr.write(snapshotNote({ ...label, pid })))
+      ),
+      Effect.map((snapshot) =>
+        Layer.merge(
+          Pglite.layerSqlClient({ snapshot, readOnly, sharedBuffers }),
+          Layer.succeed(Source, {
+            snapshot: { directory: snapshot.directory, pid: snapshot.pid, takenAt: snapshot.takenAt }
+          })
         )
       )
-    )))
+    )
+  )
+  return access === "browse" ? snapshot : own.pipe(Layer.catchTag("DatabaseLocked", () => snapshot))
 }
 
 /** The connection strings a command opens. */
 const expected = `"pglite:<directory>", "postgres://…" or "cockroachdb://…"`
 
 /** The connection a URL names, as a client layer and its dialect. */
-const clientOf = (url: string, readOnly: boolean): Effect.Effect<
+const clientOf = (url: string, access: Access): Effect.Effect<
   { readonly client: Layer.Layer<SqlClient.SqlClient | Source, unknown>; readonly dialect: Dialect },
   InvalidConfig
 > => {
   const parsed = ConnectionString.parse(url)
   if (Result.isFailure(parsed)) return Effect.fail(ConnectionString.unsupported("connect", parsed.failure, expected))
   const target = parsed.success
+  const readOnly = access === "read" || access === "browse"
   switch (target._tag) {
     case "Postgres":
       return Effect.promise(() => import("../postgres.ts")).pipe(
@@ -134,7 +147,7 @@ const clientOf = (url: string, readOnly: boolean): Effect.Effect<
       }
       return Effect.sync(baselineWasm).pipe(
         Effect.andThen(Effect.promise(() => import("../pglite.ts"))),
-        Effect.map((Pglite) => ({ client: pgliteClient(Pglite, dataDir, readOnly), dialect: "pglite" }))
+        Effect.map((Pglite) => ({ client: pgliteClient(Pglite, dataDir, access), dialect: "pglite" }))
       )
     }
     case "Memory":
@@ -170,7 +183,7 @@ const lenient = Layer.effect(
  * wrote them.
  */
 const tablesFor = (dialect: Dialect, access: Access) =>
-  access === "read"
+  access === "read" || access === "browse"
     ? Layout.resolve({ dialect, readOnly: true }).pipe(
       // A database with no checkpoint tables holds no checkpoints: read as empty, not as "needs migration".
       Effect.catchTag("IncompatibleSchema", (error) =>
@@ -191,8 +204,8 @@ export const layer = (
   access: Access
 ): Layer.Layer<CheckpointStorage | Inspector.Inspector | Source, unknown> =>
   Layer.unwrap(
-    clientOf(url, access === "read").pipe(Effect.map(({ client, dialect }) => {
-      const readOnly = access === "read"
+    clientOf(url, access).pipe(Effect.map(({ client, dialect }) => {
+      const readOnly = access === "read" || access === "browse"
       const services = Layer.unwrap(
         tablesFor(dialect, access).pipe(Effect.map((tables) =>
           Inspector.layer(tables, dialect).pipe(

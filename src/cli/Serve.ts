@@ -18,6 +18,7 @@
  */
 import { Effect } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
+import { execFile } from "node:child_process"
 import { resolve } from "node:path"
 import { pathToFileURL } from "node:url"
 import type { StorageFailure } from "../CheckpointError.ts"
@@ -70,14 +71,52 @@ const notAGraph = (path: string, name: string, loaded: Record<string, unknown>) 
   }: name one as ${path}:<export>)`
 }
 
+/**
+ * Where a syntax error is: Node's `import()` does not say, but Node running
+ * the file prints it (`file:///…:line`, the source, a caret under the
+ * column) before any of the module graph runs.
+ */
+const syntaxErrorAt = (path: string) =>
+  Effect.promise(() =>
+    new Promise<string | undefined>((done) =>
+      execFile(process.execPath, [resolve(path)], { timeout: 10_000 }, (_, __, stderr) => {
+        const lines = stderr.split("\n")
+        const at = lines.findIndex((line) => /^(?:file:\/\/)?[^:]*[/\\].*:\d+$/.test(line))
+        if (at < 0) return done(undefined)
+        const caret = lines.slice(at + 1).find((line) => /^ *\^+ *$/.test(line))
+        const where = lines[at]!.replace(/^file:\/\//, "")
+        done(caret === undefined ? where : `${where}:${caret.indexOf("^") + 1}`)
+      })
+    )
+  )
+
+/** Why the module at `path` could not be loaded, in words (never the CLI's own files, which the import names). */
+const cannotLoad = (path: string, cause: unknown) =>
+  Effect.gen(function*() {
+    const { code, name, message } = cause as { code?: unknown; name?: unknown; message?: unknown }
+    const why = code === "ERR_MODULE_NOT_FOUND" && typeof message === "string" &&
+        message.startsWith(`Cannot find module '${resolve(path)}'`)
+      ? "there is no such file"
+      : code === "ERR_UNKNOWN_FILE_EXTENSION" && /\.[cm]?ts$/.test(path)
+      ? `Node ${process.version} does not run TypeScript: use Node 22.18 or later, or serve the compiled .js`
+      : name === "SyntaxError"
+      ? `${String(message)}${yield* Effect.map(syntaxErrorAt(path), (at) => at === undefined ? "" : ` at ${at}`)}`
+      : String(cause)
+    return yield* new CommandError({ detail: `cannot load ${path}: ${why}` })
+  })
+
+/** The module at `path`, loaded. */
+const loadModule = (path: string) =>
+  Effect.tryPromise({
+    try: () => import(pathToFileURL(resolve(path)).href) as Promise<Record<string, unknown>>,
+    catch: (cause) => cause
+  }).pipe(Effect.catch((cause) => cannotLoad(path, cause)))
+
 /** The compiled graph `argument` names. */
 const loadGraph = (argument: string) =>
   Effect.gen(function*() {
     const { name, path } = spec(argument)
-    const loaded = yield* Effect.tryPromise({
-      try: () => import(pathToFileURL(resolve(path)).href) as Promise<Record<string, unknown>>,
-      catch: (cause) => new CommandError({ detail: `cannot load ${path}: ${String(cause)}` })
-    })
+    const loaded = yield* loadModule(path)
     const graph = loaded[name]
     if (typeof graph !== "object" || graph === null || !("getState" in graph)) {
       return yield* new UsageError({ command: "serve", detail: notAGraph(path, name, loaded) })
@@ -89,10 +128,7 @@ const loadGraph = (argument: string) =>
 const loadAuth = (argument: string) =>
   Effect.gen(function*() {
     const { name, path } = spec(argument, "auth")
-    const loaded = yield* Effect.tryPromise({
-      try: () => import(pathToFileURL(resolve(path)).href) as Promise<Record<string, unknown>>,
-      catch: (cause) => new CommandError({ detail: `cannot load ${path}: ${String(cause)}` })
-    })
+    const loaded = yield* loadModule(path)
     const handler = loaded[name]
     if (
       typeof handler !== "function" && !(typeof handler === "object" && handler !== null && "~handlerCache" in handler)

@@ -9,30 +9,18 @@
  *
  * @since 0.1.0
  */
+import { SqlError } from "effect/sql"
 import type { StorageFailure } from "../CheckpointError.ts"
 import * as ConnectionString from "../ConnectionString.ts"
+import * as Retry from "../sql/Retry.ts"
 import { CommandError } from "./Errors.ts"
 
-/** What a socket error code or a server's SQLSTATE means to someone connecting. */
-const reasons: Record<string, string> = {
-  ECONNREFUSED: "nothing accepts connections there (is the server running, on that port?)",
-  ENOTFOUND: "no such host",
-  EAI_AGAIN: "the host name could not be looked up (DNS did not answer)",
-  ETIMEDOUT: "the connection timed out",
-  EHOSTUNREACH: "the host cannot be reached from here",
-  ENETUNREACH: "the network cannot be reached from here",
-  ECONNRESET: "the server closed the connection",
-  "28000": "the server refused the login",
-  "28P01": "the server refused the password",
-  "3D000": "the server has no such database"
-}
-
-/** The codes and messages along a cause chain (an `SqlError`'s reason included). */
-const chain = (value: unknown): Array<{ readonly code?: unknown; readonly message?: unknown }> => {
-  const found: Array<{ readonly code?: unknown; readonly message?: unknown }> = []
+/** The messages along a cause chain (an `SqlError`'s reason included). */
+const chain = (value: unknown): Array<{ readonly message?: unknown }> => {
+  const found: Array<{ readonly message?: unknown }> = []
   let current: unknown = value
   for (let depth = 0; depth < 8 && typeof current === "object" && current !== null; depth++) {
-    const link = current as { readonly code?: unknown; readonly message?: unknown; readonly cause?: unknown }
+    const link = current as { readonly message?: unknown; readonly cause?: unknown }
     found.push(link)
     const reason = (current as { readonly reason?: unknown }).reason
     current = link.cause ?? (typeof reason === "object" && reason !== null ? reason : undefined)
@@ -47,10 +35,9 @@ const chain = (value: unknown): Array<{ readonly code?: unknown; readonly messag
  * @since 0.1.0
  */
 export const word = (url: string, error: StorageFailure): CommandError | StorageFailure => {
-  const links = chain(error.cause)
-  const code = error.sqlState ?? links.map((link) => link.code).find((code) => typeof code === "string")
-  const reason = typeof code === "string" ? reasons[code] : undefined
+  const reason = SqlError.isSqlError(error.cause) ? Retry.unreachable(error.cause) : undefined
   if (reason === undefined) return error
+  const links = chain(error.cause)
   // The innermost message is what the socket or the server said ("role "x" does not exist").
   const said = links.map((link) => link.message).findLast((message) => typeof message === "string")
   const attempts = error.attempts !== undefined && error.attempts > 1 ? `; tried ${error.attempts} times` : ""

@@ -1,9 +1,11 @@
 /**
  * `langgraph-checkpoints web [url]`: the inspector as a local web page.
  * Prints one line, the page's URL with its token, and serves until
- * interrupted (Ctrl-C). Read-only unless `--write`. On a PGlite directory
- * another process holds, it serves a snapshot, read-only, and the page says
- * so (`--write` is refused there, see `Database`).
+ * interrupted (Ctrl-C). Read-only unless `--write`. A PGlite directory it
+ * only reads is served from a snapshot (the holder's, or one it copies while
+ * no application runs there), so the application can start while the page
+ * is open; the page says so (`--write` is refused on a directory another
+ * process holds, see `Database`).
  *
  * @since 0.1.0
  */
@@ -38,7 +40,7 @@ export const web = databaseCommand("web", {
       Flag.withDescription("With --write: allow migrating a database LangGraph's own saver wrote")
     )
   },
-  access: (input) => !input.write ? "read" : input.migrate ? "migrate" : "write",
+  access: (input) => !input.write ? "browse" : input.migrate ? "migrate" : "write",
   description: "Serves a local web page to browse threads, their history as a graph, states and diffs"
 }, (input) =>
   Effect.gen(function*() {

@@ -33,14 +33,39 @@ export const ran = (checkpoint: Checkpoint): ReadonlyArray<string> => {
   ).map(([node]) => node).sort()
 }
 
-/** The last message of a list of them, in a value or one of its fields (an input's `{ messages }`). */
-const lastMessage = (value: unknown): Values.Message | undefined => {
-  const direct = Values.asMessages(value)
-  if (direct !== undefined) return direct.at(-1)
+/**
+ * A message as LangGraph's HTTP API and its clients give one in an input
+ * (`{ type: "human", content }`, `{ role: "user", content }`), never
+ * revived: its role and text.
+ */
+const inputMessage = (value: unknown): { readonly role: string; readonly text: string } | undefined => {
   if (!isRecord(value) || Array.isArray(value)) return undefined
+  const role = typeof value.type === "string" ? value.type : typeof value.role === "string" ? value.role : undefined
+  const { content } = value
+  const text = typeof content === "string"
+    ? content
+    : Array.isArray(content)
+    ? content.flatMap((block) => isRecord(block) && typeof block.text === "string" ? [block.text] : []).join(" ")
+    : undefined
+  return role === undefined || text === undefined ? undefined : { role, text }
+}
+
+/** The last of a list of messages, stored or as an input gives them. */
+const lastOf = (value: unknown): { readonly role: string; readonly text: string } | undefined => {
+  const stored = Values.asMessages(value)
+  if (stored !== undefined) return stored.at(-1)
+  if (!Array.isArray(value) || value.length === 0) return undefined
+  const given = value.map(inputMessage)
+  return given.every((message) => message !== undefined) ? given.at(-1) : undefined
+}
+
+/** The last message of a list of them, in a value or one of its fields (an input's `{ messages }`). */
+const lastMessage = (value: unknown): { readonly role: string; readonly text: string } | undefined => {
+  const direct = lastOf(value)
+  if (direct !== undefined || !isRecord(value) || Array.isArray(value)) return direct
   for (const field of Object.values(value)) {
-    const found = Values.asMessages(field)
-    if (found !== undefined) return found.at(-1)
+    const found = lastOf(field)
+    if (found !== undefined) return found
   }
   return undefined
 }

@@ -3,7 +3,7 @@
  * one tar under PGlite's own lock, between two statements, into a file of
  * the directory only this user can read, which is removed once the reader
  * hangs up. One snapshot at a time, never more bytes than the reader asked
- * for nor than `Snapshot.CEILING`.
+ * for nor than {@link CEILING}.
  *
  * @since 0.2.0
  */
@@ -14,7 +14,6 @@ import { join } from "node:path"
 import { StorageFailure } from "../CheckpointError.ts"
 import * as Owner from "./Owner.ts"
 import type * as Protocol from "./Protocol.ts"
-import { CEILING } from "./Snapshot.ts"
 import * as Tar from "./Tar.ts"
 
 /**
@@ -25,6 +24,14 @@ import * as Tar from "./Tar.ts"
 export interface Session {
   readonly runExclusive: <T>(fn: () => Promise<T>) => Promise<T>
 }
+
+/**
+ * What an owner writes at most, whatever it is asked: a reader asks for no
+ * more.
+ *
+ * @since 0.2.0
+ */
+export const CEILING = 2 * 1024 * 1024 * 1024
 
 interface Found {
   readonly path: string
@@ -67,8 +74,13 @@ const readInto = (path: string) => (target: Uint8Array) => {
   }
 }
 
-/** The archive of `directory`, taken while `session` runs nothing; `number`: its size, more than `maxBytes`. */
-const take = (directory: string, session: Session, maxBytes: number) =>
+/**
+ * The archive of `directory`, taken while `session` runs nothing; `number`:
+ * its size, more than `maxBytes`.
+ *
+ * @since 0.4.0
+ */
+export const take = (directory: string, session: Session, maxBytes: number) =>
   Effect.tryPromise({
     try: () =>
       session.runExclusive(async () => {

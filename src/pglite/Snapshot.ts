@@ -15,6 +15,10 @@
  * asked for. This module is what a snapshot is and the reader's side; the
  * owner's side, taking and serving them, is `Serving.ts`.
  *
+ * A directory no process holds is copied by the reader itself, owning it
+ * only while it copies: a reader that stays (the web inspector) then never
+ * keeps an application from opening the directory.
+ *
  * @since 0.1.0
  */
 import { Effect, Option, Schema } from "effect"
@@ -24,6 +28,7 @@ import { InvalidConfig, StorageFailure } from "../CheckpointError.ts"
 import * as Settings from "../Settings.ts"
 import * as Owner from "./Owner.ts"
 import * as Protocol from "./Protocol.ts"
+import * as Serving from "./Serving.ts"
 
 /**
  * What a snapshot is labelled with wherever it is shown: whose copy of what,
@@ -34,8 +39,8 @@ import * as Protocol from "./Protocol.ts"
 export interface Label {
   /** The directory's real path. */
   readonly directory: string
-  /** The process that holds it, and took the snapshot. */
-  readonly pid: number
+  /** The process that holds it, and took the snapshot; `undefined`: none held it (the reader copied it). */
+  readonly pid?: number | undefined
   readonly takenAt: Date
 }
 
@@ -55,14 +60,6 @@ export interface Snapshot extends Label {
  * @since 0.1.0
  */
 export const DEFAULT_MAX_BYTES = 512 * 1024 * 1024
-
-/**
- * What an owner writes at most, whatever it is asked: a reader asks for no
- * more.
- *
- * @since 0.2.0
- */
-export const CEILING = 2 * 1024 * 1024 * 1024
 
 /** How long a reader waits on the owner (which may be in a long transaction). */
 const TIMEOUT = 60_000
@@ -101,8 +98,9 @@ const fromOwner = (place: Protocol.Place, name: string, maxBytes: number) =>
 
 /**
  * A snapshot of the database in `dataDir`, from the process that holds it
- * (see `DatabaseLocked`): at most `maxBytes` (default 512 MiB; an integer
- * of 1 or more, or it is an `InvalidConfig`).
+ * (see `DatabaseLocked`), or, if none does, copied by this one: at most
+ * `maxBytes` (default 512 MiB; an integer of 1 or more, or it is an
+ * `InvalidConfig`).
  *
  * @since 0.1.0
  */
@@ -112,7 +110,7 @@ export const fetch = (
 ): Effect.Effect<Snapshot, StorageFailure | InvalidConfig> =>
   Effect.gen(function*() {
     const valid = yield* Settings.check("snapshot", options)
-    const maxBytes = Math.min(valid.maxBytes ?? DEFAULT_MAX_BYTES, CEILING)
+    const maxBytes = Math.min(valid.maxBytes ?? DEFAULT_MAX_BYTES, Serving.CEILING)
     const directory = yield* Effect.tryPromise({
       try: () => realpath(dataDir),
       catch: () => new InvalidConfig({ operation: "snapshot", detail: `there is no directory ${dataDir}` })
@@ -123,5 +121,21 @@ export const fetch = (
       const snapshot = yield* fromOwner(place, name, maxBytes)
       if (snapshot !== undefined) return snapshot
     }
-    return yield* failure(`no process holds ${directory}: open it instead`)
+    return yield* copy(directory, maxBytes).pipe(
+      // An application opened it meanwhile: it is the one to ask.
+      Effect.catchTag("DatabaseLocked", () => fetch(dataDir, options))
+    )
+  }).pipe(Effect.scoped)
+
+/** The snapshot of a directory no process holds, taken while this one holds it (no database runs). */
+const copy = (directory: string, maxBytes: number) =>
+  Effect.gen(function*() {
+    yield* Owner.acquire(directory)
+    yield* Effect.tryPromise({
+      try: () => stat(join(directory, "PG_VERSION")),
+      catch: () => new InvalidConfig({ operation: "snapshot", detail: `there is no database at ${directory}` })
+    })
+    const taken = yield* Serving.take(directory, { runExclusive: (f) => f() }, maxBytes)
+    if (typeof taken === "number") return yield* failure(`it takes ${taken} bytes, more than ${maxBytes}`)
+    return { directory, pid: undefined, takenAt: taken.takenAt, data: taken.data }
   }).pipe(Effect.scoped)

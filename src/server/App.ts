@@ -19,6 +19,7 @@ import { type Context, Hono } from "hono"
 import { cors } from "hono/cors"
 import { HTTPException } from "hono/http-exception"
 import type { EffectCheckpointSaver } from "../Saver.ts"
+import { escape } from "../Visible.ts"
 import { authenticate } from "./Auth.ts"
 import * as CronRoutes from "./CronRoutes.ts"
 import * as Engine from "./Engine.ts"
@@ -96,11 +97,28 @@ const namesOf = (error: unknown): ReadonlyArray<unknown> =>
     ? [(error as { _tag?: unknown })._tag, (error as Error).name, (error as { lc_error_code?: unknown }).lc_error_code]
     : []
 
+/** Why the server failed a request (500, 503), for the operator's line: the answer keeps it back. */
+const failedBecause = new WeakMap<Request, string>()
+
+/**
+ * One line on stderr per request answered with an error status, so that an
+ * operator sees a 503 when the database goes down (with the reason the
+ * client is not told) and a client's 4xx.
+ */
+const logFailures = async (c: Context, next: () => Promise<void>) => {
+  await next()
+  if (c.res.status < 400) return
+  const because = failedBecause.get(c.req.raw)
+  process.stderr.write(
+    `${escape(`${c.req.method} ${c.req.path}`)} ${c.res.status}${because === undefined ? "" : `: ${because}`}\n`
+  )
+}
+
 /**
  * The answer to an error of this library's (by its tag), of LangGraph's (by
- * its name), or of a route. What the server failed at (500, 503) is written
- * to stderr and answered without its detail: storage errors name hosts,
- * ports and SQL.
+ * its name), or of a route. What the server failed at (500, 503) is answered
+ * without its detail, which goes to the operator's line: storage errors
+ * name hosts, ports and SQL.
  */
 const answer = (c: Context, error: unknown): Response => {
   if (error instanceof HTTPException) {
@@ -113,9 +131,7 @@ const answer = (c: Context, error: unknown): Response => {
   if (names.includes("ThreadNotFound") || names.includes("CheckpointNotFound")) return failure(c, 404, message)
   if (names.includes("ThreadExists")) return failure(c, 409, message)
   const status = names.includes("StorageFailure") ? 503 : 500
-  process.stderr.write(
-    `${c.req.method} ${c.req.path}: ${status}: ${status === 503 ? message : (error as Error)?.stack ?? message}\n`
-  )
+  failedBecause.set(c.req.raw, status === 503 ? message : (error as Error)?.stack ?? message)
   return status === 503
     ? failure(c, 503, "The storage cannot be reached now: try again later")
     : failure(c, 500, "Internal server error")
@@ -142,6 +158,7 @@ export const make = async (options: AppOptions): Promise<App> => {
   })
   const app = new Hono()
   app.onError((error, c) => answer(c, error))
+  app.use(logFailures)
   app.use((_, next) => Threads.inRequest(next))
   app.notFound((c) => failure(c, 404, `${c.req.method} ${c.req.path} is not a route of this server`))
   if (options.hosts !== undefined) app.use(Guards.hostIs(options.hosts))

@@ -60,6 +60,34 @@ const serverMessage = (error: SqlError.SqlError): string => {
     : ""
 }
 
+/** What a socket error code or a server's SQLSTATE means to someone connecting. */
+const reachReasons: Record<string, string> = {
+  ECONNREFUSED: "nothing accepts connections there (is the server running, on that port?)",
+  ENOTFOUND: "no such host",
+  EAI_AGAIN: "the host name could not be looked up (DNS did not answer)",
+  ETIMEDOUT: "the connection timed out",
+  EHOSTUNREACH: "the host cannot be reached from here",
+  ENETUNREACH: "the network cannot be reached from here",
+  ECONNRESET: "the server closed the connection",
+  "28000": "the server refused the login",
+  "28P01": "the server refused the password",
+  "3D000": "the server has no such database"
+}
+
+/**
+ * Why the database could not be reached or logged in to, in plain words
+ * (refused, no such host, the password refused, no such database), if that
+ * is what the failure is.
+ *
+ * @since 0.4.0
+ */
+export const unreachable = (error: SqlError.SqlError): string | undefined => {
+  const cause: unknown = error.reason.cause
+  const code = sqlState(error) ??
+    (typeof cause === "object" && cause !== null && "code" in cause ? cause.code : undefined)
+  return typeof code === "string" ? reachReasons[code] : undefined
+}
+
 /**
  * What a failure calls for (see the module's description).
  *

@@ -17,6 +17,7 @@ import {
   type Policy,
   refusedStartupParameter,
   sqlState,
+  unreachable,
   type Verdict
 } from "./Retry.ts"
 
@@ -91,6 +92,12 @@ const observe =
       ),
       Effect.ignore,
       Effect.andThen(Metric.update(Metric.withAttributes(retries, { operation, sqlstate: state }), 1)),
+      // Connecting is retried in silence for the whole window otherwise: say once that it is waiting, and why.
+      Effect.andThen(
+        operation === "connect" && attempt === 1
+          ? Effect.logWarning(`cannot reach the database yet: ${unreachable(input) ?? input.message}; retrying`)
+          : Effect.void
+      ),
       Effect.andThen(classify(input) === "readOnly" ? reconnect : Effect.void)
     )
   }
@@ -115,7 +122,7 @@ const hintFor = (cause: SqlError.SqlError, verdict: Verdict, attempts: number): 
         : undefined
     }
     default:
-      return undefined
+      return unreachable(cause)
   }
 }
 

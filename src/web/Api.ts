@@ -201,7 +201,7 @@ export const routes = (options: {
           Effect.succeed(json({
             write: options.write,
             layout: inspector.layout,
-            // Only when what is served is a snapshot (of a PGlite directory another process holds).
+            // Only when what is served is a snapshot of a PGlite directory (`pid`: its holder, if any).
             ...(options.snapshot === undefined ? {} : {
               snapshot: {
                 directory: options.snapshot.directory,

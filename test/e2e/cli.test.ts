@@ -14,10 +14,12 @@ import { type AIMessage, type BaseMessage, HumanMessage, type ToolMessage } from
 import type { CheckpointTuple } from "@langchain/langgraph-checkpoint"
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres"
 import { Client } from "@langchain/langgraph-sdk"
-import { mkdtemp, readFile, rm } from "node:fs/promises"
+import { execFile } from "node:child_process"
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
 import { type AddressInfo, createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { EffectCheckpointSaver } from "../../src/index.ts"
 import { type CliResult, describeResult, usingCli } from "../support/cli.ts"
@@ -662,11 +664,15 @@ const usageSuite = () =>
       expect(shown.stdout).toContain("interrupt: approve?")
     })
 
-    it("no database at all is a usage error (exit 2) with the help", inOrder(), async () => {
-      const { stderr, stdout } = await fails(2, ["threads"])
-      expect(stderr).toContain("DATABASE_URL")
-      expect(stdout + stderr).toMatch(/USAGE/i)
-    })
+    it(
+      "no database at all is a usage error (exit 2), the refusal last, with where the help is",
+      inOrder(),
+      async () => {
+        const { stderr, stdout } = await fails(2, ["threads"])
+        expect(stderr).toMatch(/^error: .*DATABASE_URL.*\nusage: langgraph-checkpoints threads --help\n$/)
+        expect(stdout).toBe("")
+      }
+    )
 
     it("a connection string no driver serves is exit 1, one line", inOrder(), async () => {
       const given = await fails(1, ["threads", "mysql://x"])
@@ -682,19 +688,44 @@ const usageSuite = () =>
       await fails(1, ["threads", "pglite:"])
     })
 
-    it("an unknown command or a missing argument is exit 2 with the help", inOrder(), async () => {
-      const unknown = await run(["frobnicate"])
-      expect(unknown.code, describeResult(["frobnicate"], unknown)).toBe(2)
-      expect(unknown.stdout + unknown.stderr).toContain("frobnicate")
-      expect(unknown.stdout + unknown.stderr).toMatch(/USAGE/i)
+    it(
+      "an unknown command or a missing argument is exit 2 with where the help is; on a terminal, the help",
+      inOrder(),
+      async () => {
+        const unknown = await run(["frobnicate"])
+        expect(unknown.code, describeResult(["frobnicate"], unknown)).toBe(2)
+        expect(unknown.stderr).toContain("frobnicate")
+        expect(unknown.stderr).toMatch(/\nusage: langgraph-checkpoints --help\n$/)
+        expect(unknown.stdout).toBe("")
 
-      const missing = await fails(2, ["show", database.url])
-      expect(missing.stderr).toContain("missing <thread>")
-      expect(missing.stdout + missing.stderr).toMatch(/USAGE/i)
-      expect(missing.stdout + missing.stderr).toContain("show")
+        const missing = await fails(2, ["show", database.url])
+        expect(missing.stderr).toContain("missing <thread>")
+        expect(missing.stderr).toMatch(/\nusage: langgraph-checkpoints show --help\n$/)
+        expect(missing.stdout).toBe("")
 
-      const tooMany = await fails(2, ["threads", database.url, "extra"])
-      expect(tooMany.stderr).toContain("extra")
+        // A person at a terminal gets the help itself (util-linux's script gives the command one).
+        const shown = await promisify(execFile)("script", [
+          "-qec",
+          `${process.execPath} ${built().main} show ${database.url}`,
+          "/dev/null"
+        ], { encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } }).catch((error: { stdout: string }) => error)
+        expect(shown.stdout).toContain("missing <thread>")
+        expect(shown.stdout).toMatch(/USAGE/)
+
+        const tooMany = await fails(2, ["threads", database.url, "extra"])
+        expect(tooMany.stderr).toContain("extra")
+      }
+    )
+
+    it("prune --all plans every thread; with thread ids, or with neither, it is a usage error", inOrder(), async () => {
+      const listed = (await ok(["threads", database.url])).stdout.split("\n").filter((line) => line.includes("\t"))
+        .map((line) => line.split("\t")[0]!).filter((id) => id !== "thread")
+      const planned = (await ok(["prune", database.url, "--all", "--delete", "--dry-run"])).stdout
+      expect(listed.length).toBeGreaterThan(0)
+      for (const thread_id of listed) expect(planned).toContain(`  ${thread_id}: `)
+      expect(planned).toContain(`of ${listed.length} thread(s) (dry run: nothing changed)`)
+      expect((await fails(2, ["prune", database.url, "--delete"])).stderr).toContain("(or --all for every thread)")
+      expect((await fails(2, ["prune", database.url, "x", "--all", "--delete"])).stderr).toContain("not both")
     })
 
     it("retention --inactive-for 0d, which takes every thread for inactive, is a usage error", inOrder(), async () => {
@@ -1025,6 +1056,7 @@ const serveSuite = () =>
     it("serves the example agent: the SDK creates a thread and streams a turn", inOrder(120_000), async () => {
       const dataDir = await mkdtemp(join(tmpdir(), "lce-cli-serve-"))
       const server = built().start(["serve", `${agent}:graph`, "--db", `pglite:${dataDir}`, "--port", "0"])
+      const missing = "00000000-0000-4000-8000-000000000000"
       try {
         const url = await server.take((line) => line.startsWith("http://127.0.0.1:"), 90_000)
         const client = new Client({ apiUrl: url })
@@ -1045,11 +1077,14 @@ const serveSuite = () =>
         const messages = (state.values as { messages: Array<{ type: string; content: string }> }).messages
         expect(messages.map((message) => message.type)).toEqual(["human", "ai"])
         expect(messages[1]!.content).toContain("Ada")
+        // A request that fails is a line on stderr with its status; the ones that did not, none.
+        expect((await fetch(`${url}/threads/${missing}`)).status).toBe(404)
+        await expect.poll(() => server.stderr()).toBe(`GET /threads/${missing} 404\n`)
       } finally {
         // Ctrl-C: the server and its database closed, then the shell's code for an interrupt.
         server.child.kill("SIGINT")
         expect((await server.exited).code, server.describe()).toBe(130)
-        expect(server.stderr()).toBe("")
+        expect(server.stderr()).toBe(`GET /threads/${missing} 404\n`)
         expect(server.lines.slice(-2)).toEqual(["stopping…", "stopped"])
         await rm(dataDir, { recursive: true, force: true })
       }
@@ -1133,14 +1168,24 @@ const serveSuite = () =>
         "--port",
         "0"
       ])
+      // While it retries it says so; then why it stops, in one line.
+      expect(down.stderr).toMatch(/^.*cannot reach the database yet: nothing accepts connections there .*; retrying\n/)
       expect(down.stderr).toMatch(
-        /^error: cannot open the database postgres:\/\/\*\*\*@127\.0\.0\.1:1\/x: nothing accepts/
+        /\nerror: cannot open the database postgres:\/\/\*\*\*@127\.0\.0\.1:1\/x: nothing accepts[^\n]*\n$/
       )
       expect(down.stdout + down.stderr).not.toContain("s3cret")
     })
 
-    it("names what it cannot serve", inOrder(), async () => {
-      expect((await fails(1, ["serve", join(root, "no-such-module.ts")])).stderr).toContain("cannot load")
+    it("names what it cannot serve, and why, in words", inOrder(), async () => {
+      const nowhere = join(root, "no-such-module.ts")
+      // Never the CLI's own chunk, which Node names as the importer.
+      expect((await fails(1, ["serve", nowhere])).stderr).toBe(`error: cannot load ${nowhere}: there is no such file\n`)
+      const broken = join(built().dir, "broken-graph.ts")
+      await writeFile(broken, "export const graph = 1\nconst oops = ;\n")
+      // Node's words for it differ by version (and for TypeScript); where it is does not.
+      expect((await fails(1, ["serve", broken])).stderr).toMatch(
+        new RegExp(`^error: cannot load ${broken}: [^\\n]+ at ${broken}:2:14\\n$`)
+      )
       expect((await fails(2, ["serve", `${agent}:nothing`])).stderr).toContain(
         "no compiled graph exported as `nothing` (it exports `graph`: name one as"
       )

@@ -96,6 +96,35 @@ describe("npm start (examples/agent.ts)", () => {
     expect(output).toContain("checkpoints: PostgreSQL (DATABASE_URL)")
     expect(output).toContain(`paused   Save the note "run 1 was here"?`)
   }, 60_000)
+
+  // A wrong DATABASE_URL is an ordinary mistake: a line while it retries, a line saying why, no stack trace.
+  it(
+    "says it is retrying, then what is wrong, in at most 3 lines and exit 1, when the database is unreachable",
+    async () => {
+      const unreachable = await promisify(execFile)(process.execPath, [
+        join(import.meta.dirname, "../../examples/agent.ts")
+      ], { encoding: "utf8", env: { ...process.env, DATABASE_URL: "postgres://ada:secret@127.0.0.1:1/db" } })
+        .then(() => undefined, (error: { code: number; stdout: string; stderr: string }) => error)
+      expect(unreachable?.code).toBe(1)
+      const lines = `${unreachable?.stdout}${unreachable?.stderr}`.trim().split("\n")
+      expect(lines.length).toBeLessThanOrEqual(3)
+      expect(lines[0]).toMatch(/cannot reach the database yet: nothing accepts connections there .*; retrying$/)
+      expect(lines.at(-1)).toMatch(/^error: connect: storage failed after \d+ attempts: nothing accepts connections/)
+      expect(lines.join("\n")).not.toMatch(/^\s+at |secret/m)
+
+      const elsewhere = new URL(database.url)
+      elsewhere.pathname = "/no_such_database"
+      const missing = await promisify(execFile)(process.execPath, [
+        join(import.meta.dirname, "../../examples/agent.ts")
+      ], { encoding: "utf8", env: { ...process.env, DATABASE_URL: elsewhere.href } })
+        .then(() => undefined, (error: { code: number; stdout: string; stderr: string }) => error)
+      expect(missing?.code).toBe(1)
+      expect(`${missing?.stdout}${missing?.stderr}`.trim()).toMatch(
+        /^error: connect: storage failed \(SQLSTATE 3D000\): the server has no such database: .*"no_such_database" does not exist$/
+      )
+    },
+    60_000
+  )
 })
 
 describe("examples/", () => {

@@ -282,6 +282,48 @@ describe("an application holding its directory", () => {
       expect((await readdir(dataDir)).filter((name) => name.startsWith(".pglite-"))).toEqual([])
     }
   )
+
+  it(
+    "(g) web opened first on the free directory never keeps the application from starting: it serves a copy, and says so",
+    inOrder(180_000),
+    async () => {
+      const web = cli!.start(["web", `pglite:${dataDir}`])
+      started.push(web)
+      const url = await web.take((line) => line.startsWith("http://"), 120_000)
+      // The page left the directory free: the application opens it.
+      const later = child("app", dataDir)
+      expect(await later.take((line) => line.startsWith("ready ") || line.startsWith("error"), 120_000)).toMatch(
+        /^ready /
+      )
+      await moreAcks(later, 0, 5)
+      const token = new URL(url).searchParams.get("token")!
+      const info = await fetch(new URL("/api/info", url), { headers: { "x-inspector-token": token } })
+        .then((response) => response.json() as Promise<{ snapshot: { takenAt: string; pid?: number } }>)
+      expect(info).toMatchObject({ write: false, snapshot: { directory: dataDir } })
+      expect(info.snapshot.pid).toBeUndefined()
+      const browser = await launch()
+      try {
+        const page = await browser.newPage()
+        await page.goto(url)
+        const banner = page.locator("#snapshot")
+        await banner.waitFor({ state: "visible" })
+        expect(await banner.textContent()).toBe(
+          `Snapshot: this page shows a copy of the PGlite database at ${dataDir} taken at ${info.snapshot.takenAt}, ` +
+            "so that an application can open the directory meanwhile; later changes are not in it, and nothing " +
+            "can be written here. Restart the command for a newer one."
+        )
+      } finally {
+        await browser.close()
+      }
+      later.send("stop")
+      await later.take((line) => line === "closed", 60_000)
+      web.child.kill("SIGINT")
+      expect(await web.exited).toMatchObject({ code: 130 })
+      // Nothing to say on stderr: no process held the directory when the page copied it.
+      expect(web.stderr()).toBe("")
+      expect(missing(acks(later), await stored(dataDir))).toEqual([])
+    }
+  )
 })
 
 describe("openers at the same moment", () => {

@@ -24,7 +24,7 @@ import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { Browser } from "playwright-core"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { EffectCheckpointSaver } from "../../src/index.ts"
 import { type LangGraphServer, serve } from "../../src/server.ts"
 import { launch } from "../support/browser.ts"
@@ -454,6 +454,12 @@ describe("a client's mistakes and the storage's failures", () => {
       await pg.query(`ALTER DATABASE "${name()}" WITH ALLOW_CONNECTIONS false`)
       await pg.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1`, [name()])
     })
+    // The operator is told, on stderr, which requests failed and why; the client is not.
+    const written: Array<string> = []
+    const write = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {
+      written.push(String(chunk))
+      return true
+    })
     try {
       const { port, hostname } = new URL(database.url)
       for (
@@ -469,7 +475,14 @@ describe("a client's mistakes and the storage's failures", () => {
         expect(text).not.toContain(hostname)
         expect(text).not.toMatch(/SQLSTATE|ECONNREFUSED|connect/i)
       }
+      expect(written.filter((line) => / 503: /.test(line)).map((line) => line.split(": ")[0])).toEqual([
+        `GET /threads/${thread_id} 503`,
+        "POST /threads/prune 503",
+        "POST /threads/search 503"
+      ])
+      expect(written.join("")).toMatch(/storage failed/)
     } finally {
+      write.mockRestore()
       await admin((pg) => pg.query(`ALTER DATABASE "${name()}" WITH ALLOW_CONNECTIONS true`))
     }
     const pruned = await fetch(`${server.url}/threads/prune`, json({ thread_ids: [thread_id] }))

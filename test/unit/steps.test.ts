@@ -1,5 +1,5 @@
 /** What each step did (`inspector/Steps.ts`), read from checkpoints real graphs wrote through MemorySaver. */
-import { HumanMessage } from "@langchain/core/messages"
+import { type BaseMessageLike, HumanMessage } from "@langchain/core/messages"
 import { Command, MemorySaver } from "@langchain/langgraph"
 import { describe, expect, it } from "vitest"
 import * as Steps from "../../src/inspector/Steps.ts"
@@ -42,6 +42,18 @@ describe("what each step did", () => {
     expect(String(rows[0]![2])).toHaveLength(60)
     expect(String(rows[0]![2]).endsWith("…")).toBe(true)
     expect(rows[2]![2]).toMatch(/^ai: heard "a question that goes on/)
+  })
+
+  it("an input as LangGraph's API and its clients give it (plain { type, content } or { role, content }): its message", async () => {
+    const given: Array<[BaseMessageLike, string]> = [
+      [{ type: "human", content: "Hi, I'm Ada." }, "human: Hi, I'm Ada."],
+      [{ role: "user", content: [{ type: "text", text: "Hi" }, { type: "text", text: "there" }] }, "user: Hi there"]
+    ]
+    for (const [message, shown] of given) {
+      const saver = new MemorySaver()
+      await chatGraph(saver).invoke({ messages: [message] }, config("api"))
+      expect((await story(saver, "api"))[0]).toEqual(["input", [], shown])
+    }
   })
 
   it("an update (time travel) runs no node; an interrupt's step names no node that did not finish", async () => {

@@ -19,8 +19,8 @@ export type { FieldChange, Message, ToolCall } from "../../inspector/Shapes.ts"
 export interface Info {
   readonly write: boolean
   readonly layout: string
-  /** Only when what is served is a snapshot of a PGlite directory another process holds. */
-  readonly snapshot?: { readonly directory: string; readonly pid: number; readonly takenAt: string }
+  /** Only when what is served is a snapshot of a PGlite directory (`pid`: the process that holds it, if one does). */
+  readonly snapshot?: { readonly directory: string; readonly pid?: number; readonly takenAt: string }
 }
 
 /**

@@ -757,12 +757,15 @@ const ready = api<Info>("/api/info").then((found) => {
   byId("mode").textContent = describe(found)
   if (found.snapshot) {
     const notice = byId("snapshot")
-    notice.textContent =
-      `Snapshot: the PGlite database at ${
-        escapeKeepingLines(found.snapshot.directory)
-      } is in use by process ${found.snapshot.pid}. ` +
-      `This page shows a copy it took at ${found.snapshot.takenAt}; later changes are not in it, and nothing can be ` +
-      "written here. Restart the command for a newer one."
+    const { directory, pid, takenAt } = found.snapshot
+    notice.textContent = (pid === undefined
+      ? `Snapshot: this page shows a copy of the PGlite database at ${
+        escapeKeepingLines(directory)
+      } taken at ${takenAt}, so that an application can open the directory meanwhile`
+      : `Snapshot: the PGlite database at ${
+        escapeKeepingLines(directory)
+      } is in use by process ${pid}. This page shows a copy it took at ${takenAt}`) +
+      "; later changes are not in it, and nothing can be written here. Restart the command for a newer one."
     notice.hidden = false
   }
 }).catch(showError)
