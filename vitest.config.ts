@@ -10,7 +10,8 @@
  *   processes and servers of their own (`npm run test:e2e`).
  *
  * `npm test` runs these three. A fourth, `long`, holds the runs that take
- * minutes (`npm run test:long`: the PgBouncer kill loop, 20 runs a mode).
+ * minutes (`npm run test:long`: the PgBouncer kill loop, 20 runs a mode;
+ * agent-chat-ui from the npm registry, driven in Chromium).
  * Only `drivers`, `e2e` and `long` start the PostgreSQL server
  * (`test/support/postgresServer.ts`), once for the run.
  */
