@@ -17,6 +17,7 @@ import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
 import { InvalidInput } from "../CheckpointError.ts"
 import { CheckpointStorage } from "../CheckpointStorage.ts"
 import { type HistoryEntry, Inspector, type Shown, type ThreadCursor } from "../inspector/Inspector.ts"
+import * as Steps from "../inspector/Steps.ts"
 import * as Tree from "../inspector/Tree.ts"
 import * as Values from "../inspector/Values.ts"
 import type { Label } from "../pglite/Snapshot.ts"
@@ -148,6 +149,13 @@ const historyOf = (thread: string, query: URLSearchParams) =>
     })
   })
 
+/** What a thread's latest checkpoint wrote, in one line (none when it cannot be read: the list still shows). */
+const latestPreview = (thread_id: string) =>
+  Inspector.use((inspector) => inspector.checkpoint(thread_id)).pipe(
+    Effect.map(({ tuple }) => Steps.preview(tuple.checkpoint, Values.changedChannels(tuple.checkpoint))),
+    Effect.orElseSucceed(() => "")
+  )
+
 /** A checkpoint as plain data, with the messages of each channel that holds a list of them. */
 const shownJson = ({ interrupts, next, tuple }: Shown) => {
   // Own entries whatever a stored channel is named (`__proto__` too).
@@ -224,8 +232,10 @@ export const routes = (options: {
         }).pipe(Stream.runCollect)
         const page = found.slice(0, limit)
         const last = page.at(-1)
+        // What tells threads apart at a glance (server-made ones are bare UUIDs): what their latest step wrote.
+        const latest = yield* Effect.forEach(page, (thread) => latestPreview(thread.thread_id), { concurrency: 4 })
         return json({
-          threads: page,
+          threads: page.map((thread, i) => ({ ...thread, preview: latest[i] })),
           next: found.length > limit && last !== undefined ? cursor.encode(last.cursor) : null
         })
       })),

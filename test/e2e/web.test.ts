@@ -18,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { CheckpointStorage } from "../../src/CheckpointStorage.ts"
 import * as Database from "../../src/cli/Database.ts"
 import { EffectCheckpointSaver } from "../../src/index.ts"
+import { escapeKeepingLines } from "../../src/Visible.ts"
 import * as Server from "../../src/web/Server.ts"
 import { launch } from "../support/browser.ts"
 import { createDatabase } from "../support/databases.ts"
@@ -382,17 +383,37 @@ const open = async (url: string) => {
 
 const nodes = (page: Page) => page.locator("svg.history g.namespace[data-ns=''] g.node")
 
+/** Each history label's right end, and the drawing's width: none is cut off by the drawing's edge. */
+const labelEnds = (page: Page) =>
+  page.locator("svg.history").evaluate((root) => ({
+    width: Number(root.getAttribute("width")),
+    ends: Array.from(root.querySelectorAll("text.label"), (label) => {
+      const text = label as unknown as {
+        getAttribute: (name: string) => string | null
+        getComputedTextLength: () => number
+      }
+      return Number(text.getAttribute("x")) + text.getComputedTextLength()
+    }),
+    previews: Array.from(root.querySelectorAll("tspan.preview"), (preview) =>
+      String((preview as { textContent: unknown }).textContent))
+  }))
+
 describe("in a browser", () => {
   it("finds the chat thread, draws its fork, shows a state and a diff, and follows new checkpoints", async () => {
     const { dialogs, errors, page } = await open(readOnly.url)
     await page.locator(".thread-row").first().waitFor()
     await page.fill("#prefix", "cha")
     await expect.poll(() => page.locator(".thread-row").count()).toBe(1)
+    const history = await (await call(readOnly, "/api/threads/chat/history", withToken(readOnly))).json() as any
+    // What tells threads apart in the list: what the latest step wrote.
+    expect(await page.locator(".thread-row td.preview").textContent()).toBe(
+      escapeKeepingLines(history.namespaces[0].rows[0].preview)
+    )
+    expect(history.namespaces[0].rows[0].preview).toMatch(/^ai: /)
     await page.click("a.thread-link >> text=chat")
     await nodes(page).first().waitFor()
 
     // The history: one circle per checkpoint, on two lanes, the fork marked, the head marked.
-    const history = await (await call(readOnly, "/api/threads/chat/history", withToken(readOnly))).json() as any
     expect(await nodes(page).count()).toBe(history.namespaces[0].rows.length)
     const lanes = await page.locator("svg.history g.node circle").evaluateAll((circles) =>
       new Set(circles.map((circle) => circle.getAttribute("cx"))).size
@@ -491,6 +512,10 @@ describe("in a browser", () => {
     ])
     await mkdir(ARTIFACTS, { recursive: true })
     await page.screenshot({ path: join(ARTIFACTS, "web-inspector-tools.png"), fullPage: true })
+    // A label longer than the drawing (its interrupt and its preview) ends its preview with an ellipsis.
+    const { ends, previews, width } = await labelEnds(page)
+    for (const end of ends) expect(end).toBeLessThanOrEqual(width)
+    expect(previews.some((preview) => preview.endsWith("…”"))).toBe(true)
     expect(errors).toEqual([])
     await page.close()
   })

@@ -35,6 +35,8 @@ export interface Thread {
   readonly latest_step?: number
   readonly last_activity: string
   readonly interrupts: number
+  /** What its latest checkpoint wrote, one line of untrusted text (empty when it could not be read). */
+  readonly preview: string
 }
 
 /**

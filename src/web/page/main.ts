@@ -157,6 +157,7 @@ const threadRow = (thread: Thread) => {
         text: thread.thread_id
       })
     ]),
+    el("td", { class: "preview", text: thread.preview }),
     el("td", { class: "namespaces", text: cut(namespaces, 80) }),
     el("td", { class: "num", text: thread.checkpoints }),
     el("td", { class: "num", text: thread.latest_step === undefined ? "" : thread.latest_step }),
@@ -175,7 +176,7 @@ const showThreads = async () => {
     autocomplete: "off"
   })
   const body = el("tbody")
-  const columns = ["thread", "namespaces", "checkpoints", "step", "last activity", "interrupts"]
+  const columns = ["thread", "latest", "namespaces", "checkpoints", "step", "last activity", "interrupts"]
   const head = el("thead", {}, [el("tr", {}, columns.map((name) => el("th", { text: name })))])
   const more = el("button", { id: "more", type: "button", text: "more" })
   const status = el("p", { class: "status", id: "threads-status" })
@@ -355,6 +356,30 @@ const drawHistory = (history: History, state: Selection, pick: Pick) => {
   root.setAttribute("viewBox", `0 0 ${width} ${y}`)
   mark(root, state)
   return root
+}
+
+/**
+ * Cuts each label longer than the drawing at its preview, with an ellipsis
+ * (the checkpoint's panel shows it whole). It measures text: run once drawn.
+ */
+const fitLabels = (root: SVGSVGElement) => {
+  const width = Number(root.getAttribute("width"))
+  for (const label of root.querySelectorAll<SVGTextElement>("text.label")) {
+    const room = width - Number(label.getAttribute("x")) - 8
+    const preview = label.querySelector<SVGTSpanElement>("tspan.preview")
+    if (preview === null || label.getComputedTextLength() <= room) continue
+    // The preview without its closing quote, which the cut one keeps.
+    const inner = (preview.textContent ?? "").slice(0, -1)
+    const cutAt = (length: number) => void (preview.textContent = `${inner.slice(0, length)}…”`)
+    let [low, high] = [0, inner.length - 1]
+    while (low < high) {
+      const middle = Math.ceil((low + high) / 2)
+      cutAt(middle)
+      if (label.getComputedTextLength() <= room) low = middle
+      else high = middle - 1
+    }
+    cutAt(low)
+  }
 }
 
 /** Marks the selected checkpoint and the one compared with it. */
@@ -665,12 +690,11 @@ const showThread = async (id: string) => {
         queue(loadMore).catch(showError)
       }
     })
-    graph.replaceChildren(
-      drawHistory(history, state, (row, ns, compare) => {
-        pick(row, ns, compare).catch(showError)
-      }),
-      ...(more === null ? [] : [more])
-    )
+    const drawn = drawHistory(history, state, (row, ns, compare) => {
+      pick(row, ns, compare).catch(showError)
+    })
+    graph.replaceChildren(drawn, ...(more === null ? [] : [more]))
+    fitLabels(drawn)
   }
   /**
    * The history again, from its newest checkpoint: with `since` (a poll), the
