@@ -18,6 +18,7 @@ import { SqlClient, SqlError } from "effect/sql"
 import type { ConnectionOptions } from "node:tls"
 import { formatIssue, InvalidConfig, StorageFailure } from "../CheckpointError.ts"
 import type { CheckpointStorage, FormatError } from "../CheckpointStorage.ts"
+import * as ConnectionString from "../ConnectionString.ts"
 import * as Settings from "../Settings.ts"
 import type { ConnectionSettings, Dialect, PoolOptions, TlsOptions } from "./Options.ts"
 import * as Pooler from "./Pooler.ts"
@@ -92,6 +93,19 @@ export const layer = (
     (valid) => SqlStorage.layer({ ...valid, dialect }).pipe(Layer.provide(client(valid)))
   ))
 
+/** A database that could not be reached or logged in to, named (its password masked) with why. */
+const named = (failure: StorageFailure, where: string): StorageFailure =>
+  SqlError.isSqlError(failure.cause) && Retry.unreachable(failure.cause) !== undefined
+    ? new StorageFailure({
+      operation: failure.operation,
+      retryable: failure.retryable,
+      cause: failure.cause,
+      ...(failure.attempts === undefined ? {} : { attempts: failure.attempts }),
+      ...(failure.sqlState === undefined ? {} : { sqlState: failure.sqlState }),
+      hint: `cannot open the database ${ConnectionString.redact(where)}: ${Retry.unreachable(failure.cause)}`
+    })
+    : failure
+
 /** A connection the server or a pooler refused for its settings: an `InvalidConfig` naming what to change. */
 const refused = (failure: StorageFailure): StorageFailure | InvalidConfig => {
   const cause = failure.cause
@@ -127,7 +141,10 @@ export const client = (
     const sockets = Sockets.make(Sockets.endpoint(url, options.host, options.port))
     const config = poolConfig(options, ssl, sockets)
     const policy = Retry.policyOf(options) ?? (yield* Retry.RetryPolicy)
-    const pooled = yield* Pooler.detect(config).pipe(Retrying.retrying("connect", policy), Effect.mapError(refused))
+    const pooled = yield* Pooler.detect(config).pipe(
+      Retrying.retrying("connect", policy),
+      Effect.mapError((failure) => refused(named(failure, url ?? `${options.host}:${options.port}`)))
+    )
     const pg = yield* PgClient.make({ ...config, prepare: options.prepare ?? prepareInUrl ?? !pooled }).pipe(
       Effect.mapError(connectFailure)
     )

@@ -109,7 +109,9 @@ describe("npm start (examples/agent.ts)", () => {
       const lines = `${unreachable?.stdout}${unreachable?.stderr}`.trim().split("\n")
       expect(lines.length).toBeLessThanOrEqual(3)
       expect(lines[0]).toMatch(/cannot reach the database yet: nothing accepts connections there .*; retrying$/)
-      expect(lines.at(-1)).toMatch(/^error: connect: storage failed after \d+ attempts: nothing accepts connections/)
+      expect(lines.at(-1)).toMatch(
+        /^error: connect: storage failed after \d+ attempts: cannot open the database postgres:\/\/\*\*\*@127\.0\.0\.1:1\/db: nothing accepts connections there/
+      )
       expect(lines.join("\n")).not.toMatch(/^\s+at |secret/m)
 
       const elsewhere = new URL(database.url)
@@ -120,7 +122,7 @@ describe("npm start (examples/agent.ts)", () => {
         .then(() => undefined, (error: { code: number; stdout: string; stderr: string }) => error)
       expect(missing?.code).toBe(1)
       expect(`${missing?.stdout}${missing?.stderr}`.trim()).toMatch(
-        /^error: connect: storage failed \(SQLSTATE 3D000\): the server has no such database: .*"no_such_database" does not exist$/
+        /^error: connect: storage failed \(SQLSTATE 3D000\): cannot open the database postgres:\/\/\S+\/no_such_database: the server has no such database: .*"no_such_database" does not exist$/
       )
     },
     60_000
