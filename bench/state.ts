@@ -1,0 +1,271 @@
+/**
+ * `npm run bench:state`: what an agent's state costs to store, against its
+ * content. One agent graph, 30 turns on one thread (`STATE_TURNS`), each
+ * turn: a user message with a 50 KiB base64 image (a `data:` URL block), a
+ * tool call, a 10 KiB JSON tool result, a 1 KiB answer, and a 4 KiB entry
+ * added to a `files` record channel (the node returns the whole record, as
+ * deep agents do). Under both of LangGraph's message schemas, on
+ * PostgreSQL (this library and the official saver, each run in a database
+ * of its own, taking turns) and on PGlite (this library). Reports the
+ * storage the turns added (tables, indexes and TOAST, after a VACUUM) over
+ * the unique content, turns per second, and `getState` at the end (median
+ * of 20). Writes bench/STATE.md.
+ *
+ * Uses DATABASE_URL (default the local server); its databases are dropped
+ * afterwards.
+ */
+import { PGlite } from "@electric-sql/pglite"
+import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages"
+import {
+  END,
+  MessagesDeltaValue,
+  MessagesValue,
+  ReducedValue,
+  START,
+  StateGraph,
+  StateSchema
+} from "@langchain/langgraph"
+import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
+import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres"
+import { randomBytes } from "node:crypto"
+import { mkdtemp, rm, writeFile } from "node:fs/promises"
+import { cpus, tmpdir } from "node:os"
+import { join } from "node:path"
+import { Pool } from "pg"
+import { z } from "zod"
+import { EffectCheckpointSaver } from "../src/index.ts"
+import { scratchDatabases, tableSizes } from "./databases.ts"
+import { p50 } from "./measure.ts"
+import { rotated, serializedSize, text, time } from "./workload.mjs"
+
+const TURNS = Number(process.env.STATE_TURNS ?? "30")
+const serverUrl = process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:5432/postgres"
+const log = (line: string) => process.stderr.write(`${line}\n`)
+const KiB = 1024
+const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(2)
+
+// ---------------------------------------------------------------- the workload
+
+type SchemaName = "MessagesValue" | "MessagesDeltaValue"
+const schemas = { MessagesValue, MessagesDeltaValue } as const
+
+/** Words of about `bytes` bytes. */
+const words = (bytes: number) => text(Math.ceil(bytes / 5.6)).slice(0, bytes)
+
+/** One turn's content, drawn once and given to every subject (so each stores the same bytes). */
+const turnContent = (turn: number) => ({
+  question: `turn ${turn}: what is in this picture? ${words(200)}`,
+  image: `data:image/png;base64,${randomBytes(Math.floor((50 * KiB * 3) / 4)).toString("base64")}`,
+  result: JSON.stringify({ turn, rows: Array.from({ length: 40 }, (_, i) => ({ i, note: words(230) })) }),
+  answer: words(KiB),
+  file: words(4 * KiB)
+})
+type Turn = ReturnType<typeof turnContent>
+
+/** The unique content a turn adds, as JSON: what storing it once would take. */
+const contentBytes = (turn: Turn) =>
+  serializedSize([turn.question, turn.image]) + serializedSize(turn.result) + serializedSize(turn.answer) +
+  serializedSize(turn.file) + serializedSize({ name: "look", args: { turn: 0 } })
+
+/** The turn being run: what the tool and the model "produce" (never in the state, which holds only their output). */
+let current: Turn | undefined
+
+/** An agent: the model asks a tool, the tool answers and writes a file, the model answers. */
+const agentGraph = (schema: SchemaName, checkpointer: BaseCheckpointSaver) => {
+  const State = new StateSchema({
+    messages: schemas[schema],
+    files: new ReducedValue(z.record(z.string(), z.string()).default(() => ({})), {
+      reducer: (_: Record<string, string>, next: Record<string, string>) => next
+    })
+  })
+  return new StateGraph(State)
+    .addNode("model", (state) => ({
+      messages: [
+        new AIMessage({
+          content: "",
+          tool_calls: [{ id: `call-${state.messages.length}`, name: "look", args: { turn: state.messages.length } }]
+        })
+      ]
+    }))
+    .addNode("tools", (state) => ({
+      messages: [
+        new ToolMessage({ content: current!.result, tool_call_id: `call-${state.messages.length - 1}` })
+      ],
+      files: { ...state.files, [`notes/${Object.keys(state.files).length}.md`]: current!.file }
+    }))
+    .addNode("answer", () => ({ messages: [new AIMessage(current!.answer)] }))
+    .addEdge(START, "model")
+    .addEdge("model", "tools")
+    .addEdge("tools", "answer")
+    .addEdge("answer", END)
+    .compile({ checkpointer })
+}
+
+/** A turn's input: the user's question with the picture. */
+const inputOf = (turn: Turn) => ({
+  messages: [
+    new HumanMessage({
+      content: [{ type: "text", text: turn.question }, { type: "image_url", image_url: { url: turn.image } }]
+    })
+  ]
+})
+
+// ---------------------------------------------------------------- the subjects
+
+interface Subject {
+  readonly name: string
+  readonly schema: SchemaName
+  readonly app: ReturnType<typeof agentGraph>
+  /** The bytes the subject's storage holds now. */
+  readonly bytes: () => Promise<number>
+  readonly close: () => Promise<void>
+  readonly samples: Array<number>
+  before: number
+}
+
+const databases = scratchDatabases(serverUrl)
+const scratch = await mkdtemp(join(tmpdir(), "lce-bench-state-"))
+
+const tablesOf = async (url: string) =>
+  (await tableSizes(url)).reduce((sum, table) => sum + table.tableBytes + table.indexBytes, 0)
+
+/** The tables of a PGlite directory, as `tableSizes` counts them (opened once its saver has closed it). */
+const pgliteBytes = async (dataDir: string) => {
+  const pglite = await PGlite.create({ dataDir })
+  try {
+    await pglite.exec("VACUUM ANALYZE")
+    const result = await pglite.query<{ bytes: string }>(`
+      SELECT coalesce(sum(pg_table_size(c.oid) + pg_indexes_size(c.oid)), 0)::bigint AS bytes
+      FROM pg_class c WHERE c.relkind = 'r' AND c.relnamespace = 'public'::regnamespace`)
+    return Number(result.rows[0]!.bytes)
+  } finally {
+    await pglite.close()
+  }
+}
+
+const subjects: Array<Subject> = []
+for (const schema of ["MessagesValue", "MessagesDeltaValue"] as const) {
+  const short = schema === "MessagesValue" ? "value" : "delta"
+  const ours = await databases.create(`state_effect_${short}`)
+  const effect = await EffectCheckpointSaver.fromConnString(ours.url)
+  await effect.ready()
+  subjects.push({
+    name: "this library, PostgreSQL",
+    schema,
+    app: agentGraph(schema, effect),
+    bytes: () => tablesOf(ours.url),
+    close: () => effect.close(),
+    samples: [],
+    before: 0
+  })
+  const theirs = await databases.create(`state_official_${short}`)
+  const official = new PostgresSaver(new Pool({ connectionString: theirs.url, max: 10 }))
+  await official.setup()
+  subjects.push({
+    name: "official PostgresSaver",
+    schema,
+    app: agentGraph(schema, official),
+    bytes: () => tablesOf(theirs.url),
+    close: () => official.end(),
+    samples: [],
+    before: 0
+  })
+  const dataDir = join(scratch, short)
+  const embedded = await EffectCheckpointSaver.fromConnString(`pglite:${dataDir}`)
+  await embedded.ready()
+  // PGlite is one process's database: its size is read once its saver has closed it.
+  let closed = false
+  subjects.push({
+    name: "this library, PGlite",
+    schema,
+    app: agentGraph(schema, embedded),
+    bytes: async () => {
+      if (!closed) {
+        await embedded.close()
+        closed = true
+      }
+      return pgliteBytes(dataDir)
+    },
+    close: async () => {
+      if (!closed) await embedded.close()
+      closed = true
+    },
+    samples: [],
+    before: 0
+  })
+}
+// PGlite's empty schema is measured from a directory of its own: its saver must stay open for the run.
+const emptyDir = join(scratch, "empty")
+await (await EffectCheckpointSaver.fromConnString(`pglite:${emptyDir}`)).close()
+const emptyPglite = await pgliteBytes(emptyDir)
+for (const subject of subjects) {
+  subject.before = subject.name.endsWith("PGlite") ? emptyPglite : await subject.bytes()
+}
+
+// ---------------------------------------------------------------- the run
+
+const config = { configurable: { thread_id: "agent" } }
+let unique = 0
+log(`${TURNS} turns, ${subjects.length} subjects taking turns`)
+for (let turn = 0; turn < TURNS; turn++) {
+  const content = turnContent(turn)
+  current = content
+  unique += contentBytes(content)
+  for (const [, subject] of rotated(subjects, turn)) {
+    const out = await (async () => {
+      let state: { messages: ReadonlyArray<unknown>; files: Record<string, string> } | undefined
+      subject.samples.push(
+        await time(async () => {
+          state = await subject.app.invoke(inputOf(content), config)
+        })
+      )
+      return state!
+    })()
+    // A saver that lost a step would look fast: every turn sees the whole conversation and every file.
+    if (out.messages.length !== 4 * (turn + 1) || Object.keys(out.files).length !== turn + 1) {
+      throw new Error(`${subject.name} (${subject.schema}): wrong state after turn ${turn + 1}`)
+    }
+  }
+}
+
+/** `getState` of the thread at the end: the median of 20 (after one to warm up). */
+const getStateMs = async (subject: Subject) => {
+  await subject.app.getState(config)
+  const samples: Array<number> = []
+  for (let i = 0; i < 20; i++) samples.push(await time(() => subject.app.getState(config)))
+  return p50(samples)
+}
+
+const rows: Array<string> = []
+for (const subject of subjects) {
+  const reading = await getStateMs(subject)
+  const added = (await subject.bytes()) - subject.before
+  await subject.close()
+  const seconds = subject.samples.reduce((a, b) => a + b, 0) / 1000
+  rows.push(
+    `| ${subject.name} | \`${subject.schema}\` | ${mib(added)} MiB | ${(added / unique).toFixed(2)}× | ${
+      (subject.samples.length / seconds).toFixed(2)
+    } | ${reading.toFixed(1)} ms |`
+  )
+  log(rows.at(-1)!)
+}
+await databases.dropAll()
+await rm(scratch, { recursive: true, force: true })
+
+const report = [
+  "# What an agent's state costs to store",
+  "",
+  `\`npm run bench:state\` (bench/state.ts), ${new Date().toISOString().slice(0, 10)}, ${cpus().length} cores, ` +
+  `Node ${process.version}, PostgreSQL at DATABASE_URL. One agent graph, ${TURNS} turns on one thread, each ` +
+  "adding a user message with a 50 KiB base64 image (a `data:` URL block), a tool call, a 10 KiB JSON tool " +
+  "result, a 1 KiB answer and a 4 KiB entry in a `files` record channel (the node returns the whole record). " +
+  `Unique content: ${mib(unique)} MiB (as JSON). Storage added: tables, indexes and TOAST after a VACUUM, ` +
+  "minus the empty schema; each subject in a database of its own, the subjects taking turns.",
+  "",
+  "| subject | messages | storage added | over the content | turns/s | getState at the end |",
+  "|---|---|---:|---:|---:|---:|",
+  ...rows,
+  ""
+].join("\n")
+await writeFile(join(import.meta.dirname, "STATE.md"), report)
+log("wrote bench/STATE.md")
