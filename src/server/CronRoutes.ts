@@ -17,7 +17,8 @@ import { identity, mayAccess, OWNER } from "./Auth.ts"
 import { nextTick } from "./Crons.ts"
 import type { Engine } from "./Engine.ts"
 import type { Graphs } from "./Graphs.ts"
-import { bodyOf, isObject } from "./Routes.ts"
+import { isObject } from "./Json.ts"
+import { bodyOf } from "./Routes.ts"
 import type { Threads } from "./Threads.ts"
 
 /** A cron's own fields in a request's body; the rest is the body of the runs it starts. */

@@ -25,6 +25,7 @@ import type { CronRecord } from "../CheckpointStorage.ts"
 import type { EffectCheckpointSaver } from "../Saver.ts"
 import { OWNER } from "./Auth.ts"
 import { assistantId } from "./Graphs.ts"
+import { objectOf } from "./Json.ts"
 import { stored } from "./Stored.ts"
 
 /** The namespace a tick's thread and run ids are derived in. */
@@ -106,9 +107,6 @@ const tickIds = (cron_id: string, at: number) => ({
   run_id: uuidv5(`${cron_id}/${at}/run`, NAMESPACE_TICK),
   thread_id: uuidv5(`${cron_id}/${at}/thread`, NAMESPACE_TICK)
 })
-
-const objectOf = (value: unknown): Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : {}
 
 /**
  * The `Cron` entity's handlers.

@@ -76,6 +76,7 @@ import type { RunRecord, RunStatus, ThreadState } from "../CheckpointStorage.ts"
 import * as ConnectionString from "../ConnectionString.ts"
 import type { EffectCheckpointSaver } from "../Saver.ts"
 import * as Crons from "./Crons.ts"
+import { objectOf } from "./Json.ts"
 import type { RunLimits } from "./Options.ts"
 import { EPOCH_SPAN, frame, pump, Registry, type RunEvent } from "./Runs.ts"
 import { stored } from "./Stored.ts"
@@ -228,9 +229,6 @@ interface Admitted {
 type Payload = Schema.Struct.Type<typeof StartPayload>
 
 const promise = <A>(f: () => Promise<A>) => Effect.promise(f)
-
-const objectOf = (value: unknown): Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : {}
 
 /** The record of the run `payload` starts, as `status`. */
 const runRecord = (thread_id: string, payload: Payload, status: RunStatus): RunRecord => ({

@@ -14,18 +14,11 @@ import type { ThreadQuery, ThreadStatus } from "../CheckpointStorage.ts"
 import type { EffectCheckpointSaver } from "../Saver.ts"
 import { VERSION } from "../Version.ts"
 import { assistantId, type Graphs } from "./Graphs.ts"
+import { isObject } from "./Json.ts"
 import type { Threads } from "./Threads.ts"
 
 /** A UUID, as LangGraph's thread routes take them. */
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-
-/**
- * Whether `value` is a JSON object (not null, not an array).
- *
- * @since 0.4.0
- */
-export const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
 
 /**
  * The request's JSON body as an object (`{}` when empty; 422 when not an object).

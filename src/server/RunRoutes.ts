@@ -15,6 +15,7 @@ import type { RunRecord } from "../CheckpointStorage.ts"
 import type { EffectCheckpointSaver } from "../Saver.ts"
 import type { Engine } from "./Engine.ts"
 import type { Graphs } from "./Graphs.ts"
+import { objectOf } from "./Json.ts"
 import { bodyOf } from "./Routes.ts"
 import type { Threads } from "./Threads.ts"
 
@@ -81,9 +82,6 @@ const toEmbed = (c: Context, path: string, body: unknown, signal?: AbortSignal) 
     body: JSON.stringify(body),
     ...(signal === undefined ? {} : { signal })
   })
-
-const objectOf = (value: unknown): Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : {}
 
 /**
  * Registers the run routes on `app`, ahead of the embed server's.
