@@ -240,7 +240,9 @@ export const serve = Command.make("serve", {
     for (const { assistant_id, graph_id } of running.assistants) {
       yield* Output.line(Output.clean(`serving graph ${graph_id} (assistant ${assistant_id})`))
     }
-    yield* Output.line(Output.clean(`threads in ${ConnectionString.redact(database)}`))
+    // A PGlite directory is this process's while it serves: say so, and what others can do meanwhile.
+    const held = database.startsWith("pglite:") ? " (held by this process: other processes read snapshots of it)" : ""
+    yield* Output.line(Output.clean(`threads in ${ConnectionString.redact(database)}${held}`))
     return yield* Effect.never
   }).pipe(Effect.scoped)).pipe(
     Command.withDescription(
