@@ -42,7 +42,7 @@ import * as Codec from "./codec/Codec.ts"
 import * as Walks from "./codec/Walks.ts"
 import * as FormatLevel from "./FormatLevel.ts"
 import { argumentDecoder, decodeIdRef, decodeRef, decodeThreadId, invalidInput, writerEpochOf } from "./Input.ts"
-import type { ReencryptProgress, RetentionPolicy, RetentionReport } from "./lifecycle/Reports.ts"
+import type { ReencryptProgress, RetentionPolicy, RetentionReport, ThreadStorage } from "./lifecycle/Reports.ts"
 import * as ThreadLifecycle from "./lifecycle/ThreadLifecycle.ts"
 import * as MemoryDriver from "./memory/MemoryDriver.ts"
 import * as Settings from "./Settings.ts"
@@ -67,7 +67,14 @@ export type WriteError = InvalidConfig | InvalidInput | SerializationFailed | St
 /** @since 0.1.0 */
 export type PutError = WriteError | CheckpointNotFound | ThreadConflict
 
-export type { ReencryptProgress, ReencryptSummary, RetentionPolicy, RetentionReport } from "./lifecycle/Reports.ts"
+export type {
+  ReencryptProgress,
+  ReencryptSummary,
+  RetentionPolicy,
+  RetentionReport,
+  StorageSection,
+  ThreadStorage
+} from "./lifecycle/Reports.ts"
 export { summarizeReencrypt } from "./lifecycle/Reports.ts"
 export type { CronPage, CronQuery, CronRecord } from "./ThreadCrons.ts"
 export type { ThreadPage, ThreadQuery, ThreadRecord, ThreadState, ThreadStatus, ThreadUpdate } from "./ThreadRecords.ts"
@@ -157,6 +164,16 @@ export class CheckpointStorage extends Context.Service<CheckpointStorage, {
   readonly exportThread: (
     thread_id: string
   ) => Effect.Effect<ThreadRows, InvalidInput | ThreadNotFound | StorageFailure | FormatError>
+  /**
+   * Where a thread's bytes are, as stored: its checkpoints, its channel
+   * values by channel (and the pieces its shared lists are made of), its
+   * writes by channel. Read from one consistent read of the thread's rows,
+   * as `exportThread` reads them. A thread without checkpoints is
+   * `ThreadNotFound`.
+   */
+  readonly threadStorage: (
+    thread_id: string
+  ) => Effect.Effect<ThreadStorage, InvalidInput | ThreadNotFound | StorageFailure | FormatError>
   /**
    * Writes a thread's rows (from `exportThread`, here or on another
    * storage) back as thread `rows.thread_id`, in one transaction holding the

@@ -44,6 +44,7 @@ import {
   type ThreadQuery,
   type ThreadRecord,
   type ThreadState,
+  type ThreadStorage,
   type ThreadUpdate
 } from "./CheckpointStorage.ts"
 import * as Encryption from "./codec/Encryption.ts"
@@ -362,6 +363,15 @@ export class EffectCheckpointSaver extends BaseCheckpointSaver {
    */
   async copyThread(source: string, target: string, options: { readonly replace?: boolean } = {}): Promise<void> {
     await this.#run(CheckpointStorage.use((storage) => storage.copyThread(source, target, options)))
+  }
+
+  /**
+   * Where a thread's bytes are, as stored (see
+   * `CheckpointStorage.threadStorage`). Rejects with `ThreadNotFound` for a
+   * thread without checkpoints.
+   */
+  async threadStorage(threadId: string): Promise<ThreadStorage> {
+    return this.#run(CheckpointStorage.use((storage) => storage.threadStorage(threadId)))
   }
 
   /**

@@ -20,7 +20,7 @@ import type { StorageDriver, ThreadRows } from "../StorageDriver.ts"
 import * as StorageFormat from "../StorageFormat.ts"
 import * as ParentLinks from "./ParentLinks.ts"
 import * as Prune from "./Prune.ts"
-import type { ReencryptProgress, RetentionPolicy } from "./Reports.ts"
+import { type ReencryptProgress, type RetentionPolicy, storageOf } from "./Reports.ts"
 import * as Retention from "./Retention.ts"
 import * as ThreadCheck from "./ThreadCheck.ts"
 
@@ -84,14 +84,19 @@ const moving = (driver: StorageDriver, codec: Codec, format: Pick<FormatLevel, "
     )
   })
 
-  const exportThread = Effect.fn("CheckpointStorage.exportThread")(function*(thread_id: string) {
-    const id = yield* decodeThreadId("exportThread", thread_id, "thread_id")
+  /** A thread's rows, in one consistent read; a thread without checkpoints is `ThreadNotFound`. */
+  const rowsOf = Effect.fnUntraced(function*(operation: string, thread_id: string) {
+    const id = yield* decodeThreadId(operation, thread_id, "thread_id")
     yield* Effect.annotateCurrentSpan({ thread_id: id })
     const rows = yield* driver.threadRows(id)
-    if (rows.checkpoints.length === 0) return yield* new ThreadNotFound({ operation: "exportThread", thread_id: id })
+    if (rows.checkpoints.length === 0) return yield* new ThreadNotFound({ operation, thread_id: id })
     yield* Effect.annotateCurrentSpan(sizes(rows))
     return rows
   })
+
+  const exportThread = Effect.fn("CheckpointStorage.exportThread")((thread_id: string) =>
+    rowsOf("exportThread", thread_id)
+  )
 
   const importThread = Effect.fn("CheckpointStorage.importThread")(function*(
     rows: ThreadRows,
@@ -129,7 +134,13 @@ const moving = (driver: StorageDriver, codec: Codec, format: Pick<FormatLevel, "
     yield* driver.exclusive(id, writeWhole("importThread", rows, options.replace))
   })
 
-  return { copyThread, exportThread, importThread }
+  const threadStorage = Effect.fn("CheckpointStorage.threadStorage")(function*(thread_id: string) {
+    const report = storageOf(yield* rowsOf("threadStorage", thread_id))
+    yield* Effect.annotateCurrentSpan({ total_bytes: report.total_bytes })
+    return report
+  })
+
+  return { copyThread, exportThread, importThread, threadStorage }
 }
 
 /** The run ids `deleteForRuns` is given: any strings (metadata values, not keys). */

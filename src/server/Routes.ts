@@ -11,6 +11,7 @@ import { v7 as uuidv7 } from "@langchain/core/utils/uuid"
 import type { Context, Hono } from "hono"
 import { HTTPException } from "hono/http-exception"
 import type { ThreadQuery, ThreadStatus } from "../CheckpointStorage.ts"
+import { storageOf } from "../lifecycle/Reports.ts"
 import type { EffectCheckpointSaver } from "../Saver.ts"
 import { VERSION } from "../Version.ts"
 import { assistantId, type Graphs } from "./Graphs.ts"
@@ -190,4 +191,20 @@ export const register = (
     await saver.copyThread(source.thread_id, target)
     return c.json(await threads.claim(target, source.metadata))
   })
+
+  // Where the thread's bytes are (LangGraph's Agent Server answers 501 for a checkpointer not its own).
+  app.get("/threads/:thread_id/storage", async (c) => {
+    const { thread_id } = await threads.find(c.req.param("thread_id"))
+    return c.json(
+      await saver.threadStorage(thread_id).catch((error: unknown) => {
+        // A thread created but never run has no checkpoints: nothing stored yet.
+        if ((error as { _tag?: unknown } | null)?._tag === "ThreadNotFound") return nothingStored(thread_id)
+        throw error
+      })
+    )
+  })
 }
+
+/** The storage report of a thread without checkpoints. */
+const nothingStored = (thread_id: string) =>
+  storageOf({ thread_id, checkpoints: [], blobs: [], writes: [], pieces: [] })

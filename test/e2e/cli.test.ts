@@ -717,6 +717,29 @@ const usageSuite = () =>
       }
     )
 
+    it("stats <thread> says where the thread's bytes are, as the storage reports them", inOrder(), async () => {
+      const { stdout } = await ok(["stats", database.url, "approval", "--json"])
+      const report = JSON.parse(stdout) as {
+        thread_id: string
+        total_bytes: number
+        checkpoints: { count: number; bytes: number }
+        channel_values: { bytes: number }
+        pending_writes: { bytes: number }
+      }
+      expect(report.thread_id).toBe("approval")
+      expect(report.checkpoints.count).toBeGreaterThan(0)
+      expect(report.total_bytes).toBe(
+        report.checkpoints.bytes + report.channel_values.bytes + report.pending_writes.bytes
+      )
+      const table = (await ok(["stats", database.url, "approval"])).stdout
+      expect(table).toMatch(/^thread approval\trows\tstored\n/)
+      expect(table).toMatch(/\ncheckpoints\t\d+\t/)
+      expect(table).toMatch(/\ntotal\t\t.+\n$/)
+      expect((await fails(1, ["stats", database.url, "no-such-thread"])).stderr).toContain(
+        `threadStorage: thread "no-such-thread" has no checkpoints`
+      )
+    })
+
     it("prune --all plans every thread; with thread ids, or with neither, it is a usage error", inOrder(), async () => {
       const listed = (await ok(["threads", database.url])).stdout.split("\n").filter((line) => line.includes("\t"))
         .map((line) => line.split("\t")[0]!).filter((id) => id !== "thread")

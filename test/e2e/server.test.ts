@@ -327,6 +327,24 @@ describe.each(
     }
   }, 90_000)
 
+  it("says where a thread's bytes are (GET /threads/{id}/storage), as the saver reports them", async () => {
+    const storage = (thread_id: string) => fetch(`${server.url}/threads/${thread_id}/storage`)
+    const { thread_id } = await client.threads.create()
+    // Created, never run: nothing stored yet.
+    expect(await (await storage(thread_id)).json()).toMatchObject({
+      thread_id,
+      total_bytes: 0,
+      checkpoints: { count: 0, bytes: 0 },
+      channel_values: { count: 0, bytes: 0 },
+      pending_writes: { count: 0, bytes: 0 }
+    })
+    for (const text of ["one", "two"]) await collect(client.runs.stream(thread_id, "chat", { input: human(text) }))
+    const answered = await (await storage(thread_id)).json() as { total_bytes: number }
+    expect(answered).toEqual(await server.checkpointer.threadStorage(thread_id))
+    expect(answered.total_bytes).toBeGreaterThan(0)
+    expect((await storage(crypto.randomUUID())).status).toBe(404)
+  })
+
   it("answers what a client gets wrong as LangGraph Platform does", async () => {
     const missing = crypto.randomUUID()
     const get = await fetch(`${server.url}/threads/${missing}`)

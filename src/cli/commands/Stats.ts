@@ -1,10 +1,13 @@
 /**
- * `langgraph-checkpoints stats [url]`: rows and bytes per table, and what
- * structural sharing saves.
+ * `langgraph-checkpoints stats [url] [thread]`: rows and bytes per table,
+ * and what structural sharing saves; given a thread, where its bytes are
+ * (`CheckpointStorage.threadStorage`): checkpoints, channel values by
+ * channel and the pieces of shared lists, writes by channel.
  *
  * @since 0.1.0
  */
 import { Effect } from "effect"
+import type { StorageSection, ThreadStorage } from "../../CheckpointStorage.ts"
 import { databaseCommand, json } from "../DatabaseCommand.ts"
 import * as Output from "../Output.ts"
 
@@ -14,13 +17,15 @@ import * as Output from "../Output.ts"
  * @since 0.1.0
  */
 export const stats = databaseCommand("stats", {
-  metavar: "[url]",
-  names: [],
+  metavar: "[url] [thread]",
+  names: ["[thread]"],
   flags: { json },
   access: "read",
-  description: "Rows and bytes per table, and what structural sharing saves"
-}, (input, { inspector }) =>
+  description: "Rows and bytes per table, and what structural sharing saves; or where a thread's bytes are"
+}, (input, { inspector, storage, values }) =>
   Effect.gen(function*() {
+    const thread = values[0]
+    if (thread !== undefined) return yield* threadReport(yield* storage.threadStorage(thread), input.json)
     const found = yield* inspector.stats
     if (input.json) return yield* Output.json(found)
     const disk = (name: string) => found.onDisk?.[name] === undefined ? "" : Output.bytes(found.onDisk[name]!)
@@ -39,3 +44,19 @@ export const stats = databaseCommand("stats", {
       )
     }
   }))
+
+/** A thread's storage report: one row per section, then one per channel, largest first. */
+const threadReport = (report: ThreadStorage, asJson: boolean) => {
+  if (asJson) return Output.json(report)
+  const { channel_values: values, checkpoints, pending_writes: writes } = report
+  const row = (what: string, section: StorageSection) => [what, String(section.count), Output.bytes(section.bytes)]
+  return Output.table([`thread ${Output.clean(report.thread_id)}`, "rows", "stored"], [
+    row("checkpoints", checkpoints),
+    row("channel values", { count: values.count, bytes: values.bytes - values.shared_pieces.bytes }),
+    ...Object.entries(values.by_channel).map(([channel, section]) => row(`  ${Output.clean(channel)}`, section)),
+    row("shared list pieces", values.shared_pieces),
+    row("writes", writes),
+    ...Object.entries(writes.by_channel).map(([channel, section]) => row(`  ${Output.clean(channel)}`, section)),
+    ["total", "", Output.bytes(report.total_bytes)]
+  ])
+}
