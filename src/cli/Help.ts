@@ -62,7 +62,7 @@ const subcommands: ReadonlyArray<readonly [string, string]> = [
   ["delete", "Removes whole threads"],
   ["delete-runs", "Removes the checkpoints the given runs wrote, in every thread"],
   ["retention", "Deletes inactive threads and trims long ones"],
-  ["stats", "Rows and bytes per table, and what structural sharing saves"],
+  ["stats", "Rows and bytes per table, and what structural sharing saves; or where a thread's bytes are"],
   ["upgrade-format", "Raises the storage format level once every process runs this release (safe to repeat)"],
   [
     "upgrade-pglite",
