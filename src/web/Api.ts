@@ -263,6 +263,13 @@ export const routes = (options: {
         })
       })),
 
+    // Where the thread's bytes are, as stored (the report `stats <thread>` prints).
+    route(
+      "GET",
+      "/api/threads/:thread/storage",
+      ({ thread }) => Effect.map(CheckpointStorage.use((storage) => storage.threadStorage(thread!)), json)
+    ),
+
     route("GET", "/api/threads/:thread/plan", ({ thread }, query) =>
       required(query, "action").pipe(
         Effect.flatMap((action) => planOf(thread!, action)),

@@ -163,6 +163,9 @@ svg.history .tag { fill: var(--fork); font-weight: 600; }
 svg.history .tag.head { fill: var(--head); }
 svg.history .tag.root, svg.history .tag.folded { fill: var(--muted); font-weight: normal; }
 .legend { color: var(--muted); font-size: 0.9em; }
+details.storage { margin: 0.5em 0; }
+details.storage summary { cursor: pointer; color: var(--muted); }
+details.storage tr.channel td:first-child { padding-left: 1.5em; }
 svg.history .tag.interrupt { fill: var(--danger); }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 0.2em 1em; margin: 0.5em 0; }
 dl.facts dt { color: var(--muted); }

@@ -438,6 +438,18 @@ describe("in a browser", () => {
     await page.locator("#detail .conversation .message").first().waitFor()
     expect(await page.locator("#detail .message .role").first().textContent()).toBe("human")
 
+    // What the thread costs to keep, folded under its total, as `stats <thread>` reports it.
+    const stored = await (await call(readOnly, "/api/threads/chat/storage", withToken(readOnly))).json() as any
+    expect(stored.total_bytes).toBeGreaterThan(0)
+    await page.locator("details#storage summary").waitFor()
+    expect(await page.locator("details#storage summary").textContent()).toMatch(/^stored: [\d.]+ (B|kB|MB)$/)
+    await page.locator("details#storage summary").click()
+    const sections = await page.locator("details#storage tr.section td:first-child").allTextContents()
+    expect(sections).toEqual(["checkpoints", "channel values", "shared list pieces", "writes"])
+    expect(await page.locator("details#storage tr.section").first().locator("td.num").first().textContent()).toBe(
+      String(stored.checkpoints.count)
+    )
+
     // Two checkpoints: click one, shift-click another, read the diff.
     await page.locator(`g.node[data-id="${chat.afterFirstTurn}"]`).click()
     await expect.poll(() => page.locator("#detail h3").textContent()).toContain(chat.afterFirstTurn.slice(-12))

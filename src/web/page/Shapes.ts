@@ -40,6 +40,31 @@ export interface Thread {
 }
 
 /**
+ * Rows and their bytes, as stored.
+ *
+ * @since 0.4.0
+ */
+export interface StorageSection {
+  readonly count: number
+  readonly bytes: number
+}
+
+/**
+ * `GET /api/threads/:thread/storage`: where the thread's bytes are.
+ *
+ * @since 0.4.0
+ */
+export interface Storage {
+  readonly total_bytes: number
+  readonly checkpoints: StorageSection
+  readonly channel_values: StorageSection & {
+    readonly by_channel: Readonly<Record<string, StorageSection>>
+    readonly shared_pieces: StorageSection
+  }
+  readonly pending_writes: StorageSection & { readonly by_channel: Readonly<Record<string, StorageSection>> }
+}
+
+/**
  * `GET /api/threads`: a page of threads and the cursor of the next one.
  *
  * @since 0.1.0

@@ -21,6 +21,8 @@ import type {
   Message,
   Plan,
   Row,
+  Storage,
+  StorageSection,
   Thread,
   ThreadPage,
   ToolCall
@@ -128,6 +130,40 @@ const threadHref = (id: string) => `#/thread/${enc(id)}`
 const json = (value: unknown, indent = 2) => {
   const text = JSON.stringify(value, null, indent) as string | undefined
   return text === undefined ? "undefined" : escapeJson(text)
+}
+
+/** Bytes as a person reads them (powers of 1,000, as the CLI prints them). */
+const bytes = (count: number) =>
+  count < 1000 ? `${count} B` : count < 1e6 ? `${(count / 1e3).toFixed(2)} kB` : `${(count / 1e6).toFixed(2)} MB`
+
+/**
+ * Where a thread's bytes are, folded under its total: each section, and
+ * each channel within the values and the writes (largest first).
+ */
+const storagePanel = (storage: Storage) => {
+  const row = (what: string, section: StorageSection, nested = false) =>
+    el("tr", { class: nested ? "channel" : "section" }, [
+      el("td", { text: what }),
+      el("td", { class: "num", text: section.count }),
+      el("td", { class: "num", text: bytes(section.bytes) })
+    ])
+  const { channel_values: values, checkpoints, pending_writes: writes } = storage
+  const channels = (sections: Readonly<Record<string, StorageSection>>) =>
+    Object.entries(sections).map(([channel, section]) => row(channel, section, true))
+  return el("details", { class: "storage", id: "storage" }, [
+    el("summary", { text: `stored: ${bytes(storage.total_bytes)}` }),
+    el("table", {}, [
+      el("thead", {}, [el("tr", {}, ["", "rows", "stored"].map((name) => el("th", { text: name })))]),
+      el("tbody", {}, [
+        row("checkpoints", checkpoints),
+        row("channel values", { count: values.count, bytes: values.bytes - values.shared_pieces.bytes }),
+        ...channels(values.by_channel),
+        row("shared list pieces", values.shared_pieces),
+        row("writes", writes),
+        ...channels(writes.by_channel)
+      ])
+    ])
+  ])
 }
 
 const cut = (text: string, max: number) => text.length > max ? `${text.slice(0, max - 1)}…` : text
@@ -662,6 +698,7 @@ const showThread = async (id: string) => {
   const detail = el("div", { id: "detail", class: "panel" })
   diff.hidden = true
   const hint = el("p", { class: "status" })
+  const storage = el("div", { id: "storage" })
   const thread = `/api/threads/${enc(id)}`
   const pick = async (row: Row, ns: string, compare: boolean) => {
     clearError()
@@ -741,9 +778,12 @@ const showThread = async (id: string) => {
       text: "head: the newest checkpoint, where the next run continues · branch: the end of another line · " +
         "fork point: two or more children · root: no parent in the history"
     }),
+    storage,
     el("div", { class: "columns" }, [graph, el("div", { class: "panels" }, [diff, detail])])
   ]))
   await queue(() => refresh())
+  // Once, with the page: what it costs to keep this thread (a report reads every row of it).
+  api<Storage>(`${thread}/storage`).then((found) => storage.replaceWith(storagePanel(found))).catch(() => undefined)
   document.body.dataset.rendered = "thread"
   if (info.snapshot) return
   // The next poll is asked for only once the previous one answered: never two in flight, however slow.
