@@ -120,7 +120,8 @@ interface Subject {
   readonly bytes: () => Promise<number>
   readonly close: () => Promise<void>
   readonly samples: Array<number>
-  before: number
+  /** The bytes its storage held before the run (its empty schema). */
+  readonly before: number
 }
 
 const databases = scratchDatabases(serverUrl)
@@ -143,63 +144,65 @@ const pgliteBytes = async (dataDir: string) => {
   }
 }
 
+/** A subject: the agent on `saver`, and what its storage holds before the run. */
+const subject = async (
+  name: string,
+  schema: SchemaName,
+  saver: BaseCheckpointSaver,
+  storage: Pick<Subject, "bytes" | "close"> & { readonly before: () => Promise<number> }
+): Promise<Subject> => ({
+  name,
+  schema,
+  app: agentGraph(schema, saver),
+  bytes: storage.bytes,
+  close: storage.close,
+  samples: [],
+  before: await storage.before()
+})
+
+// PGlite's empty schema is measured from a directory of its own: each subject's saver stays open for the run.
+const emptyDir = join(scratch, "empty")
+await (await EffectCheckpointSaver.fromConnString(`pglite:${emptyDir}`)).close()
+const emptyPglite = await pgliteBytes(emptyDir)
+
 const subjects: Array<Subject> = []
 for (const schema of ["MessagesValue", "MessagesDeltaValue"] as const) {
   const short = schema === "MessagesValue" ? "value" : "delta"
   const ours = await databases.create(`state_effect_${short}`)
   const effect = await EffectCheckpointSaver.fromConnString(ours.url)
   await effect.ready()
-  subjects.push({
-    name: "this library, PostgreSQL",
-    schema,
-    app: agentGraph(schema, effect),
-    bytes: () => tablesOf(ours.url),
-    close: () => effect.close(),
-    samples: [],
-    before: 0
-  })
+  const oursBytes = () => tablesOf(ours.url)
+  subjects.push(
+    await subject("this library, PostgreSQL", schema, effect, {
+      bytes: oursBytes,
+      close: () => effect.close(),
+      before: oursBytes
+    })
+  )
   const theirs = await databases.create(`state_official_${short}`)
   const official = new PostgresSaver(new Pool({ connectionString: theirs.url, max: 10 }))
   await official.setup()
-  subjects.push({
-    name: "official PostgresSaver",
-    schema,
-    app: agentGraph(schema, official),
-    bytes: () => tablesOf(theirs.url),
-    close: () => official.end(),
-    samples: [],
-    before: 0
-  })
+  const theirBytes = () => tablesOf(theirs.url)
+  subjects.push(
+    await subject("official PostgresSaver", schema, official, {
+      bytes: theirBytes,
+      close: () => official.end(),
+      before: theirBytes
+    })
+  )
   const dataDir = join(scratch, short)
   const embedded = await EffectCheckpointSaver.fromConnString(`pglite:${dataDir}`)
   await embedded.ready()
   // PGlite is one process's database: its size is read once its saver has closed it.
-  let closed = false
-  subjects.push({
-    name: "this library, PGlite",
-    schema,
-    app: agentGraph(schema, embedded),
-    bytes: async () => {
-      if (!closed) {
-        await embedded.close()
-        closed = true
-      }
-      return pgliteBytes(dataDir)
-    },
-    close: async () => {
-      if (!closed) await embedded.close()
-      closed = true
-    },
-    samples: [],
-    before: 0
-  })
-}
-// PGlite's empty schema is measured from a directory of its own: its saver must stay open for the run.
-const emptyDir = join(scratch, "empty")
-await (await EffectCheckpointSaver.fromConnString(`pglite:${emptyDir}`)).close()
-const emptyPglite = await pgliteBytes(emptyDir)
-for (const subject of subjects) {
-  subject.before = subject.name.endsWith("PGlite") ? emptyPglite : await subject.bytes()
+  let closing: Promise<void> | undefined
+  const close = () => closing ??= embedded.close()
+  subjects.push(
+    await subject("this library, PGlite", schema, embedded, {
+      bytes: () => close().then(() => pgliteBytes(dataDir)),
+      close,
+      before: async () => emptyPglite
+    })
+  )
 }
 
 // ---------------------------------------------------------------- the run

@@ -48,6 +48,9 @@ export type Access =
   | "write"
   | "migrate"
 
+/** Whether a command of `access` only reads. */
+const readsOnly = (access: Access) => access === "read" || access === "browse"
+
 /**
  * Where what a command reads comes from: the database itself, or (a PGlite
  * directory another process holds) a snapshot of it.
@@ -90,7 +93,7 @@ const sharedBuffers = "16MB"
  * opening the directory. A command that reads once opens it for its second.
  */
 const pgliteClient = (Pglite: typeof PgliteModule, dataDir: string, access: Access) => {
-  const readOnly = access === "read" || access === "browse"
+  const readOnly = readsOnly(access)
   const own = Layer.merge(Pglite.layerSqlClient({ dataDir, readOnly, sharedBuffers }), live)
   if (!readOnly) return own
   const snapshot = Layer.unwrap(
@@ -122,7 +125,7 @@ const clientOf = (url: string, access: Access): Effect.Effect<
   const parsed = ConnectionString.parse(url)
   if (Result.isFailure(parsed)) return Effect.fail(ConnectionString.unsupported("connect", parsed.failure, expected))
   const target = parsed.success
-  const readOnly = access === "read" || access === "browse"
+  const readOnly = readsOnly(access)
   switch (target._tag) {
     case "Postgres":
       return Effect.promise(() => import("../postgres.ts")).pipe(
@@ -183,7 +186,7 @@ const lenient = Layer.effect(
  * wrote them.
  */
 const tablesFor = (dialect: Dialect, access: Access) =>
-  access === "read" || access === "browse"
+  readsOnly(access)
     ? Layout.resolve({ dialect, readOnly: true }).pipe(
       // A database with no checkpoint tables holds no checkpoints: read as empty, not as "needs migration".
       Effect.catchTag("IncompatibleSchema", (error) =>
@@ -205,7 +208,7 @@ export const layer = (
 ): Layer.Layer<CheckpointStorage | Inspector.Inspector | Source, unknown> =>
   Layer.unwrap(
     clientOf(url, access).pipe(Effect.map(({ client, dialect }) => {
-      const readOnly = access === "read" || access === "browse"
+      const readOnly = readsOnly(access)
       const services = Layer.unwrap(
         tablesFor(dialect, access).pipe(Effect.map((tables) =>
           Inspector.layer(tables, dialect).pipe(

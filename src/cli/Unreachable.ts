@@ -11,7 +11,6 @@
  */
 import { SqlError } from "effect/sql"
 import type { StorageFailure } from "../CheckpointError.ts"
-import * as ConnectionString from "../ConnectionString.ts"
 import * as Retry from "../sql/Retry.ts"
 import { CommandError } from "./Errors.ts"
 
@@ -35,14 +34,14 @@ const chain = (value: unknown): Array<{ readonly message?: unknown }> => {
  * @since 0.1.0
  */
 export const word = (url: string, error: StorageFailure): CommandError | StorageFailure => {
-  const reason = SqlError.isSqlError(error.cause) ? Retry.unreachable(error.cause) : undefined
-  if (reason === undefined) return error
+  const sentence = SqlError.isSqlError(error.cause) ? Retry.cannotOpen(url, error.cause) : undefined
+  if (sentence === undefined) return error
   const links = chain(error.cause)
   // The innermost message is what the socket or the server said ("role "x" does not exist").
   const said = links.map((link) => link.message).findLast((message) => typeof message === "string")
   const attempts = error.attempts !== undefined && error.attempts > 1 ? `; tried ${error.attempts} times` : ""
   return new CommandError({
-    detail: `cannot open the database ${ConnectionString.redact(url)}: ${reason}${
+    detail: `${sentence}${
       typeof said === "string" && said !== ""
         ? ` (${said}${attempts})`
         : attempts === ""

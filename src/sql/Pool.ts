@@ -18,7 +18,6 @@ import { SqlClient, SqlError } from "effect/sql"
 import type { ConnectionOptions } from "node:tls"
 import { formatIssue, InvalidConfig, StorageFailure } from "../CheckpointError.ts"
 import type { CheckpointStorage, FormatError } from "../CheckpointStorage.ts"
-import * as ConnectionString from "../ConnectionString.ts"
 import * as Settings from "../Settings.ts"
 import type { ConnectionSettings, Dialect, PoolOptions, TlsOptions } from "./Options.ts"
 import * as Pooler from "./Pooler.ts"
@@ -94,17 +93,17 @@ export const layer = (
   ))
 
 /** A database that could not be reached or logged in to, named (its password masked) with why. */
-const named = (failure: StorageFailure, where: string): StorageFailure =>
-  SqlError.isSqlError(failure.cause) && Retry.unreachable(failure.cause) !== undefined
-    ? new StorageFailure({
-      operation: failure.operation,
-      retryable: failure.retryable,
-      cause: failure.cause,
-      ...(failure.attempts === undefined ? {} : { attempts: failure.attempts }),
-      ...(failure.sqlState === undefined ? {} : { sqlState: failure.sqlState }),
-      hint: `cannot open the database ${ConnectionString.redact(where)}: ${Retry.unreachable(failure.cause)}`
-    })
-    : failure
+const named = (failure: StorageFailure, where: string): StorageFailure => {
+  const hint = SqlError.isSqlError(failure.cause) ? Retry.cannotOpen(where, failure.cause) : undefined
+  return hint === undefined ? failure : new StorageFailure({
+    operation: failure.operation,
+    retryable: failure.retryable,
+    cause: failure.cause,
+    ...(failure.attempts === undefined ? {} : { attempts: failure.attempts }),
+    ...(failure.sqlState === undefined ? {} : { sqlState: failure.sqlState }),
+    hint
+  })
+}
 
 /** A connection the server or a pooler refused for its settings: an `InvalidConfig` naming what to change. */
 const refused = (failure: StorageFailure): StorageFailure | InvalidConfig => {

@@ -39,6 +39,7 @@
  */
 import { Context, Duration, Effect, Schedule } from "effect"
 import type { SqlError } from "effect/sql"
+import * as ConnectionString from "../ConnectionString.ts"
 
 /**
  * The SQLSTATE the server reported, if the failure is a server error
@@ -86,6 +87,17 @@ export const unreachable = (error: SqlError.SqlError): string | undefined => {
   const code = sqlState(error) ??
     (typeof cause === "object" && cause !== null && "code" in cause ? cause.code : undefined)
   return typeof code === "string" ? reachReasons[code] : undefined
+}
+
+/**
+ * `cannot open the database <where, password masked>: <why>` when the
+ * failure is one to reach or log in to the database `where` names.
+ *
+ * @since 0.4.0
+ */
+export const cannotOpen = (where: string, error: SqlError.SqlError): string | undefined => {
+  const reason = unreachable(error)
+  return reason === undefined ? undefined : `cannot open the database ${ConnectionString.redact(where)}: ${reason}`
 }
 
 /**

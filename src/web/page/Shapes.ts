@@ -10,6 +10,8 @@
 import type { ChannelDiff, Message } from "../../inspector/Shapes.ts"
 
 export type { FieldChange, Message, ToolCall } from "../../inspector/Shapes.ts"
+/** `GET /api/threads/:thread/storage` answers the storage's own report. */
+export type { StorageSection, ThreadStorage as Storage } from "../../lifecycle/Reports.ts"
 
 /**
  * `GET /api/info`.
@@ -37,31 +39,6 @@ export interface Thread {
   readonly interrupts: number
   /** What its latest checkpoint wrote, one line of untrusted text (empty when it could not be read). */
   readonly preview: string
-}
-
-/**
- * Rows and their bytes, as stored.
- *
- * @since 0.4.0
- */
-export interface StorageSection {
-  readonly count: number
-  readonly bytes: number
-}
-
-/**
- * `GET /api/threads/:thread/storage`: where the thread's bytes are.
- *
- * @since 0.4.0
- */
-export interface Storage {
-  readonly total_bytes: number
-  readonly checkpoints: StorageSection
-  readonly channel_values: StorageSection & {
-    readonly by_channel: Readonly<Record<string, StorageSection>>
-    readonly shared_pieces: StorageSection
-  }
-  readonly pending_writes: StorageSection & { readonly by_channel: Readonly<Record<string, StorageSection>> }
 }
 
 /**
