@@ -36,6 +36,7 @@ import {
   RUNS,
   text,
   THREADS,
+  TOOLS_QUESTION,
   type ToolsThread,
   TRUNK_RUN,
   USAGE,
@@ -387,7 +388,7 @@ const backendSuite = (name: "PostgreSQL" | "PGlite", make: () => Promise<Backend
         expect(channelsSection(stdout)).toEqual([
           "channels",
           "  messages: 4 messages",
-          "    human: what is the weather in Paris?",
+          `    human: ${TOOLS_QUESTION}`,
           "    ai:",
           `      tool call get_weather {"city":"Lyon"} (id call_weather_1)`,
           "    tool (name get_weather, tool_call_id call_weather_1): Lyon: 21 degrees, sunny",

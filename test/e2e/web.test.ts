@@ -524,7 +524,7 @@ describe("in a browser", () => {
     ])
     await mkdir(ARTIFACTS, { recursive: true })
     await page.screenshot({ path: join(ARTIFACTS, "web-inspector-tools.png"), fullPage: true })
-    // A label longer than the drawing (its interrupt and its preview) ends its preview with an ellipsis.
+    // A label longer than the drawing (the question's, whatever the font) ends its preview with an ellipsis.
     const { ends, previews, width } = await labelEnds(page)
     for (const end of ends) expect(end).toBeLessThanOrEqual(width)
     expect(previews.some((preview) => preview.endsWith("…”"))).toBe(true)

@@ -227,6 +227,12 @@ export const writeDelta = async (saver: BaseCheckpointSaver, thread_id = "delta"
   }
 }
 
+/**
+ * The "tools" thread's question: longer than a preview (60 characters), so
+ * the inspector's drawing must cut its label whatever the font.
+ */
+export const TOOLS_QUESTION = "what is the weather in Paris this afternoon, and should I take an umbrella with me?"
+
 export interface ToolsThread {
   /** Paused before the tools, the model's call as it asked: `{ city: "Paris" }`. */
   readonly paused: string
@@ -243,7 +249,7 @@ export interface ToolsThread {
 export const writeTools = async (saver: BaseCheckpointSaver, thread_id = "tools"): Promise<ToolsThread> => {
   const graph = toolsGraph(saver)
   const config = configOf(thread_id)
-  await graph.invoke({ messages: [new HumanMessage("what is the weather in Paris?")] }, config)
+  await graph.invoke({ messages: [new HumanMessage(TOOLS_QUESTION)] }, config)
   const paused = await graph.getState(config)
   const call = paused.values.messages.at(-1) as AIMessage
   const edited = await graph.updateState(config, {
