@@ -75,6 +75,22 @@ const writeBytes = async (saver: BaseCheckpointSaver, thread_id: string) => {
   for (let turn = 0; turn < 2; turn++) await graph.invoke({ size: turn }, { configurable: { thread_id } })
 }
 
+/** "record": a record channel a node returns whole each turn, its files long text (a compressed value from level 4). */
+const writeRecord = async (saver: BaseCheckpointSaver, thread_id: string) => {
+  const State = Annotation.Root({
+    files: Annotation<Record<string, string>>({ reducer: (_, next) => next, default: () => ({}) })
+  })
+  const graph = new StateGraph(State)
+    .addNode("write", (state) => {
+      const n = Object.keys(state.files).length
+      return { files: { ...state.files, [`notes/${n}.md`]: long(`note ${n}`) } }
+    })
+    .addEdge(START, "write")
+    .addEdge("write", END)
+    .compile({ checkpointer: saver })
+  for (let turn = 0; turn < 3; turn++) await graph.invoke({}, { configurable: { thread_id } })
+}
+
 const name = `lce_fixture_${process.pid}`
 const url = new URL(values.server)
 url.pathname = `/${name}`
@@ -95,6 +111,8 @@ try {
   await writeBytes(saver, "bytes")
   await writeFramed(saver, "framed")
   await writeFramed(sealed, "sealed-framed")
+  await writeRecord(saver, "record")
+  await writeRecord(sealed, "sealed-record")
   const delta = ["messages", "log"]
   const threads: ReadonlyArray<FixtureThread> = [
     { thread_id: "chat" },
@@ -108,7 +126,9 @@ try {
     { thread_id: "sealed-delta", deltaChannels: delta, sealed: true },
     { thread_id: "bytes" },
     { thread_id: "framed", deltaChannels: ["messages"] },
-    { thread_id: "sealed-framed", deltaChannels: ["messages"], sealed: true }
+    { thread_id: "sealed-framed", deltaChannels: ["messages"], sealed: true },
+    { thread_id: "record" },
+    { thread_id: "sealed-record", sealed: true }
   ]
   const observations = {
     ...(await observe(saver, threads.filter((thread) => thread.sealed !== true))),

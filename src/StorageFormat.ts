@@ -10,6 +10,7 @@
  * @since 0.1.0
  */
 import { hash } from "node:crypto"
+import { constants, zstdCompressSync, zstdDecompressSync } from "node:zlib"
 import type { Piece, ThreadRows } from "./StorageDriver.ts"
 
 /**
@@ -92,6 +93,95 @@ export const DERIVED_MARK = 0x10
 export const isDerived = (piece: Uint8Array): boolean => piece[0] === DERIVED_MARK
 
 /**
+ * The storage `type` of a compressed value (format 4): a `json` value whose
+ * bytes are {@link compressed} text. It reads back as that `json` value.
+ *
+ * @since 0.4.0
+ */
+export const COMPRESSED = "zstd-json/1"
+
+/**
+ * A compressed piece (format 4): a piece whose bytes are {@link compressed}
+ * text; its hash is that of the text, as a plain piece's. Never sealed (a
+ * sealed thread's pieces stay whole, so a release that reads its level
+ * finds no compressed text inside a seal), never derived, never a derived
+ * piece's base's stand-in: a derived piece's base is read back as text.
+ *
+ * @since 0.4.0
+ */
+export const COMPRESSED_PIECE = "compressed piece"
+
+/**
+ * The first byte of compressed text: no JSON text starts with it, nor a
+ * sealed frame (1 to 8), nor a derived piece (0x10).
+ *
+ * @since 0.4.0
+ */
+export const COMPRESSED_MARK = 0x11
+
+/**
+ * The most text compressed bytes may stand for (256 MiB, the most an
+ * export line holds), and how many times their own size at most (1,024):
+ * text read back is untrusted, and compressed text larger than that (a
+ * "bomb") is damage, never memory spent. {@link compress} keeps within both.
+ *
+ * @since 0.4.0
+ */
+export const COMPRESSED_LIMITS = { bytes: 256 * 1024 * 1024, ratio: 1024 } as const
+
+/** Text shorter than this is stored as it is: compressing it saves less than a row's bytes. */
+const COMPRESS_FROM = 128
+
+/**
+ * Whether bytes (a piece, a value's) are compressed text.
+ *
+ * @since 0.4.0
+ */
+export const isCompressed = (bytes: Uint8Array): boolean => bytes[0] === COMPRESSED_MARK
+
+/**
+ * `text` compressed: {@link COMPRESSED_MARK}, the text's length (a LEB128
+ * varint), then a zstd frame of it (level 3). `undefined` where that does
+ * not save an eighth of the text, or would break {@link COMPRESSED_LIMITS}:
+ * then the text is stored as it is.
+ *
+ * @since 0.4.0
+ */
+export const compress = (text: Uint8Array): Uint8Array | undefined => {
+  if (text.byteLength < COMPRESS_FROM || text.byteLength > COMPRESSED_LIMITS.bytes) return undefined
+  const frame = zstdCompressSync(text, { params: { [constants.ZSTD_c_compressionLevel]: 3 } })
+  const head = [COMPRESSED_MARK, ...varint(text.byteLength)]
+  const length = head.length + frame.byteLength
+  if (8 * length > 7 * text.byteLength || length * COMPRESSED_LIMITS.ratio < text.byteLength) return undefined
+  const out = new Uint8Array(length)
+  out.set(head)
+  out.set(frame, head.length)
+  return out
+}
+
+/**
+ * Compressed text read back (see {@link compress}): the text, or a string
+ * saying what is wrong with it.
+ *
+ * @since 0.4.0
+ */
+export const decompress = (bytes: Uint8Array): Uint8Array | string => {
+  const read = readVarint(bytes, 1)
+  if (!isCompressed(bytes) || read === undefined) return "its compressed text is cut short"
+  const { at, n: length } = read
+  if (length > COMPRESSED_LIMITS.bytes || length > (bytes.byteLength - at) * COMPRESSED_LIMITS.ratio) {
+    return `its compressed text claims ${length} bytes, more than it may stand for`
+  }
+  let text: Buffer
+  try {
+    text = zstdDecompressSync(bytes.subarray(at), { maxOutputLength: Math.max(1, length) })
+  } catch {
+    return "its compressed text does not decompress"
+  }
+  return text.byteLength === length ? owned(text) : "its compressed text is not as long as it says"
+}
+
+/**
  * What a sealed row's stored `type` ends with (see `Sealing`).
  *
  * @since 0.1.0
@@ -158,7 +248,8 @@ export const LEVELS: ReadonlyArray<FormatLevel> = [
     encodings: [DERIVED, HEADER_WITHOUT_ID],
     since: "0.3.0",
     adds: "derived pieces, headers without their id"
-  }
+  },
+  { level: 4, encodings: [COMPRESSED, COMPRESSED_PIECE], since: "0.4.0", adds: "compressed values and pieces" }
 ]
 
 /**
@@ -193,7 +284,8 @@ export const levelOf = (type: string): number | undefined => {
 
 /**
  * The encodings a thread's rows are written in: their stored types, and
- * {@link DERIVED} and {@link HEADER_WITHOUT_ID} where they hold those.
+ * {@link DERIVED}, {@link COMPRESSED_PIECE} and {@link HEADER_WITHOUT_ID}
+ * where they hold those.
  * `levelOf` each says which level a store must be at to take the rows.
  *
  * @since 0.3.0
@@ -203,6 +295,7 @@ export const encodingsOf = (rows: ThreadRows): ReadonlySet<string> => {
   for (const { type } of rows.blobs) found.add(type)
   for (const { type } of rows.writes) found.add(type)
   if (rows.pieces.some((piece) => isDerived(piece.bytes))) found.add(DERIVED)
+  if (rows.pieces.some((piece) => isCompressed(piece.bytes))) found.add(COMPRESSED_PIECE)
   if (rows.checkpoints.some((row) => withoutId(row.checkpoint))) found.add(HEADER_WITHOUT_ID)
   return found
 }
@@ -309,6 +402,18 @@ const varint = (n: number): Array<number> => {
   return bytes
 }
 
+/** The LEB128 varint at `at` in `bytes`, and where what follows it starts; `undefined` when cut short. */
+const readVarint = (bytes: Uint8Array, at: number): { readonly n: number; readonly at: number } | undefined => {
+  let n = 0
+  for (let shift = 0; shift < 35; shift += 7) {
+    const byte = bytes[at++]
+    if (byte === undefined) return undefined
+    n += (byte & 0x7f) * 2 ** shift
+    if (byte < 0x80) return { n, at }
+  }
+  return undefined
+}
+
 /**
  * `text` as a derived piece of `base` (a plain piece's key and text): the
  * longest common start and end kept, the span between replaced. `undefined`
@@ -356,23 +461,12 @@ export const derived = (
   | undefined =>
 {
   if (!isDerived(piece)) return undefined
-  let at = 1 + HASH_BYTES
-  const read = (): number | undefined => {
-    let n = 0
-    for (let shift = 0; shift < 35; shift += 7) {
-      const byte = piece[at++]
-      if (byte === undefined) return undefined
-      n += (byte & 0x7f) * 2 ** shift
-      if (byte < 0x80) return n
-    }
-    return undefined
-  }
-  if (piece.byteLength < at) return "its derived piece is cut short"
+  if (piece.byteLength < 1 + HASH_BYTES) return "its derived piece is cut short"
   const base = Buffer.from(piece.buffer, piece.byteOffset + 1, HASH_BYTES).toString("latin1")
-  const offset = read()
-  const length = read()
+  const offset = readVarint(piece, 1 + HASH_BYTES)
+  const length = offset === undefined ? undefined : readVarint(piece, offset.at)
   if (offset === undefined || length === undefined) return "its derived piece is cut short"
-  return { base, offset, length, bytes: piece.subarray(at) }
+  return { base, offset: offset.n, length: length.n, bytes: piece.subarray(length.at) }
 }
 
 /**

@@ -5,4 +5,4 @@
  *
  * @since 0.1.0
  */
-export const VERSION = "0.3.0"
+export const VERSION = "0.4.0"

@@ -12,6 +12,7 @@ import { Effect } from "effect"
 import type { Location } from "../Checkpoint.ts"
 import { InvalidConfig, InvalidInput, SerializationFailed } from "../CheckpointError.ts"
 import type { BlobRow, CheckpointRow, Piece, PutShared, WriteRow } from "../StorageDriver.ts"
+import { compress, COMPRESSED, isDerived } from "../StorageFormat.ts"
 import { keyOf, type Parts, utf8 } from "./Parts.ts"
 import type * as Sealing from "./Sealing.ts"
 import type * as Serializer from "./Serializer.ts"
@@ -61,22 +62,50 @@ const lastSpecialWrites = (writes: ReadonlyArray<readonly [string, unknown]>) =>
       : [[channel, value, index] as const]
   )
 
+/** A serialized value as stored: `json` text compressed where that pays (`compressing`), else as it is. */
+const compressedValue = <A extends { readonly type: string; readonly bytes: Uint8Array | undefined }>(
+  compressing: boolean,
+  value: A
+): A => {
+  if (!compressing || value.type !== "json" || value.bytes === undefined) return value
+  const bytes = compress(value.bytes)
+  return bytes === undefined ? value : { ...value, type: COMPRESSED, bytes }
+}
+
+/**
+ * New pieces as stored: compressed where that pays (`compressing`), unless
+ * derived (a few bytes already) or about to be sealed (a sealed thread's
+ * pieces stay whole, see `StorageFormat.COMPRESSED_PIECE`); its hash stays
+ * its text's.
+ */
+const compressedPieces = (compressing: boolean, pieces: ReadonlyArray<Piece>): ReadonlyArray<Piece> =>
+  !compressing ? pieces : pieces.map((piece) => {
+    const bytes = isDerived(piece.bytes) ? undefined : compress(piece.bytes)
+    return bytes === undefined ? piece : { hash: piece.hash, bytes }
+  })
+
 /**
  * The blobs of a checkpoint's values: shared lists laid out against what
- * their channels stored before (against nothing when `fresh`), sealed when
- * encryption is on.
+ * their channels stored before (against nothing when `fresh`), compressed
+ * where that pays, sealed when encryption is on.
  */
 const layOut = (
-  { sealing, sharing }: Parts,
+  { compressing, sealing, sharing }: Parts,
   key: Sealing.ThreadKey | undefined,
   row: CheckpointRow,
   values: ReadonlyArray<EncodedValue>,
   fresh: boolean
 ): Layout => {
   const laid: Array<Sharing.Laid> = []
+  const compresses = compressing()
   const blobs = values.map((value): BlobRow => {
     if (value._tag === "serialized") {
-      return { channel: value.channel, version: value.version, type: value.type, bytes: value.bytes }
+      return compressedValue(compresses, {
+        channel: value.channel,
+        version: value.version,
+        type: value.type,
+        bytes: value.bytes
+      })
     }
     const list = sharing.layOut(row, value.channel, value.version, value, { fresh, address: key?.address })
     laid.push(list)
@@ -88,7 +117,9 @@ const layOut = (
       ? blobs
       : blobs.map((blob) => sealing!.sealBlob(key, row.thread_id, row.checkpoint_ns, blob)),
     laid,
-    pieces: key === undefined ? pieces : pieces.map((piece) => sealing!.sealPiece(key, piece)),
+    pieces: key === undefined
+      ? compressedPieces(compresses, pieces)
+      : pieces.map((piece) => sealing!.sealPiece(key, piece)),
     requires: laid.flatMap(({ blob, requires }) => requires.map((version) => ({ channel: blob.channel, version })))
   }
 }
@@ -109,7 +140,7 @@ const failedWith = (error: unknown): Effect.Effect<never, SerializationFailed> =
  * @since 0.1.0
  */
 export const make = (parts: Parts) => {
-  const { json, sealing, serializer, sharing } = parts
+  const { compressing, json, sealing, serializer, sharing } = parts
   const failed = (operation: string, path: string) => (cause: unknown) =>
     new SerializationFailed({ operation, path, cause })
 
@@ -239,13 +270,14 @@ export const make = (parts: Parts) => {
       kept.map(([, value]) => value)
     )
     return Effect.map(encoded, (encoded) => {
+      const compresses = compressing()
       const rows: Array<WriteRow> = []
       const pieces: Array<Piece> = []
       encoded.forEach((body, i) => {
         const [channel, , index] = kept[i]!
         const stored = body._tag === "shared"
           ? sharing.writeList(checkpoint.thread_id, body, key?.address)
-          : { type: body.type, bytes: body.bytes, pieces: [] }
+          : { ...compressedValue(compresses, { type: body.type, bytes: body.bytes }), pieces: [] }
         const { bytes, type } = stored
         pieces.push(...stored.pieces)
         const idx = Object.hasOwn(WRITES_IDX_MAP, channel) ? WRITES_IDX_MAP[channel]! : index
@@ -255,7 +287,9 @@ export const make = (parts: Parts) => {
       const distinct = Sharing.distinct(pieces)
       return {
         rows,
-        pieces: key === undefined ? distinct : distinct.map((piece) => sealing!.sealPiece(key, piece))
+        pieces: key === undefined
+          ? compressedPieces(compresses, distinct)
+          : distinct.map((piece) => sealing!.sealPiece(key, piece))
       }
     })
   }

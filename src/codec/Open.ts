@@ -10,7 +10,8 @@
 import { Effect } from "effect"
 import type { CorruptedCheckpoint, IncompatibleFormat } from "../CheckpointError.ts"
 import type { BlobRow, StoredCheckpoint, WriteRow } from "../StorageDriver.ts"
-import { corrupted, type Parts, unopened } from "./Parts.ts"
+import { COMPRESSED, COMPRESSED_PIECE, decompress, isCompressed } from "../StorageFormat.ts"
+import { corrupted, type Parts, unopened, unreadable } from "./Parts.ts"
 import type { Tally } from "./Report.ts"
 import * as Sealing from "./Sealing.ts"
 
@@ -41,6 +42,8 @@ export const noPieces: Pieces = { readable: new Map(), unreadable: new Map() }
 export interface Opened extends Pieces {
   readonly sealed: ReadonlyMap<string, Uint8Array>
   readonly plain: ReadonlyMap<string, Uint8Array>
+  /** Whether any was compressed (`StorageFormat.COMPRESSED_PIECE`): a process pinned below that level stops there. */
+  readonly compressed: boolean
 }
 
 /**
@@ -78,6 +81,33 @@ export interface Open {
   readonly keepRead: (thread_id: string, pieces: Opened) => void
 }
 
+/**
+ * Pieces as their texts: compressed ones decompressed (see
+ * `StorageFormat.COMPRESSED_PIECE`), those that do not decompress moved to
+ * `unreadable` with what is wrong; the same maps when none is compressed.
+ */
+const decompressed = (opened: Omit<Opened, "compressed">): Opened => {
+  const some = (pieces: ReadonlyMap<string, Uint8Array>) => {
+    for (const bytes of pieces.values()) if (isCompressed(bytes)) return true
+    return false
+  }
+  if (!some(opened.sealed) && !some(opened.plain)) return { ...opened, compressed: false }
+  const unreadable = new Map(opened.unreadable)
+  const texts = (pieces: ReadonlyMap<string, Uint8Array>) => {
+    const out = new Map<string, Uint8Array>()
+    for (const [key, bytes] of pieces) {
+      const text = isCompressed(bytes) ? decompress(bytes) : bytes
+      if (typeof text === "string") unreadable.set(key, `is damaged: ${text}`)
+      else out.set(key, text)
+    }
+    return out
+  }
+  const sealed = texts(opened.sealed)
+  const plain = texts(opened.plain)
+  const readable = plain.size === 0 ? sealed : sealed.size === 0 ? plain : new Map([...sealed, ...plain])
+  return { readable, unreadable, sealed, plain, compressed: true }
+}
+
 /** What reading an encrypted checkpoint without encryption says. */
 const NEEDS_KEYS = "it is encrypted: open the storage with encryption and the keys it was written with"
 
@@ -86,20 +116,47 @@ const NEEDS_KEYS = "it is encrypted: open the storage with encryption and the ke
  *
  * @since 0.1.0
  */
-export const make = ({ format, sealing, sharing }: Parts): Open => {
+export const make = ({ format, readsCompressed, sealing, sharing }: Parts): Open => {
   // Weak: keyed by a page's map of pieces, which goes with the page.
   const openedPieces = new WeakMap<ReadonlyMap<string, Uint8Array>, Opened>()
 
   /** The pieces read with a page (the same map for each of its checkpoints), opened once. */
   const openPieces = (pieces: ReadonlyMap<string, Uint8Array>, tally: Tally): Opened => {
-    if (sealing === undefined) return { ...noPieces, readable: pieces, sealed: noPieces.readable, plain: pieces }
     let found = openedPieces.get(pieces)
     if (found === undefined) {
-      const { plain, sealed, unreadable } = sealing.openPieces(pieces, tally)
-      found = { readable: plain.size === 0 ? sealed : new Map([...sealed, ...plain]), unreadable, sealed, plain }
+      if (sealing === undefined) {
+        found = decompressed({ ...noPieces, readable: pieces, sealed: noPieces.readable, plain: pieces })
+      } else {
+        const { plain, sealed, unreadable } = sealing.openPieces(pieces, tally)
+        found = decompressed({
+          readable: plain.size === 0 ? sealed : new Map([...sealed, ...plain]),
+          unreadable,
+          sealed,
+          plain
+        })
+      }
       openedPieces.set(pieces, found)
     }
     return found
+  }
+
+  /**
+   * A value as the decoder reads it: compressed text (`StorageFormat.COMPRESSED`)
+   * as its `json`, what is wrong with it, or `IncompatibleFormat` for a
+   * process pinned below its level; any other as it is.
+   */
+  const uncompressed = <A extends { readonly type: string; readonly bytes: Uint8Array | undefined }>(
+    place: Sealing.CheckpointPlace,
+    what: () => string,
+    value: A
+  ): Effect.Effect<A, CorruptedCheckpoint | IncompatibleFormat> => {
+    if (value.type !== COMPRESSED) return Effect.succeed(value)
+    const newer = unreadable(format, place, COMPRESSED)
+    if (newer !== undefined) return Effect.fail(newer)
+    const text = decompress(value.bytes ?? new Uint8Array())
+    return typeof text === "string"
+      ? Effect.fail(corrupted(place, `${what()} ${text}`))
+      : Effect.succeed({ ...value, type: "json", bytes: text })
   }
 
   /** Keeps what a read of `thread_id` brought for its next: pieces that opened, or that match their plain hash. */
@@ -111,10 +168,11 @@ export const make = ({ format, sealing, sharing }: Parts): Open => {
   /** Writes read against the checkpoint at `place`, opened. */
   const openWrites = (place: Sealing.CheckpointPlace, writes: ReadonlyArray<WriteRow>, tally: Tally) =>
     Effect.forEach(writes, (write) => {
+      const what = () => `write ${write.idx} of task ${write.task_id}`
       const opened = sealing === undefined ? write : sealing.openWrite(place, write, tally)
       return typeof opened === "string"
-        ? Effect.fail(unopened(format, place, `write ${write.idx} of task ${write.task_id} ${opened}`))
-        : Effect.succeed(opened)
+        ? Effect.fail(unopened(format, place, `${what()} ${opened}`))
+        : uncompressed(place, what, opened)
     })
 
   /**
@@ -127,6 +185,7 @@ export const make = ({ format, sealing, sharing }: Parts): Open => {
     options?: { readonly metadata: boolean }
   ) {
     const pieces = openPieces(stored.pieces, tally)
+    if (pieces.compressed && !readsCompressed) return yield* unreadable(format, stored.row, COMPRESSED_PIECE)!
     if (sealing === undefined) {
       // Rows sealed by a storage with encryption on: say so, rather than that their type is unknown.
       // (Their types are the library's own; sealed metadata alone is not taken as a sign, its keys being
@@ -135,7 +194,15 @@ export const make = ({ format, sealing, sharing }: Parts): Open => {
       if (stored.blobs.some(sealed) || stored.writes.some(sealed)) {
         return yield* Effect.fail(corrupted(stored.row, NEEDS_KEYS))
       }
-      return { ...stored, pieces } satisfies OpenedCheckpoint
+      return {
+        ...stored,
+        blobs: yield* Effect.forEach(
+          stored.blobs,
+          (blob) => uncompressed(stored.row, () => `channel "${blob.channel}"`, blob)
+        ),
+        writes: yield* openWrites(stored.row, stored.writes, tally),
+        pieces
+      } satisfies OpenedCheckpoint
     }
     const { row } = stored
     const metadata = options?.metadata === false ? { json: row.metadata } : sealing.openMetadata(row, tally)
@@ -146,7 +213,7 @@ export const make = ({ format, sealing, sharing }: Parts): Open => {
       if (typeof opened === "string") {
         return yield* Effect.fail(unopened(format, row, `channel "${blob.channel}" ${opened}`))
       }
-      blobs.push(opened)
+      blobs.push(yield* uncompressed(row, () => `channel "${blob.channel}"`, opened))
     }
     return {
       row: { ...row, metadata: metadata.json },

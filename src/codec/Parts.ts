@@ -10,7 +10,7 @@
 import { Data, Effect, Option } from "effect"
 import { CorruptedCheckpoint, IncompatibleFormat, InvalidConfig } from "../CheckpointError.ts"
 import type { FormatLevel } from "../FormatLevel.ts"
-import { DERIVED, FRAMED, HEADER_WITHOUT_ID, levelOf, LEVELS } from "../StorageFormat.ts"
+import { COMPRESSED, DERIVED, FRAMED, HEADER_WITHOUT_ID, levelOf, LEVELS } from "../StorageFormat.ts"
 import { Encryption } from "./Encryption.ts"
 import * as Revival from "./Revival.ts"
 import * as Sealing from "./Sealing.ts"
@@ -23,6 +23,7 @@ import * as SharingEnabled from "./SharingEnabled.ts"
 const FRAMED_LEVEL = levelOf(FRAMED)!
 const DERIVED_LEVEL = levelOf(DERIVED)!
 const HEADER_LEVEL = levelOf(HEADER_WITHOUT_ID)!
+const COMPRESSED_LEVEL = levelOf(COMPRESSED)!
 
 /**
  * The codec's parts.
@@ -42,6 +43,10 @@ export interface Parts {
   readonly format: Pick<FormatLevel, "level" | "supported">
   /** Whether a checkpoint's header is written without its id (`StorageFormat.HEADER_WITHOUT_ID`). */
   readonly headerWithoutId: () => boolean
+  /** Whether values and pieces are written compressed where that pays (`StorageFormat.COMPRESSED`). */
+  readonly compressing: () => boolean
+  /** Whether this process reads compressed values and pieces (a process pinned below their level does not). */
+  readonly readsCompressed: boolean
 }
 
 /**
@@ -72,7 +77,10 @@ export const make = Effect.fnUntraced(function*(format: Pick<FormatLevel, "level
     sealing,
     format,
     // Without sharing a store stays one LangGraph's own savers read, whose header has its id.
-    headerWithoutId: () => shares && format.level() >= HEADER_LEVEL
+    headerWithoutId: () => shares && format.level() >= HEADER_LEVEL,
+    // As its header: without sharing, values stay what LangGraph's own savers read.
+    compressing: () => shares && format.level() >= COMPRESSED_LEVEL,
+    readsCompressed: format.supported >= COMPRESSED_LEVEL
   }
   return parts
 })

@@ -45,10 +45,11 @@ export interface Problem {
  * @since 0.1.0
  */
 export const check = (rows: ThreadRows): Problem | undefined =>
-  misplaced(rows) ?? twice(rows) ?? links(rows) ?? forged(rows) ?? ofTexts(rows, textsOf(rows))
+  misplaced(rows) ?? twice(rows) ?? links(rows) ?? ofTexts(rows, textsOf(rows))
 
 /** The checks over the pieces' texts (a derived piece's as it reads back), worked out once. */
-const ofTexts = (rows: ThreadRows, texts: Texts) => underived(rows, texts) ?? tooDeep(rows, texts)
+const ofTexts = (rows: ThreadRows, texts: Texts) =>
+  forged(rows, texts) ?? underived(rows, texts) ?? tooDeep(rows, texts)
 
 const problem = (detail: string, kind?: RowKind, index?: number): Problem => ({
   detail,
@@ -138,15 +139,22 @@ const links = (rows: ThreadRows): Problem | undefined => {
  */
 const isPlain = (piece: { readonly bytes: Uint8Array }) => piece.bytes[0] !== VERSION
 
+/** A piece's text as stored: a compressed piece's decompressed (or what is wrong with it), any other's its bytes. */
+const storedText = (bytes: Uint8Array): Uint8Array | string =>
+  StorageFormat.isCompressed(bytes) ? StorageFormat.decompress(bytes) : bytes
+
 /**
- * A plain piece stored under a key that is not the hash of its bytes: every
- * list naming that hash would read the piece's text instead of the one the
- * hash stands for.
+ * A plain piece stored under a key that is not the hash of its text (a
+ * derived piece's: of its bytes): every list naming that hash would read
+ * the piece's text instead of the one the hash stands for.
  */
-const forged = (rows: ThreadRows): Problem | undefined => {
-  const piece = rows.pieces.findIndex((piece) =>
-    isPlain(piece) && StorageFormat.pieceKey(piece.hash) !== StorageFormat.hashOf(piece.bytes)
-  )
+const forged = (rows: ThreadRows, texts: Texts): Problem | undefined => {
+  const piece = rows.pieces.findIndex((piece) => {
+    if (!isPlain(piece)) return false
+    const key = StorageFormat.pieceKey(piece.hash)
+    const text = StorageFormat.isDerived(piece.bytes) ? piece.bytes : texts.get(key)
+    return typeof text === "object" && key !== StorageFormat.hashOf(text)
+  })
   if (piece < 0) return undefined
   const hash = Buffer.from(rows.pieces[piece]!.hash).toString("hex")
   return problem(
@@ -162,20 +170,25 @@ type Texts = ReadonlyMap<string, Uint8Array | string>
 /** The {@link Texts} of the rows (see `StorageFormat.DERIVED`). */
 const textsOf = (rows: ThreadRows): Texts => {
   const stored = new Map(
-    rows.pieces.filter(isPlain).map((piece) => [StorageFormat.pieceKey(piece.hash), piece.bytes] as const)
+    rows.pieces.filter(isPlain).map((piece) => [StorageFormat.pieceKey(piece.hash), storedText(piece.bytes)] as const)
   )
   return new Map([...stored].map(([key, bytes]) => {
+    if (typeof bytes === "string") return [key, bytes]
     const from = StorageFormat.derived(bytes)
     if (from === undefined || typeof from === "string") return [key, from ?? bytes]
     const base = stored.get(from.base)
     return [
       key,
-      base === undefined ? "its derived piece extends a piece the rows do not hold" : StorageFormat.compose(from, base)
+      base === undefined
+        ? "its derived piece extends a piece the rows do not hold"
+        : typeof base === "string"
+        ? base
+        : StorageFormat.compose(from, base)
     ]
   }))
 }
 
-/** A derived piece that does not read back: damaged, or extending a piece the rows lack or a derived one. */
+/** A piece that does not read back: compressed text damaged, a derived piece extending a piece the rows lack or a derived one. */
 const underived = (rows: ThreadRows, texts: Texts): Problem | undefined => {
   const piece = rows.pieces.findIndex((piece) => typeof texts.get(StorageFormat.pieceKey(piece.hash)) === "string")
   if (piece < 0) return undefined
@@ -195,6 +208,15 @@ const deeper = (json: string | Uint8Array | undefined, limit: number) => {
   return depthOf(typeof json === "string" ? json : utf8.decode(json)) > limit
 }
 
+/** A value's JSON text: a `json` value's bytes, a compressed one's text; `undefined` for others (and damaged text). */
+const jsonOf = (value: { readonly type: string; readonly bytes: Uint8Array | undefined }) => {
+  if (value.type === "json") return value.bytes
+  const text = value.type === StorageFormat.COMPRESSED && value.bytes !== undefined
+    ? StorageFormat.decompress(value.bytes)
+    : undefined
+  return typeof text === "object" ? text : undefined
+}
+
 const deeperThan = (limit: number) => `nests deeper than ${limit} levels, more than put accepts`
 
 /**
@@ -209,12 +231,12 @@ const tooDeep = (rows: ThreadRows, texts: Texts): Problem | undefined => {
     const row = rows.checkpoints[metadata]!
     return problem(`checkpoint ${row.checkpoint_id}: its metadata ${deeperThan(MAX_DEPTH)}`, "checkpoint", metadata)
   }
-  const blob = rows.blobs.findIndex((blob) => blob.type === "json" && deeper(blob.bytes, MAX_DEPTH))
+  const blob = rows.blobs.findIndex((blob) => deeper(jsonOf(blob), MAX_DEPTH))
   if (blob >= 0) {
     const { channel, version } = rows.blobs[blob]!
     return problem(`the value of channel "${channel}" at version ${version} ${deeperThan(MAX_DEPTH)}`, "blob", blob)
   }
-  const write = rows.writes.findIndex((write) => write.type === "json" && deeper(write.bytes, MAX_DEPTH))
+  const write = rows.writes.findIndex((write) => deeper(jsonOf(write), MAX_DEPTH))
   if (write >= 0) {
     const { checkpoint_id, idx, task_id } = rows.writes[write]!
     return problem(

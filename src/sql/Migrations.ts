@@ -107,6 +107,8 @@ const steps = (t: Tables): ReadonlyArray<readonly [version: number, statements: 
   // Storage format level 3: derived pieces (StorageFormat.DERIVED). Nothing
   // in the schema changes; a level step all the same (see `levelSteps`).
   [104, [raisedTo(t, 3)]],
+  // Storage format level 4: compressed values and pieces (StorageFormat.COMPRESSED). As 104.
+  [105, [raisedTo(t, 4)]],
   // Thread records (LangGraph's thread API): each thread's metadata and
   // creation time, its last activity standing for `updated_at`. A feature
   // step (see `featureSteps`), from `COMPATIBLE_FROM` on: a release that
@@ -176,7 +178,7 @@ const raisedTo = (t: Tables, level: number) =>
  * would then find a step it does not know and refuse the database, in the
  * middle of a rolling deploy. Other steps never depend on them.
  */
-const levelSteps: ReadonlyMap<number, number> = new Map([[103, 2], [104, 3]])
+const levelSteps: ReadonlyMap<number, number> = new Map([[103, 2], [104, 3], [105, 4]])
 
 /**
  * The steps of features a store takes only when asked (see
@@ -217,7 +219,7 @@ const langGraphLatest = 9
  *
  * @since 0.1.0
  */
-export const latest = 104
+export const latest = 105
 
 /**
  * The storage format level applied steps give a database: that of the

@@ -125,7 +125,8 @@ describe("the CockroachDB dialect", () => {
             101,
             102,
             103,
-            104
+            104,
+            105
           ])
         })),
     60_000
@@ -141,10 +142,30 @@ describe("the CockroachDB dialect", () => {
           ).pipe(Effect.map((result) => result.rows.map((row) => Number(row.v))))
           const ask = Storage.use((s) => s.getThread("t")).pipe(Effect.provide(target.layer({ poolSize: 1 })))
           yield* Effect.scoped(Layer.build(target.layer({ poolSize: 1 })))
-          expect(yield* versions).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 100, 101, 102, 103, 104])
+          expect(yield* versions).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 100, 101, 102, 103, 104, 105])
           const found = yield* Effect.all(Array.from({ length: 6 }, () => ask), { concurrency: "unbounded" })
           expect(found.every(Option.isNone)).toBe(true)
-          expect(yield* versions).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 100, 101, 102, 103, 104, 1000, 1001, 1002])
+          expect(yield* versions).toEqual([
+            0,
+            1,
+            2,
+            3,
+            4,
+            5,
+            6,
+            7,
+            8,
+            9,
+            100,
+            101,
+            102,
+            103,
+            104,
+            105,
+            1000,
+            1001,
+            1002
+          ])
         })),
     60_000
   )

@@ -16,6 +16,7 @@ import { Effect } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import type { EffectCheckpointSaver, SaverOptions } from "../../src/index.ts"
 import * as Tables from "../../src/sql/Tables.ts"
+import * as StorageFormat from "../../src/StorageFormat.ts"
 import { keyOf } from "../scenarios/encryption.ts"
 import { admin } from "../support/databases.ts"
 import { type DriverName, drivers } from "../support/drivers.ts"
@@ -92,9 +93,13 @@ const victimInList = async (saver: EffectCheckpointSaver, victim: string) => {
 
 /** Rewrites, behind the library's back, every piece of `thread_id` whose text holds `from` to hold `to`. */
 const plant = async (name: DriverName, thread_id: string, from: string, to: string): Promise<number> => {
+  // A compressed piece is forged as compressed text (what a level-4 store holds).
   const forge = (bytes: Uint8Array) => {
-    const text = Buffer.from(bytes).toString("utf8")
-    return text.includes(from) ? Buffer.from(text.replace(from, to)) : undefined
+    const compressed = StorageFormat.isCompressed(bytes)
+    const text = Buffer.from(compressed ? StorageFormat.decompress(bytes) as Uint8Array : bytes).toString("utf8")
+    if (!text.includes(from)) return undefined
+    const forged = Buffer.from(text.replace(from, to))
+    return compressed ? StorageFormat.compress(forged) ?? forged : forged
   }
   if (name === "memory") {
     const driver = matrix.memoryDriver()

@@ -342,7 +342,7 @@ describe("a database only @langchain/langgraph-checkpoint-postgres wrote, opened
       const error = yield* Effect.flip(Layer.build(Postgres.layer({ url: copy.url, readOnly: true })))
       expect(error._tag).toBe("IncompatibleSchema")
       expect(error.message).toBe(
-        "the database schema is at migration 999, newer than this library knows (up to 104): upgrade langgraph-checkpoint-effect"
+        "the database schema is at migration 999, newer than this library knows (up to 105): upgrade langgraph-checkpoint-effect"
       )
       expect(yield* Effect.promise(() => snapshot(copy.url))).toEqual(newer)
     }).pipe(Effect.scoped), 60_000)

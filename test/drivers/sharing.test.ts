@@ -277,9 +277,9 @@ describe("structural sharing on PostgreSQL", () => {
     const stored = await putMessages(writer, config, [...messages, next], 99)
     const again = socket.bytesRead()
     await readsBack(reader, stored, [...messages, next])
-    // The whole array is ~20 KB: the second read brings the row, the list and the one new message.
-    expect(first).toBeGreaterThan(20_000)
-    expect(socket.bytesRead() - again).toBeLessThan(5_000)
+    // The whole array is ~20 KB (~16 KB compressed): the second read brings the row, the list and the one new message.
+    expect(first).toBeGreaterThan(12_000)
+    expect(socket.bytesRead() - again).toBeLessThan(3_000)
     await writer.close()
     await reader.close()
   })
@@ -411,9 +411,12 @@ describe("structural sharing on PostgreSQL", () => {
       await readsBack(saver, config, value)
     }
     expect(await count("SELECT count(*) AS n FROM checkpoint_pieces WHERE thread_id = 'small'")).toBe(0)
-    expect(await count("SELECT count(*) AS n FROM checkpoint_blobs WHERE thread_id = 'small' AND type = 'json'")).toBe(
-      4
-    )
+    // Plain: `json`, compressed where that pays (storage format level 4).
+    expect(
+      await count(
+        "SELECT count(*) AS n FROM checkpoint_blobs WHERE thread_id = 'small' AND type IN ('json', 'zstd-json/1')"
+      )
+    ).toBe(4)
     await saver.close()
   })
 

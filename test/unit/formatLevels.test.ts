@@ -21,7 +21,7 @@ import { keyOf } from "../scenarios/encryption.ts"
 
 const long = (label: string) => `${label}: `.padEnd(300, "lorem ipsum ")
 
-/** Every encoding in a memory store's rows: each stored type, and derived pieces. */
+/** Every encoding in a memory store's rows: each stored type, derived and compressed pieces. */
 const storedTypes = (memory: MemoryDriver.MemoryDriver["Service"]) => {
   const types = new Set<string>()
   for (const thread of memory.threads.values()) {
@@ -31,6 +31,7 @@ const storedTypes = (memory: MemoryDriver.MemoryDriver["Service"]) => {
     }
     for (const piece of thread.pieces.values()) {
       if (StorageFormat.derivedFrom(piece) !== undefined) types.add(StorageFormat.DERIVED)
+      if (StorageFormat.isCompressed(piece)) types.add(StorageFormat.COMPRESSED_PIECE)
     }
     for (const namespace of thread.namespaces.values()) {
       for (const row of namespace.checkpoints.values()) {
@@ -65,13 +66,14 @@ const writeEverything = async (memory: MemoryDriver.MemoryDriver["Service"], enc
       channel_values: {
         bytes: new Uint8Array([1, 2, 3]),
         snapshot: new DeltaSnapshot([{ text: long("a") }, { text: long("b") }]),
-        small: [1, 2, 3]
+        small: [1, 2, 3],
+        record: { notes: long("r").repeat(2) }
       },
-      channel_versions: { bytes: 1, snapshot: 1, small: 1 },
+      channel_versions: { bytes: 1, snapshot: 1, small: 1, record: 1 },
       versions_seen: {}
     },
     { source: "input", step: -1, parents: {} },
-    { bytes: 1, snapshot: 1, small: 1 }
+    { bytes: 1, snapshot: 1, small: 1, record: 1 }
   )
   await saver.putWrites(
     config,
@@ -124,8 +126,10 @@ describe("storage format levels", () => {
       const types = storedTypes(memory)
       for (const type of types) expect(StorageFormat.levelOf(type), type).toBeDefined()
       expect(types).toContain(StorageFormat.HEADER_WITHOUT_ID)
+      expect(types).toContain(encrypted ? `${StorageFormat.COMPRESSED}+sealed` : StorageFormat.COMPRESSED)
       // A sealed thread stores every piece whole.
       expect(types.has(StorageFormat.DERIVED)).toBe(!encrypted)
+      expect(types.has(StorageFormat.COMPRESSED_PIECE)).toBe(!encrypted)
 
       const older = MemoryDriver.makeInspectable({ formatLevel: 1 })
       await writeEverything(older, encrypted, 1)
@@ -186,7 +190,7 @@ describe("storage format levels", () => {
       )
     const refused = await importing(rows)
     expect(refused).toBeInstanceOf(CheckpointError.InvalidInput)
-    expect(refused.message).toMatch(/of storage format level 3, and this database is at level 2: raise it first/)
+    expect(refused.message).toMatch(/of storage format level [34], and this database is at level 2: raise it first/)
     expect(older.threads.has("everything-false"), "nothing written").toBe(false)
 
     const unknown = await importing({
@@ -196,7 +200,7 @@ describe("storage format levels", () => {
     expect(unknown.message).toContain("shared-json/9, an encoding of a newer release")
 
     // Raised, the store takes them, and they read back as written.
-    await Effect.runPromise(older.driver.raiseFormat(3))
+    await Effect.runPromise(older.driver.raiseFormat(StorageFormat.NEWEST_LEVEL))
     await Effect.runPromise(
       CheckpointStorage.CheckpointStorage.use((storage) => storage.importThread(rows)).pipe(
         Effect.provide(CheckpointStorage.layerDriver(Effect.succeed(older.driver)))
@@ -210,7 +214,7 @@ describe("storage format levels", () => {
   })
 
   it("a process pinned below level 3 reads a derived piece or a header without its id as IncompatibleFormat", async () => {
-    const newest = MemoryDriver.makeInspectable()
+    const newest = MemoryDriver.makeInspectable({ formatLevel: 3 })
     await writeEverything(newest, false)
     const rows = await Effect.runPromise(newest.driver.threadRows("everything-false"))
     const withIds = {
@@ -236,6 +240,42 @@ describe("storage format levels", () => {
         )
         expect(met, encoding).toBeInstanceOf(CheckpointError.IncompatibleFormat)
         expect(String(met)).toContain(`${encoding} (format level 3)`)
+      } finally {
+        await pinned.close()
+      }
+    }
+  })
+
+  it("a process pinned below level 4 reads a compressed value or piece as IncompatibleFormat", async () => {
+    const newest = MemoryDriver.makeInspectable()
+    await writeEverything(newest, false)
+    for (
+      const [thread_id, encoding] of [
+        ["everything-false", StorageFormat.COMPRESSED_PIECE],
+        ["everything-false-raw", StorageFormat.COMPRESSED]
+      ] as const
+    ) {
+      const rows = await Effect.runPromise(newest.driver.threadRows(thread_id))
+      expect(StorageFormat.encodingsOf(rows)).toContain(encoding)
+      // The value alone compressed: its thread's pieces as their texts.
+      const pieces = encoding === StorageFormat.COMPRESSED_PIECE ? rows.pieces : rows.pieces.map((piece) => ({
+        ...piece,
+        bytes: StorageFormat.isCompressed(piece.bytes)
+          ? StorageFormat.decompress(piece.bytes) as Uint8Array
+          : piece.bytes
+      }))
+      const store = MemoryDriver.makeInspectable({ formatLevel: 3 })
+      await Effect.runPromise(store.driver.writeThread({ ...rows, pieces }))
+      const pinned = EffectCheckpointSaver.fromLayer(CheckpointStorage.layerDriver(Effect.succeed(store.driver)), {
+        formatLevel: 3
+      })
+      try {
+        const met = await pinned.getTuple({ configurable: { thread_id } }).then(
+          () => undefined,
+          (error: unknown) => error
+        )
+        expect(met, encoding).toBeInstanceOf(CheckpointError.IncompatibleFormat)
+        expect(String(met)).toContain(`${encoding} (format level 4)`)
       } finally {
         await pinned.close()
       }

@@ -127,3 +127,59 @@ describe("derived pieces", () => {
     expect(read(piece, piece)).toMatch(/extends a derived piece/)
   })
 })
+
+describe("compressed text (level 4)", () => {
+  const json = utf8.encode(JSON.stringify({ notes: Array.from({ length: 40 }, (_, i) => `note ${i} of a long file`) }))
+  const random = utf8.encode(JSON.stringify(createHash("sha512").update("x").digest("base64").repeat(1)))
+
+  it("reads back as the very text, marked, its length said first; smaller by an eighth or not at all", () => {
+    const compressed = StorageFormat.compress(json)!
+    expect(compressed[0]).toBe(StorageFormat.COMPRESSED_MARK)
+    expect(StorageFormat.isCompressed(compressed)).toBe(true)
+    expect(compressed.byteLength).toBeLessThan((json.byteLength * 7) / 8)
+    expect(StorageFormat.decompress(compressed)).toEqual(json)
+    // Short text, and text that does not shrink (random bytes as base64, under 128 bytes either way), stay as they are.
+    expect(StorageFormat.compress(utf8.encode("\"short\""))).toBeUndefined()
+    expect(StorageFormat.compress(random)).toBeUndefined()
+    // Base64 of random bytes: about its decoded size (zstd codes its 64 letters in 6 bits).
+    const base64 = utf8.encode(
+      `"data:image/png;base64,${
+        Buffer.from(Array.from({ length: 30_000 }, (_, i) => (i * 7919) % 251)).toString("base64")
+      }"`
+    )
+    expect(StorageFormat.compress(base64)!.byteLength).toBeLessThan(base64.byteLength)
+  })
+
+  it("no JSON text, sealed frame or derived piece reads as compressed", () => {
+    for (const plain of ["{}", "[1]", "\"x\"", " {}", "null"]) {
+      expect(StorageFormat.isCompressed(utf8.encode(plain))).toBe(false)
+    }
+    expect(StorageFormat.isCompressed(new Uint8Array([1, 2, 3]))).toBe(false)
+    expect(StorageFormat.isCompressed(new Uint8Array([StorageFormat.DERIVED_MARK]))).toBe(false)
+  })
+
+  it("damage and bombs say what is wrong, and spend no memory on them", () => {
+    const compressed = StorageFormat.compress(json)!
+    expect(StorageFormat.decompress(compressed.subarray(0, 1))).toMatch(/cut short/)
+    expect(StorageFormat.decompress(compressed.subarray(0, compressed.byteLength - 4))).toMatch(/compressed text/)
+    // A length above what the bytes may stand for (1,024 times them), or above 256 MiB: refused before decompressing.
+    const claims = (length: number) => {
+      const out = [StorageFormat.COMPRESSED_MARK]
+      do {
+        out.push((length & 0x7f) | (length > 0x7f ? 0x80 : 0))
+        length = Math.floor(length / 128)
+      } while (length > 0)
+      // The zstd frame: after the mark and the length's varint.
+      const frame = compressed.subarray(compressed.findIndex((byte, i) => i > 0 && byte < 0x80) + 1)
+      return new Uint8Array([...out, ...frame])
+    }
+    expect(StorageFormat.decompress(claims(10 * 1024 * 1024))).toMatch(/more than it may stand for/)
+    expect(StorageFormat.decompress(claims(StorageFormat.COMPRESSED_LIMITS.bytes + 1))).toMatch(/more than it may/)
+    // A length other than the text's: said so.
+    expect(StorageFormat.decompress(claims(json.byteLength))).toEqual(json)
+    expect(StorageFormat.decompress(claims(json.byteLength - 1))).toMatch(/does not decompress|not as long/)
+    expect(StorageFormat.decompress(claims(json.byteLength + 1))).toMatch(/not as long as it says/)
+    // Text a thousand times smaller compressed (zeros) is stored as it is: a reader would refuse the ratio.
+    expect(StorageFormat.compress(new Uint8Array(4 * 1024 * 1024).fill(0x20))).toBeUndefined()
+  })
+})

@@ -6,7 +6,17 @@
  * @since 0.1.0
  */
 import type { CheckpointRow, Piece, ThreadRows } from "../../StorageDriver.ts"
-import { compose, derived, hashOf, isList, pieceKey, references, SEALED_SUFFIX } from "../../StorageFormat.ts"
+import {
+  compose,
+  decompress,
+  derived,
+  hashOf,
+  isCompressed,
+  isList,
+  pieceKey,
+  references,
+  SEALED_SUFFIX
+} from "../../StorageFormat.ts"
 import { SEALED_METADATA } from "../Encryption.ts"
 import { isSealed, isUnder, listTrailer } from "./Frames.ts"
 import type { ThreadKey } from "./Keys.ts"
@@ -40,8 +50,11 @@ const resealPieces = (resealer: Resealer, key: ThreadKey, rows: ThreadRows, targ
   for (const piece of rows.pieces) {
     const from = pieceKey(piece.hash)
     const found = openPieces(resealer, new Map([[from, piece.bytes]]), tally)
-    const bytes = found.sealed.get(from) ?? found.plain.get(from)
-    if (bytes === undefined) return `a piece ${found.unreadable.get(from)}`
+    const stored = found.sealed.get(from) ?? found.plain.get(from)
+    if (stored === undefined) return `a piece ${found.unreadable.get(from)}`
+    // Sealed, a piece is whole (see `StorageFormat.COMPRESSED_PIECE`).
+    const bytes = isCompressed(stored) ? decompress(stored) : stored
+    if (typeof bytes === "string") return `a piece: ${bytes}`
     opened.set(from, { bytes, sealed: found.sealed.has(from) })
   }
   const moved = new Map<string, string>()
