@@ -4,7 +4,7 @@
  * release beside itself pinned one level down (`formatLevel`, as that
  * release behaves) on one database at once, writing the same threads and
  * their own: nothing lost, nothing reported damaged, and nothing of the
- * newest level written (derived pieces, headers without their id). Then the
+ * newest level written (compressed values and pieces). Then the
  * level is raised with `langgraph-checkpoints upgrade-format` while both
  * run: the newer writes the newest encodings, the pinned one reads them as
  * `IncompatibleFormat` (never `CorruptedCheckpoint`, never wrong data) and
@@ -49,12 +49,13 @@ const messageCount = async (saver: EffectCheckpointSaver, thread_id: string) => 
 /** The level the previous release wrote, which this release pinned one level down behaves as. */
 const PREVIOUS = NEWEST_LEVEL - 1
 
-/** Rows in the newest level's encodings (headers without their id, derived pieces) in the database at `url`. */
+/** Rows in the newest level's encodings (compressed values and pieces) in the database at `url`. */
 const newestRows = (url: string) =>
   admin(async (client) => {
     const { rows } = await client.query(
-      `SELECT (SELECT count(*) FROM checkpoints WHERE NOT checkpoint ? 'id')
-        + (SELECT count(*) FROM checkpoint_pieces WHERE substring(blob FROM 1 FOR 1) = '\\x10'::bytea) AS n`
+      `SELECT (SELECT count(*) FROM checkpoint_blobs WHERE type LIKE 'zstd-json/1%')
+        + (SELECT count(*) FROM checkpoint_writes WHERE type LIKE 'zstd-json/1%')
+        + (SELECT count(*) FROM checkpoint_pieces WHERE substring(blob FROM 1 FOR 1) = '\\x11'::bytea) AS n`
     )
     return Number(rows[0].n)
   }, url)
