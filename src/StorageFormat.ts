@@ -35,6 +35,20 @@ export const SHARED = "shared-json/1"
 export const FRAMED = "shared-json-framed/1"
 
 /**
+ * The storage `type` of a record list (format 4): a plain object whose
+ * values are objects or long strings (a `files` map a node returns whole
+ * each turn, a dict of tool results), stored as a list of its entries. Each
+ * entry is a piece holding the text of one property as the object's text
+ * holds it, `"key":value`; the list's bytes are hashes as a shared list's,
+ * and it may extend a base likewise, so a record that gains or changes one
+ * property stores that property. It reads back as the `json` value `{` +
+ * the entries joined by `,` + `}` (see {@link record}).
+ *
+ * @since 0.4.0
+ */
+export const RECORD = "shared-json-record/1"
+
+/**
  * A derived piece (format 3): a piece stored as another piece of its thread
  * (its *base*, a plain piece) with one span replaced, for an element that
  * differs from an element already stored by a few bytes: a message LangGraph
@@ -189,10 +203,10 @@ export const decompress = (bytes: Uint8Array): Uint8Array | string => {
 export const SEALED_SUFFIX = "+sealed"
 
 /** The unsealed stored types of lists. */
-const LISTS: ReadonlyArray<string> = [SHARED, FRAMED]
+const LISTS: ReadonlyArray<string> = [SHARED, FRAMED, RECORD]
 
 /**
- * Whether an unsealed stored `type` is a list's (shared or framed).
+ * Whether an unsealed stored `type` is a list's (shared, framed or a record's).
  *
  * @since 0.1.0
  */
@@ -249,7 +263,12 @@ export const LEVELS: ReadonlyArray<FormatLevel> = [
     since: "0.3.0",
     adds: "derived pieces, headers without their id"
   },
-  { level: 4, encodings: [COMPRESSED, COMPRESSED_PIECE], since: "0.4.0", adds: "compressed values and pieces" }
+  {
+    level: 4,
+    encodings: [RECORD, COMPRESSED, COMPRESSED_PIECE],
+    since: "0.4.0",
+    adds: "record lists, compressed values and pieces"
+  }
 ]
 
 /**
@@ -333,7 +352,7 @@ export const BASE_DEPTH = 2
 
 const utf8 = new TextEncoder()
 const utf8Decoder = new TextDecoder()
-const [OPEN, COMMA, CLOSE] = utf8.encode("[,]") as unknown as [number, number, number]
+const [OPEN, COMMA, CLOSE, OPEN_RECORD, CLOSE_RECORD] = utf8.encode("[,]{}") as unknown as Array<number>
 
 /**
  * A piece's plain address: the first 16 bytes of its SHA-256, as a latin1
@@ -502,21 +521,29 @@ export const compose = (
 /** A piece from its key and bytes. */
 export const pieceOf = (key: string, bytes: Uint8Array): Piece => ({ hash: Buffer.from(key, "latin1"), bytes })
 
-/** `[` + the texts joined by `,` + `]`: the array's text. */
-export const join = (texts: ReadonlyArray<Uint8Array>): Uint8Array => {
+/** `[` + the texts joined by `,` + `]`: the array's text (with `{` and `}`: a record's, see {@link record}). */
+export const join = (texts: ReadonlyArray<Uint8Array>, open = OPEN!, close = CLOSE!): Uint8Array => {
   let length = 2 + Math.max(0, texts.length - 1)
   for (const text of texts) length += text.byteLength
   const out = new Uint8Array(length)
-  out[0] = OPEN
+  out[0] = open
   let at = 1
   texts.forEach((text, i) => {
-    if (i > 0) out[at++] = COMMA
+    if (i > 0) out[at++] = COMMA!
     out.set(text, at)
     at += text.byteLength
   })
-  out[at] = CLOSE
+  out[at] = close
   return out
 }
+
+/**
+ * `{` + the entries' texts joined by `,` + `}`: a record list's text (see
+ * {@link RECORD}).
+ *
+ * @since 0.4.0
+ */
+export const record = (entries: ReadonlyArray<Uint8Array>): Uint8Array => join(entries, OPEN_RECORD, CLOSE_RECORD)
 
 /**
  * A framed list's frame: the piece holding the texts written before and

@@ -34,6 +34,8 @@ import {
   isDerived,
   isList,
   levelOf,
+  RECORD,
+  record,
   references,
   unframe,
   unpackHashes,
@@ -139,8 +141,12 @@ const loading = ({ format, json, sealing, serializer, sharing }: Parts) => {
         ? unreadable(format, row, DERIVED)
         : undefined
       if (derivedNewer !== undefined) return Effect.fail(derivedNewer)
-      // A framed list is read as its whole text; a list's pieces are parsed one by one.
-      const text = stored.type === Sharing.FRAMED ? unframe(decoded.texts) : decoded.texts
+      // A framed list and a record are read as their whole text; a list's pieces are parsed one by one.
+      const text = stored.type === Sharing.FRAMED
+        ? unframe(decoded.texts)
+        : stored.type === RECORD
+        ? record(decoded.texts)
+        : decoded.texts
       if (typeof text === "string") return Effect.fail(corrupted(row, `${what}: ${text}`))
       const read = readJson(row, what, text, tally)
       if (remembering === undefined) return read

@@ -10,7 +10,7 @@
 import { Data, Effect, Option } from "effect"
 import { CorruptedCheckpoint, IncompatibleFormat, InvalidConfig } from "../CheckpointError.ts"
 import type { FormatLevel } from "../FormatLevel.ts"
-import { COMPRESSED, DERIVED, FRAMED, HEADER_WITHOUT_ID, levelOf, LEVELS } from "../StorageFormat.ts"
+import { COMPRESSED, DERIVED, FRAMED, HEADER_WITHOUT_ID, levelOf, LEVELS, RECORD } from "../StorageFormat.ts"
 import { Encryption } from "./Encryption.ts"
 import * as Revival from "./Revival.ts"
 import * as Sealing from "./Sealing.ts"
@@ -24,6 +24,7 @@ const FRAMED_LEVEL = levelOf(FRAMED)!
 const DERIVED_LEVEL = levelOf(DERIVED)!
 const HEADER_LEVEL = levelOf(HEADER_WITHOUT_ID)!
 const COMPRESSED_LEVEL = levelOf(COMPRESSED)!
+const RECORD_LEVEL = levelOf(RECORD)!
 
 /**
  * The codec's parts.
@@ -67,7 +68,8 @@ export const make = Effect.fnUntraced(function*(format: Pick<FormatLevel, "level
     {
       framing: () => format.level() >= FRAMED_LEVEL,
       // A sealed piece is opaque to the database, which follows a derived piece to its base: every one is whole.
-      deriving: () => sealing === undefined && format.level() >= DERIVED_LEVEL
+      deriving: () => sealing === undefined && format.level() >= DERIVED_LEVEL,
+      records: () => format.level() >= RECORD_LEVEL
     }
   )
   const parts: Parts = {

@@ -208,7 +208,7 @@ const heldDerivation = (held: ReadonlyMap<string, Uint8Array>, key: string, piec
  */
 export const make = (
   dumpJson: DumpJson | undefined,
-  allowed: Allowed = { framing: () => true, deriving: () => true }
+  allowed: Allowed = { framing: () => true, deriving: () => true, records: () => true }
 ): Sharing => {
   const encoder = dumpJson === undefined ? undefined : makeEncoder(dumpJson, allowed)
   const cache = makePieceCache()

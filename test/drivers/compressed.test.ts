@@ -33,15 +33,17 @@ const IMAGE = `data:image/png;base64,${randomBytes(6000).toString("base64")}`
 
 const State = Annotation.Root({
   ...MessagesAnnotation.spec,
-  files: Annotation<Record<string, string>>({ reducer: (_, next) => next, default: () => ({}) })
+  files: Annotation<Record<string, string>>({ reducer: (_, next) => next, default: () => ({}) }),
+  plan: Annotation<string>
 })
 
-/** An agent turn: a user's picture, a tool's long result, a file added to a record returned whole. */
+/** An agent turn: a user's picture, a tool's long result, a file added to a record returned whole, a plan. */
 const agent = (saver: BaseCheckpointSaver) =>
   new StateGraph(State)
     .addNode("tools", (state) => ({
       messages: [new ToolMessage({ content: words(60, `turn ${state.messages.length}`), tool_call_id: "call" })],
-      files: { ...state.files, [`notes/${Object.keys(state.files).length}.md`]: words(30, "file") }
+      files: { ...state.files, [`notes/${Object.keys(state.files).length}.md`]: words(30, "file") },
+      plan: words(20, `plan ${state.messages.length}`)
     }))
     .addNode("answer", () => ({ messages: [new AIMessage(words(10, "answer"))] }))
     .addEdge(START, "tools")

@@ -67,13 +67,14 @@ const writeEverything = async (memory: MemoryDriver.MemoryDriver["Service"], enc
         bytes: new Uint8Array([1, 2, 3]),
         snapshot: new DeltaSnapshot([{ text: long("a") }, { text: long("b") }]),
         small: [1, 2, 3],
-        record: { notes: long("r").repeat(2) }
+        record: { notes: long("r"), more: long("s") },
+        text: long("t").repeat(2)
       },
-      channel_versions: { bytes: 1, snapshot: 1, small: 1, record: 1 },
+      channel_versions: { bytes: 1, snapshot: 1, small: 1, record: 1, text: 1 },
       versions_seen: {}
     },
     { source: "input", step: -1, parents: {} },
-    { bytes: 1, snapshot: 1, small: 1, record: 1 }
+    { bytes: 1, snapshot: 1, small: 1, record: 1, text: 1 }
   )
   await saver.putWrites(
     config,
@@ -127,6 +128,7 @@ describe("storage format levels", () => {
       for (const type of types) expect(StorageFormat.levelOf(type), type).toBeDefined()
       expect(types).toContain(StorageFormat.HEADER_WITHOUT_ID)
       expect(types).toContain(encrypted ? `${StorageFormat.COMPRESSED}+sealed` : StorageFormat.COMPRESSED)
+      expect(types).toContain(encrypted ? `${StorageFormat.RECORD}+sealed` : StorageFormat.RECORD)
       // A sealed thread stores every piece whole.
       expect(types.has(StorageFormat.DERIVED)).toBe(!encrypted)
       expect(types.has(StorageFormat.COMPRESSED_PIECE)).toBe(!encrypted)
@@ -246,26 +248,30 @@ describe("storage format levels", () => {
     }
   })
 
-  it("a process pinned below level 4 reads a compressed value or piece as IncompatibleFormat", async () => {
+  it("a process pinned below level 4 reads a record list, a compressed value or piece as IncompatibleFormat", async () => {
     const newest = MemoryDriver.makeInspectable()
     await writeEverything(newest, false)
     for (
       const [thread_id, encoding] of [
         ["everything-false", StorageFormat.COMPRESSED_PIECE],
-        ["everything-false-raw", StorageFormat.COMPRESSED]
+        ["everything-false-raw", StorageFormat.COMPRESSED],
+        ["everything-false-raw", StorageFormat.RECORD]
       ] as const
     ) {
       const rows = await Effect.runPromise(newest.driver.threadRows(thread_id))
       expect(StorageFormat.encodingsOf(rows)).toContain(encoding)
-      // The value alone compressed: its thread's pieces as their texts.
+      // One encoding of level 4 at a time: other pieces as their texts, other channels' values left out.
       const pieces = encoding === StorageFormat.COMPRESSED_PIECE ? rows.pieces : rows.pieces.map((piece) => ({
         ...piece,
         bytes: StorageFormat.isCompressed(piece.bytes)
           ? StorageFormat.decompress(piece.bytes) as Uint8Array
           : piece.bytes
       }))
+      const blobs = rows.blobs.filter((blob) =>
+        encoding === StorageFormat.COMPRESSED_PIECE || StorageFormat.levelOf(blob.type) !== 4 || blob.type === encoding
+      )
       const store = MemoryDriver.makeInspectable({ formatLevel: 3 })
-      await Effect.runPromise(store.driver.writeThread({ ...rows, pieces }))
+      await Effect.runPromise(store.driver.writeThread({ ...rows, blobs, pieces }))
       const pinned = EffectCheckpointSaver.fromLayer(CheckpointStorage.layerDriver(Effect.succeed(store.driver)), {
         formatLevel: 3
       })

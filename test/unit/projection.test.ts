@@ -148,7 +148,8 @@ describe("the projections' SQL", () => {
 
   it("the list types and hash rows follow the storage format", () => {
     expect(Projection.listTypes).toBe(
-      `'${StorageFormat.SHARED}', '${StorageFormat.SHARED}+sealed', '${StorageFormat.FRAMED}', '${StorageFormat.FRAMED}+sealed'`
+      `'${StorageFormat.SHARED}', '${StorageFormat.SHARED}+sealed', '${StorageFormat.FRAMED}', '${StorageFormat.FRAMED}+sealed', ` +
+        `'${StorageFormat.RECORD}', '${StorageFormat.RECORD}+sealed'`
     )
     expect(Projection.hashesOf("x")).toContain(`FOR ${StorageFormat.HASH_BYTES}`)
   })

@@ -10,7 +10,7 @@
  * @since 0.1.0
  */
 import { DeltaSnapshot } from "@langchain/langgraph-checkpoint"
-import { derive, FRAMED, framed, frameOf, hashOf, join, owned, SHARED } from "../../StorageFormat.ts"
+import { derive, FRAMED, framed, frameOf, hashOf, join, owned, RECORD, record, SHARED } from "../../StorageFormat.ts"
 import { Trace } from "./Trace.ts"
 
 /**
@@ -58,7 +58,7 @@ export type Encoded =
   | { readonly _tag: "serialized"; readonly type: "json"; readonly bytes: Uint8Array }
   | {
     readonly _tag: "shared"
-    readonly type: typeof SHARED | typeof FRAMED
+    readonly type: typeof SHARED | typeof FRAMED | typeof RECORD
     readonly elements: ReadonlyArray<Element>
   }
 
@@ -72,17 +72,24 @@ export type Address = (element: Element) => string
 
 const decoder = new TextDecoder()
 
-/** The array `value` is written around, and the value with that array empty; `undefined`: not such a value. */
-const framing = (value: object): { readonly items: Array<unknown>; readonly empty: unknown } | undefined => {
-  if (value instanceof DeltaSnapshot) {
-    return Array.isArray(value.value) ? { items: value.value, empty: new DeltaSnapshot([]) } : undefined
-  }
+/** `value` as a plain object written as its own keys in order; `undefined` for any other. */
+const plainFields = (value: object): Record<string, unknown> | undefined => {
   const prototype: unknown = Object.getPrototypeOf(value)
   // Only a plain object is written as its own keys in order; JSON writes one
   // with an `lc` key escaped, a `Send` and one with `toJSON` as something else.
   if (prototype !== Object.prototype && prototype !== null) return undefined
   const fields = value as Record<string, unknown>
   if (Object.hasOwn(fields, "lc") || fields.lg_name === "Send" || typeof fields.toJSON === "function") return undefined
+  return fields
+}
+
+/** The array `value` is written around, and the value with that array empty; `undefined`: not such a value. */
+const framing = (value: object): { readonly items: Array<unknown>; readonly empty: unknown } | undefined => {
+  if (value instanceof DeltaSnapshot) {
+    return Array.isArray(value.value) ? { items: value.value, empty: new DeltaSnapshot([]) } : undefined
+  }
+  const fields = plainFields(value)
+  if (fields === undefined) return undefined
   const last = Object.keys(fields).at(-1)
   if (last === undefined) return undefined
   const items = fields[last]
@@ -105,13 +112,15 @@ export type DumpJson = (value: unknown, below: number) => Uint8Array
 
 /**
  * What an encoder may write now, the store's format level allowing it:
- * framed lists (level 2), derived pieces (level 3, and never sealed).
+ * framed lists (level 2), derived pieces (level 3, and never sealed),
+ * record lists (level 4).
  *
  * @since 0.3.0
  */
 export interface Allowed {
   readonly framing: () => boolean
   readonly deriving: () => boolean
+  readonly records: () => boolean
 }
 
 /**
@@ -124,7 +133,10 @@ export interface Allowed {
  *
  * @since 0.1.0
  */
-export const makeEncoder = (dumpJson: DumpJson, allowed: Allowed = { framing: () => true, deriving: () => true }) => {
+export const makeEncoder = (
+  dumpJson: DumpJson,
+  allowed: Allowed = { framing: () => true, deriving: () => true, records: () => true }
+) => {
   /** An element's text, kept while its trace holds; written for `below` levels down or less deep. */
   interface Known {
     readonly trace: Trace
@@ -245,12 +257,39 @@ export const makeEncoder = (dumpJson: DumpJson, allowed: Allowed = { framing: ()
     return { _tag: "shared", type: FRAMED, elements: [{ key: hashOf(frame), bytes: frame }, ...inner.elements] }
   }
 
-  /** `value` as shared elements when it is an array or a framed one and sharing holds it; else see {@link Encoded}. */
+  /**
+   * A plain object whose values are objects or long strings as its entries,
+   * `"key":value` each (a record list); small ones keep the plain encoding.
+   * An entry's text is that of a one-key object of it without its braces: a
+   * plain object's text is `{` + its entries' texts joined by `,` + `}`.
+   */
+  const encodeRecord = (value: object): Encoded | undefined => {
+    if (!allowed.records()) return undefined
+    const fields = plainFields(value)
+    if (fields === undefined) return undefined
+    const keys = Object.keys(fields)
+    if (keys.length === 0 || !keys.every((key) => worthAPiece(fields[key]))) return undefined
+    const elements: Array<Element> = []
+    let size = 2
+    for (const key of keys) {
+      const text = dumpJson({ [key]: fields[key] }, 0)
+      // A value JSON writes as nothing (a function) leaves `{}`: the serializer writes the record.
+      if (text.byteLength <= 2) return undefined
+      const bytes = text.subarray(1, -1)
+      elements.push({ key: hashOf(bytes), bytes })
+      size += bytes.byteLength + 1
+    }
+    return size < MIN_SHARED_BYTES || size < MIN_ELEMENT_BYTES * elements.length
+      ? { _tag: "serialized", type: "json", bytes: record(elements.map((element) => element.bytes)) }
+      : { _tag: "shared", type: RECORD, elements }
+  }
+
+  /** `value` as shared elements when it is an array, a framed one or a record and sharing holds it; else see {@link Encoded}. */
   const encode = (value: unknown): Encoded | undefined =>
     Array.isArray(value)
       ? encodeArray(value, 1)
       : typeof value === "object" && value !== null
-      ? encodeFramed(value)
+      ? encodeFramed(value) ?? encodeRecord(value)
       : undefined
 
   /**
