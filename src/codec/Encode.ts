@@ -12,7 +12,7 @@ import { Effect } from "effect"
 import type { Location } from "../Checkpoint.ts"
 import { InvalidConfig, InvalidInput, SerializationFailed } from "../CheckpointError.ts"
 import type { BlobRow, CheckpointRow, Piece, PutShared, WriteRow } from "../StorageDriver.ts"
-import { compress, COMPRESSED, isDerived } from "../StorageFormat.ts"
+import { compress, COMPRESSED, isDerived, pieceKey } from "../StorageFormat.ts"
 import { keyOf, type Parts, utf8 } from "./Parts.ts"
 import type * as Sealing from "./Sealing.ts"
 import type * as Serializer from "./Serializer.ts"
@@ -72,17 +72,43 @@ const compressedValue = <A extends { readonly type: string; readonly bytes: Uint
   return bytes === undefined ? value : { ...value, type: COMPRESSED, bytes }
 }
 
+/** New pieces as stored (see {@link makePieceCompressor}). */
+type PieceCompressor = (compressing: boolean, pieces: ReadonlyArray<Piece>) => ReadonlyArray<Piece>
+
+/** How many bytes of compressed pieces a {@link makePieceCompressor} keeps (as their texts' hashes, oldest out first). */
+const REMEMBERED_BYTES = 8 * 1024 * 1024
+
 /**
  * New pieces as stored: compressed where that pays (`compressing`), unless
  * derived (a few bytes already) or about to be sealed (a sealed thread's
  * pieces stay whole, see `StorageFormat.COMPRESSED_PIECE`); its hash stays
- * its text's.
+ * its text's. What each text compressed to is remembered by its hash: a
+ * pending write's list sends every piece it names at each put (a record a
+ * node returns whole, every step), and the same text compresses the same.
  */
-const compressedPieces = (compressing: boolean, pieces: ReadonlyArray<Piece>): ReadonlyArray<Piece> =>
-  !compressing ? pieces : pieces.map((piece) => {
-    const bytes = isDerived(piece.bytes) ? undefined : compress(piece.bytes)
-    return bytes === undefined ? piece : { hash: piece.hash, bytes }
-  })
+const makePieceCompressor = (): PieceCompressor => {
+  const remembered = new Map<string, Uint8Array | null>()
+  let bytes = 0
+  const compressed = (piece: Piece): Uint8Array | undefined => {
+    const key = pieceKey(piece.hash)
+    const known = remembered.get(key)
+    if (known !== undefined) return known ?? undefined
+    const made = compress(piece.bytes)
+    remembered.set(key, made ?? null)
+    bytes += key.length + (made?.byteLength ?? 0)
+    for (const [old, value] of remembered) {
+      if (bytes <= REMEMBERED_BYTES) break
+      remembered.delete(old)
+      bytes -= old.length + (value?.byteLength ?? 0)
+    }
+    return made
+  }
+  return (compressing, pieces) =>
+    !compressing ? pieces : pieces.map((piece) => {
+      const bytes = isDerived(piece.bytes) ? undefined : compressed(piece)
+      return bytes === undefined ? piece : { hash: piece.hash, bytes }
+    })
+}
 
 /**
  * The blobs of a checkpoint's values: shared lists laid out against what
@@ -91,6 +117,7 @@ const compressedPieces = (compressing: boolean, pieces: ReadonlyArray<Piece>): R
  */
 const layOut = (
   { compressing, sealing, sharing }: Parts,
+  compressedPieces: PieceCompressor,
   key: Sealing.ThreadKey | undefined,
   row: CheckpointRow,
   values: ReadonlyArray<EncodedValue>,
@@ -141,6 +168,7 @@ const failedWith = (error: unknown): Effect.Effect<never, SerializationFailed> =
  */
 export const make = (parts: Parts) => {
   const { compressing, json, sealing, serializer, sharing } = parts
+  const compressedPieces = makePieceCompressor()
   const failed = (operation: string, path: string) => (cause: unknown) =>
     new SerializationFailed({ operation, path, cause })
 
@@ -243,8 +271,8 @@ export const make = (parts: Parts) => {
         }, metadata)
         return Effect.succeed({
           row,
-          layout: layOut(parts, key, row, values, false),
-          afresh: () => layOut(parts, key, row, values, true)
+          layout: layOut(parts, compressedPieces, key, row, values, false),
+          afresh: () => layOut(parts, compressedPieces, key, row, values, true)
         })
       } catch (error) {
         return failedWith(error)

@@ -82,30 +82,48 @@ export interface Open {
 }
 
 /**
- * Pieces as their texts: compressed ones decompressed (see
- * `StorageFormat.COMPRESSED_PIECE`), those that do not decompress moved to
- * `unreadable` with what is wrong; the same maps when none is compressed.
+ * Pieces read, each compressed one decompressed when first asked for with
+ * `get` (and kept), or moved to `unreadable` with what is wrong: a piece
+ * this process holds already is taken from its memory, never from here, so
+ * a read decompresses only what is new to it. Iterated, its values may
+ * still be compressed: read them with `get`.
  */
+class Texts extends Map<string, Uint8Array> {
+  readonly #texts = new Map<string, Uint8Array>()
+  readonly unreadable: Map<string, string>
+  constructor(stored: ReadonlyMap<string, Uint8Array>, unreadable: Map<string, string>) {
+    super(stored)
+    this.unreadable = unreadable
+  }
+  override get(key: string): Uint8Array | undefined {
+    const bytes = super.get(key)
+    if (bytes === undefined || !isCompressed(bytes)) return bytes
+    const known = this.#texts.get(key)
+    if (known !== undefined) return known
+    const text = decompress(bytes)
+    if (typeof text === "string") {
+      this.unreadable.set(key, `is damaged: ${text}`)
+      return undefined
+    }
+    this.#texts.set(key, text)
+    return text
+  }
+}
+
+/** Opened pieces as their texts (see {@link Texts}); the same maps when none is compressed. */
 const decompressed = (opened: Omit<Opened, "compressed">): Opened => {
   const some = (pieces: ReadonlyMap<string, Uint8Array>) => {
     for (const bytes of pieces.values()) if (isCompressed(bytes)) return true
     return false
   }
-  if (!some(opened.sealed) && !some(opened.plain)) return { ...opened, compressed: false }
+  // Sealed pieces are whole (see `StorageFormat.COMPRESSED_PIECE`).
+  if (!some(opened.plain)) return { ...opened, compressed: false }
   const unreadable = new Map(opened.unreadable)
-  const texts = (pieces: ReadonlyMap<string, Uint8Array>) => {
-    const out = new Map<string, Uint8Array>()
-    for (const [key, bytes] of pieces) {
-      const text = isCompressed(bytes) ? decompress(bytes) : bytes
-      if (typeof text === "string") unreadable.set(key, `is damaged: ${text}`)
-      else out.set(key, text)
-    }
-    return out
-  }
-  const sealed = texts(opened.sealed)
-  const plain = texts(opened.plain)
-  const readable = plain.size === 0 ? sealed : sealed.size === 0 ? plain : new Map([...sealed, ...plain])
-  return { readable, unreadable, sealed, plain, compressed: true }
+  const plain = new Texts(opened.plain, unreadable)
+  const readable = opened.sealed.size === 0
+    ? plain
+    : new Texts(new Map([...opened.sealed, ...opened.plain]), unreadable)
+  return { readable, unreadable, sealed: opened.sealed, plain, compressed: true }
 }
 
 /** What reading an encrypted checkpoint without encryption says. */

@@ -340,8 +340,11 @@ export const make = (
     },
     keepRead: (thread_id, pieces, authenticated = false) => {
       const held = cache.of(thread_id)
-      for (const [key, bytes] of pieces) {
-        if (!held.has(key) && (authenticated || hashOf(bytes) === key)) cache.add(thread_id, key, bytes)
+      // By key, then `get`: what is held already is never read (decompressed) again.
+      for (const key of pieces.keys()) {
+        if (held.has(key)) continue
+        const bytes = pieces.get(key)
+        if (bytes !== undefined && (authenticated || hashOf(bytes) === key)) cache.add(thread_id, key, bytes)
       }
     }
   }

@@ -8,7 +8,7 @@
  */
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph"
 import { type BaseCheckpointSaver, MemorySaver } from "@langchain/langgraph-checkpoint"
-import { Effect, Layer, ManagedRuntime } from "effect"
+import { type Effect, Layer, ManagedRuntime } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { CheckpointStorage, EffectCheckpointSaver, Encryption } from "../../src/index.ts"
 import type { ThreadRows } from "../../src/StorageDriver.ts"
