@@ -166,6 +166,7 @@ export const compress = (text: Uint8Array): Uint8Array | undefined => {
   const frame = zstdCompressSync(text, { params: { [constants.ZSTD_c_compressionLevel]: 3 } })
   const head = [COMPRESSED_MARK, ...varint(text.byteLength)]
   const length = head.length + frame.byteLength
+  // The bounds a reader checks, on the same lengths (see `decompress`).
   if (8 * length > 7 * text.byteLength || length * COMPRESSED_LIMITS.ratio < text.byteLength) return undefined
   const out = new Uint8Array(length)
   out.set(head)
@@ -183,7 +184,7 @@ export const decompress = (bytes: Uint8Array): Uint8Array | string => {
   const read = readVarint(bytes, 1)
   if (!isCompressed(bytes) || read === undefined) return "its compressed text is cut short"
   const { at, n: length } = read
-  if (length > COMPRESSED_LIMITS.bytes || length > (bytes.byteLength - at) * COMPRESSED_LIMITS.ratio) {
+  if (length > COMPRESSED_LIMITS.bytes || length > bytes.byteLength * COMPRESSED_LIMITS.ratio) {
     return `its compressed text claims ${length} bytes, more than it may stand for`
   }
   let text: Buffer

@@ -183,3 +183,15 @@ describe("compressed text (level 4)", () => {
     expect(StorageFormat.compress(new Uint8Array(4 * 1024 * 1024).fill(0x20))).toBeUndefined()
   })
 })
+
+describe("compressed text at its bounds", () => {
+  it("whatever compress writes, decompress reads: near the ratio's bound too", () => {
+    for (const length of [128, 1000, 20_480, 20_482, 100_000, 300_000]) {
+      const text = new Uint8Array(length).fill(0x78)
+      const compressed = StorageFormat.compress(text)
+      if (compressed === undefined) continue
+      const read = StorageFormat.decompress(compressed)
+      expect(typeof read === "string" ? read : Buffer.from(read).equals(text), `${length}`).toBe(true)
+    }
+  })
+})
