@@ -175,6 +175,15 @@ export const compress = (text: Uint8Array): Uint8Array | undefined => {
 }
 
 /**
+ * The length of the text bytes stand for: compressed text's as it says
+ * (without decompressing it), any other's own.
+ *
+ * @since 0.4.0
+ */
+export const textLength = (bytes: Uint8Array): number =>
+  isCompressed(bytes) ? readVarint(bytes, 1)?.n ?? bytes.byteLength : bytes.byteLength
+
+/**
  * Compressed text read back (see {@link compress}): the text, or a string
  * saying what is wrong with it.
  *

@@ -91,6 +91,8 @@ export const summarizeReencrypt = (steps: Iterable<ReencryptProgress>): Reencryp
 export interface StorageSection {
   readonly count: number
   readonly bytes: number
+  /** The bytes of their text uncompressed (see `StorageFormat.COMPRESSED`): `bytes` where nothing is compressed. */
+  readonly raw_bytes: number
 }
 
 /**
@@ -104,6 +106,8 @@ export interface ThreadStorage {
   readonly thread_id: string
   /** The sum of the three sections. */
   readonly total_bytes: number
+  /** The same uncompressed. */
+  readonly total_raw_bytes: number
   /** Checkpoint rows: the checkpoint document (its JSON text) and its metadata. */
   readonly checkpoints: StorageSection
   /**
@@ -117,63 +121,4 @@ export interface ThreadStorage {
   }
   /** Task writes (what each step wrote, kept with the checkpoint it followed), by channel. */
   readonly pending_writes: StorageSection & { readonly by_channel: Readonly<Record<string, StorageSection>> }
-}
-
-const utf8 = new TextEncoder()
-
-/** Adds a row of `bytes` to `channel`'s section. */
-const add = (sections: Map<string, { count: number; bytes: number }>, channel: string, bytes: number) => {
-  const section = sections.get(channel) ?? { count: 0, bytes: 0 }
-  section.count++
-  section.bytes += bytes
-  sections.set(channel, section)
-}
-
-/** Sections by channel, largest first, as own properties whatever a channel is named (`__proto__` too). */
-const byChannel = (sections: Map<string, { count: number; bytes: number }>) =>
-  Object.fromEntries([...sections].sort((a, b) => b[1].bytes - a[1].bytes))
-
-const total = (sections: Map<string, { count: number; bytes: number }>) =>
-  [...sections.values()].reduce((sum, section) => ({
-    count: sum.count + section.count,
-    bytes: sum.bytes + section.bytes
-  }), { count: 0, bytes: 0 })
-
-/**
- * The storage report of a thread's rows.
- *
- * @since 0.4.0
- */
-export const storageOf = (rows: {
-  readonly thread_id: string
-  readonly checkpoints: ReadonlyArray<{ readonly checkpoint: unknown; readonly metadata: string }>
-  readonly blobs: ReadonlyArray<{ readonly channel: string; readonly bytes: Uint8Array | undefined }>
-  readonly writes: ReadonlyArray<{ readonly channel: string; readonly bytes: Uint8Array }>
-  readonly pieces: ReadonlyArray<{ readonly bytes: Uint8Array }>
-}): ThreadStorage => {
-  const checkpoints = {
-    count: rows.checkpoints.length,
-    bytes: rows.checkpoints.reduce(
-      (sum, row) => sum + utf8.encode(JSON.stringify(row.checkpoint)).length + utf8.encode(row.metadata).length,
-      0
-    )
-  }
-  const blobs = new Map<string, { count: number; bytes: number }>()
-  for (const blob of rows.blobs) add(blobs, blob.channel, blob.bytes?.byteLength ?? 0)
-  const writes = new Map<string, { count: number; bytes: number }>()
-  for (const write of rows.writes) add(writes, write.channel, write.bytes.byteLength)
-  const pieces = {
-    count: rows.pieces.length,
-    bytes: rows.pieces.reduce((sum, piece) => sum + piece.bytes.byteLength, 0)
-  }
-  const values = total(blobs)
-  const pending = total(writes)
-  const channelBytes = values.bytes + pieces.bytes
-  return {
-    thread_id: rows.thread_id,
-    total_bytes: checkpoints.bytes + channelBytes + pending.bytes,
-    checkpoints,
-    channel_values: { count: values.count, bytes: channelBytes, by_channel: byChannel(blobs), shared_pieces: pieces },
-    pending_writes: { ...pending, by_channel: byChannel(writes) }
-  }
 }

@@ -20,9 +20,10 @@ import type { StorageDriver, ThreadRows } from "../StorageDriver.ts"
 import * as StorageFormat from "../StorageFormat.ts"
 import * as ParentLinks from "./ParentLinks.ts"
 import * as Prune from "./Prune.ts"
-import { type ReencryptProgress, type RetentionPolicy, storageOf } from "./Reports.ts"
+import type { ReencryptProgress, RetentionPolicy } from "./Reports.ts"
 import * as Retention from "./Retention.ts"
 import * as ThreadCheck from "./ThreadCheck.ts"
+import { storageOf } from "./ThreadStorage.ts"
 
 /**
  * The thread operations of the service, over a driver.

@@ -733,7 +733,7 @@ const usageSuite = () =>
         report.checkpoints.bytes + report.channel_values.bytes + report.pending_writes.bytes
       )
       const table = (await ok(["stats", database.url, "approval"])).stdout
-      expect(table).toMatch(/^thread approval\trows\tstored\n/)
+      expect(table).toMatch(/^thread approval\trows\tstored\tuncompressed\n/)
       expect(table).toMatch(/\ncheckpoints\t\d+\t/)
       expect(table).toMatch(/\ntotal\t\t.+\n$/)
       expect((await fails(1, ["stats", database.url, "no-such-thread"])).stderr).toContain(

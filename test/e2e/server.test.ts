@@ -334,6 +334,7 @@ describe.each(
     expect(await (await storage(thread_id)).json()).toMatchObject({
       thread_id,
       total_bytes: 0,
+      total_raw_bytes: 0,
       checkpoints: { count: 0, bytes: 0 },
       channel_values: { count: 0, bytes: 0 },
       pending_writes: { count: 0, bytes: 0 }

@@ -446,6 +446,7 @@ describe("in a browser", () => {
     await page.locator("details#storage summary").click()
     const sections = await page.locator("details#storage tr.section td:first-child").allTextContents()
     expect(sections).toEqual(["checkpoints", "channel values", "shared list pieces", "writes"])
+    expect(await page.locator("details#storage th").allTextContents()).toEqual(["", "rows", "stored", "uncompressed"])
     expect(await page.locator("details#storage tr.section").first().locator("td.num").first().textContent()).toBe(
       String(stored.checkpoints.count)
     )

@@ -45,18 +45,30 @@ export const stats = databaseCommand("stats", {
     }
   }))
 
+/** The channel values' own rows: the section without its shared pieces. */
+const ownValues = (values: ThreadStorage["channel_values"]): StorageSection => ({
+  count: values.count,
+  bytes: values.bytes - values.shared_pieces.bytes,
+  raw_bytes: values.raw_bytes - values.shared_pieces.raw_bytes
+})
+
 /** A thread's storage report: one row per section, then one per channel, largest first. */
 const threadReport = (report: ThreadStorage, asJson: boolean) => {
   if (asJson) return Output.json(report)
   const { channel_values: values, checkpoints, pending_writes: writes } = report
-  const row = (what: string, section: StorageSection) => [what, String(section.count), Output.bytes(section.bytes)]
-  return Output.table([`thread ${Output.clean(report.thread_id)}`, "rows", "stored"], [
+  const row = (what: string, section: StorageSection) => [
+    what,
+    String(section.count),
+    Output.bytes(section.bytes),
+    Output.bytes(section.raw_bytes)
+  ]
+  return Output.table([`thread ${Output.clean(report.thread_id)}`, "rows", "stored", "uncompressed"], [
     row("checkpoints", checkpoints),
-    row("channel values", { count: values.count, bytes: values.bytes - values.shared_pieces.bytes }),
+    row("channel values", ownValues(values)),
     ...Object.entries(values.by_channel).map(([channel, section]) => row(`  ${Output.clean(channel)}`, section)),
     row("shared list pieces", values.shared_pieces),
     row("writes", writes),
     ...Object.entries(writes.by_channel).map(([channel, section]) => row(`  ${Output.clean(channel)}`, section)),
-    ["total", "", Output.bytes(report.total_bytes)]
+    ["total", "", Output.bytes(report.total_bytes), Output.bytes(report.total_raw_bytes)]
   ])
 }

@@ -145,7 +145,8 @@ const storagePanel = (storage: Storage) => {
     el("tr", { class: nested ? "channel" : "section" }, [
       el("td", { text: what }),
       el("td", { class: "num", text: section.count }),
-      el("td", { class: "num", text: bytes(section.bytes) })
+      el("td", { class: "num", text: bytes(section.bytes) }),
+      el("td", { class: "num", text: bytes(section.raw_bytes) })
     ])
   const { channel_values: values, checkpoints, pending_writes: writes } = storage
   const channels = (sections: Readonly<Record<string, StorageSection>>) =>
@@ -153,10 +154,14 @@ const storagePanel = (storage: Storage) => {
   return el("details", { class: "storage", id: "storage" }, [
     el("summary", { text: `stored: ${bytes(storage.total_bytes)}` }),
     el("table", {}, [
-      el("thead", {}, [el("tr", {}, ["", "rows", "stored"].map((name) => el("th", { text: name })))]),
+      el("thead", {}, [el("tr", {}, ["", "rows", "stored", "uncompressed"].map((name) => el("th", { text: name })))]),
       el("tbody", {}, [
         row("checkpoints", checkpoints),
-        row("channel values", { count: values.count, bytes: values.bytes - values.shared_pieces.bytes }),
+        row("channel values", {
+          count: values.count,
+          bytes: values.bytes - values.shared_pieces.bytes,
+          raw_bytes: values.raw_bytes - values.shared_pieces.raw_bytes
+        }),
         ...channels(values.by_channel),
         row("shared list pieces", values.shared_pieces),
         row("writes", writes),
