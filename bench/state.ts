@@ -9,7 +9,9 @@
  * of its own, taking turns) and on PGlite (this library). Reports the
  * storage the turns added (tables, indexes and TOAST, after a VACUUM) over
  * the unique content, turns per second, and `getState` at the end (median
- * of 20). Writes bench/STATE.md.
+ * of 20); then `copyThread`, whole and latest only, of a thread of 1,000
+ * and of 10 small checkpoints: its time and the storage it adds. Writes
+ * bench/STATE.md.
  *
  * Uses DATABASE_URL (default the local server); its databases are dropped
  * afterwards.
@@ -252,6 +254,47 @@ for (const subject of subjects) {
   )
   log(rows.at(-1)!)
 }
+// ---------------------------------------------------------------- copies
+
+/** A chat of small steps: each invoke appends one short message (two checkpoints). */
+const smallSteps = (checkpointer: BaseCheckpointSaver) =>
+  new StateGraph(new StateSchema({ messages: MessagesValue }))
+    .addNode("echo", (state) => ({ messages: [new AIMessage(`step ${state.messages.length}`)] }))
+    .addEdge(START, "echo")
+    .addEdge("echo", END)
+    .compile({ checkpointer })
+
+const copies: Array<string> = []
+{
+  const copied = await databases.create("state_copies")
+  const saver = await EffectCheckpointSaver.fromConnString(copied.url)
+  for (const checkpoints of [1000, 10]) {
+    const source = `steps-${checkpoints}`
+    for (let i = 0; i < checkpoints / 2; i++) {
+      await smallSteps(saver).invoke({ messages: [new HumanMessage(`say ${i}`)] }, {
+        configurable: { thread_id: source }
+      })
+    }
+    for (const latest of [false, true]) {
+      // Three copies, the median time; the storage one copy adds (after a VACUUM).
+      const samples: Array<number> = []
+      let added = 0
+      for (let i = 0; i < 3; i++) {
+        const before = await tablesOf(copied.url)
+        samples.push(await time(() => saver.copyThread(source, `${source}-${latest}-${i}`, { latest })))
+        added = (await tablesOf(copied.url)) - before
+      }
+      copies.push(
+        `| ${checkpoints} checkpoints | ${latest ? "latest only" : "whole"} | ${p50(samples).toFixed(1)} ms | ${
+          (added / KiB).toFixed(0)
+        } KiB |`
+      )
+      log(copies.at(-1)!)
+    }
+  }
+  await saver.close()
+}
+
 await databases.dropAll()
 await rm(scratch, { recursive: true, force: true })
 
@@ -268,6 +311,16 @@ const report = [
   "| subject | messages | storage added | over the content | turns/s | getState at the end |",
   "|---|---|---:|---:|---:|---:|",
   ...rows,
+  "",
+  "## Copies",
+  "",
+  "`copyThread` of a thread of small steps (each invoke one short message, two checkpoints) on PostgreSQL: " +
+  "the median of three copies, and the storage one adds (tables, indexes and TOAST after a VACUUM). A whole " +
+  "copy writes every row of the history again; `latest: true` copies what the latest state reads.",
+  "",
+  "| source | copy | time | new storage |",
+  "|---|---|---:|---:|",
+  ...copies,
   ""
 ].join("\n")
 await writeFile(join(import.meta.dirname, "STATE.md"), report)

@@ -139,12 +139,16 @@ export class CheckpointStorage extends Context.Service<CheckpointStorage, {
    * Copies a whole thread (every namespace, the whole parent chain, values
    * and writes) to `target`, in one transaction, so every checkpoint and
    * DeltaChannel of the copy reads back as in the source. An existing target
-   * is an error unless `replace` is set.
+   * is an error unless `replace` is set. With `latest`, only what the
+   * source's latest state needs: each namespace's latest checkpoint (with
+   * the ancestors its DeltaChannels' history reads, as `prune` keeps), its
+   * writes, values and pieces; the copy's history starts there, and it
+   * takes the storage of one state, however long the source's history.
    */
   readonly copyThread: (
     source: string,
     target: string,
-    options?: { readonly replace?: boolean | undefined }
+    options?: { readonly replace?: boolean | undefined; readonly latest?: boolean | undefined }
   ) => Effect.Effect<
     void,
     InvalidConfig | InvalidInput | CorruptedCheckpoint | ThreadNotFound | ThreadExists | StorageFailure | FormatError

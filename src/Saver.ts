@@ -358,10 +358,15 @@ export class EffectCheckpointSaver extends BaseCheckpointSaver {
   }
 
   /**
-   * Copies a whole thread to `target` (see `CheckpointStorage.copyThread`).
-   * Rejects with `ThreadExists` for an existing target unless `replace`.
+   * Copies a whole thread to `target` (see `CheckpointStorage.copyThread`);
+   * with `latest`, only its latest state. Rejects with `ThreadExists` for an
+   * existing target unless `replace`.
    */
-  async copyThread(source: string, target: string, options: { readonly replace?: boolean } = {}): Promise<void> {
+  async copyThread(
+    source: string,
+    target: string,
+    options: { readonly replace?: boolean; readonly latest?: boolean } = {}
+  ): Promise<void> {
     await this.#run(CheckpointStorage.use((storage) => storage.copyThread(source, target, options)))
   }
 

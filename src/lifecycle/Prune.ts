@@ -26,7 +26,8 @@
  * @since 0.1.0
  */
 import { Result } from "effect"
-import type { IndexEntry } from "../StorageDriver.ts"
+import type { IndexEntry, ThreadRows } from "../StorageDriver.ts"
+import * as StorageFormat from "../StorageFormat.ts"
 import * as ParentLinks from "./ParentLinks.ts"
 
 /**
@@ -239,4 +240,95 @@ export const deletingRuns = (
     }]
   })
   return Result.succeed({ removed: index.filter(gone), relinked })
+}
+
+/** A checkpoint's or blob's place in its thread, as a map key (keys hold no NUL). */
+const placeOf = (...parts: ReadonlyArray<string>) => parts.join("\u0000")
+
+/**
+ * A thread's index (see `StorageDriver.threadIndex`) from its rows, for a
+ * plan made of rows already read (a copy's); `run_id` is left out.
+ *
+ * @since 0.4.0
+ */
+export const indexOf = (rows: ThreadRows): Array<IndexEntry> => {
+  const stored = new Set(
+    rows.blobs.filter((blob) => blob.type !== "empty").map((blob) =>
+      placeOf(blob.checkpoint_ns, blob.channel, blob.version)
+    )
+  )
+  const written = new Map<string, Set<string>>()
+  for (const write of rows.writes) {
+    const place = placeOf(write.checkpoint_ns, write.checkpoint_id)
+    const channels = written.get(place) ?? new Set()
+    channels.add(write.channel)
+    written.set(place, channels)
+  }
+  return rows.checkpoints.map((row) => {
+    const versions = Object.entries(row.checkpoint.channel_versions ?? {})
+    return {
+      checkpoint_ns: row.checkpoint_ns,
+      checkpoint_id: row.checkpoint_id,
+      parent_checkpoint_id: row.parent_checkpoint_id,
+      channels: versions.map(([channel]) => channel),
+      stored: versions.filter(([channel, version]) => stored.has(placeOf(row.checkpoint_ns, channel, String(version))))
+        .map(([channel]) => channel),
+      written: [...written.get(placeOf(row.checkpoint_ns, row.checkpoint_id)) ?? []],
+      run_id: undefined
+    }
+  })
+}
+
+/**
+ * The rows a plan leaves of a thread: the checkpoints it keeps (relinked),
+ * their writes, the blobs their versions name with the bases those extend,
+ * and the pieces all these refer to with the bases of derived ones. What a
+ * driver keeps when it carries the plan out, worked out on rows in memory
+ * (a copy of a thread's latest state).
+ *
+ * @since 0.4.0
+ */
+export const rowsLeft = (rows: ThreadRows, plan: Plan): ThreadRows => {
+  const removed = new Set(plan.removed.map((entry) => placeOf(entry.checkpoint_ns, entry.checkpoint_id)))
+  const parents = new Map(
+    plan.relinked.map((entry) => [placeOf(entry.checkpoint_ns, entry.checkpoint_id), entry.parent_checkpoint_id])
+  )
+  const checkpoints = rows.checkpoints.flatMap((row) => {
+    const place = placeOf(row.checkpoint_ns, row.checkpoint_id)
+    if (removed.has(place)) return []
+    return [parents.has(place) ? { ...row, parent_checkpoint_id: parents.get(place) } : row]
+  })
+  const writes = rows.writes.filter((write) => !removed.has(placeOf(write.checkpoint_ns, write.checkpoint_id)))
+  const blobs = new Map(rows.blobs.map((blob) => [placeOf(blob.checkpoint_ns, blob.channel, blob.version), blob]))
+  const needed = new Set<ThreadRows["blobs"][number]>()
+  const need = (checkpoint_ns: string, channel: string, version: string, depth: number) => {
+    const blob = blobs.get(placeOf(checkpoint_ns, channel, version))
+    if (blob === undefined || needed.has(blob)) return
+    needed.add(blob)
+    if (blob.base !== undefined && depth < StorageFormat.BASE_DEPTH) {
+      need(checkpoint_ns, channel, blob.base.version, depth + 1)
+    }
+  }
+  for (const row of checkpoints) {
+    for (const [channel, version] of Object.entries(row.checkpoint.channel_versions ?? {})) {
+      need(row.checkpoint_ns, channel, String(version), 0)
+    }
+  }
+  const pieces = new Map(rows.pieces.map((piece) => [StorageFormat.pieceKey(piece.hash), piece]))
+  const live = new Set<string>()
+  const keep = (key: string) => {
+    const piece = pieces.get(key)
+    if (piece === undefined || live.has(key)) return
+    live.add(key)
+    const base = StorageFormat.derivedFrom(piece.bytes)
+    if (base !== undefined) keep(base)
+  }
+  for (const row of [...needed, ...writes]) for (const key of StorageFormat.references(row)) keep(key)
+  return {
+    ...rows,
+    checkpoints,
+    blobs: rows.blobs.filter((blob) => needed.has(blob)),
+    writes,
+    pieces: rows.pieces.filter((piece) => live.has(StorageFormat.pieceKey(piece.hash)))
+  }
 }

@@ -56,7 +56,7 @@ const moving = (driver: StorageDriver, codec: Codec, format: Pick<FormatLevel, "
   const copyThread = Effect.fn("CheckpointStorage.copyThread")(function*(
     source: string,
     target: string,
-    options: { readonly replace?: boolean | undefined } = {}
+    options: { readonly replace?: boolean | undefined; readonly latest?: boolean | undefined } = {}
   ) {
     const from = yield* decodeThreadId("copyThread", source)
     const to = yield* decodeThreadId("copyThread", target)
@@ -72,11 +72,17 @@ const moving = (driver: StorageDriver, codec: Codec, format: Pick<FormatLevel, "
       to,
       Effect.gen(function*() {
         yield* ensureThread(driver, "copyThread", from)
-        const rows = yield* driver.threadRows(from)
+        const all = yield* driver.threadRows(from)
         // A copy is what import would write, so it is refused where import refuses: links that loop would make
         // the copy's walks fail as the source's do, and one more thread that prune and retention cannot shrink.
-        const loop = ParentLinks.findLoop(ParentLinks.byNamespace(rows.checkpoints))
+        const loop = ParentLinks.findLoop(ParentLinks.byNamespace(all.checkpoints))
         if (loop !== undefined) return yield* ParentLinks.loopError("copyThread", from, loop)
+        const latest = options.latest === true ? Prune.keepingLast(Prune.indexOf(all), 1) : undefined
+        if (latest !== undefined && Result.isFailure(latest)) {
+          return yield* ParentLinks.loopError("copyThread", from, latest.failure)
+        }
+        const rows = latest === undefined ? all : Prune.rowsLeft(all, latest.success)
+        yield* Effect.annotateCurrentSpan({ checkpoints: rows.checkpoints.length, of: all.checkpoints.length })
         const now = new Date(yield* Clock.currentTimeMillis)
         // Encrypted rows are bound to their thread: the copy is sealed anew for its own.
         const copy = yield* codec.reseal("copyThread", { ...rows, last_activity: now }, to)

@@ -505,6 +505,16 @@ const backendSuite = (name: "PostgreSQL" | "PGlite", make: () => Promise<Backend
         const copied = await collect(saver, { configurable: { thread_id: "chat-copy" } })
         expect(copied.map((tuple) => tuple.checkpoint)).toEqual(expected.lists.chat!.map((tuple) => tuple.checkpoint))
       })
+      // --latest: the latest state alone, read back as the original's latest.
+      expect((await ok(["copy", backend.url, "chat", "chat-latest", "--latest"])).stdout).toContain(
+        "copied chat to chat-latest"
+      )
+      await backend.withSaver(async (saver) => {
+        const latest = await collect(saver, { configurable: { thread_id: "chat-latest" } })
+        expect(latest.length).toBeLessThan(expected.lists.chat!.length)
+        expect(latest[0]!.checkpoint).toEqual(expected.lists.chat![0]!.checkpoint)
+        await saver.deleteThread("chat-latest")
+      })
       if (!thorough) return
       const copy = await ok(["show", backend.url, "chat-copy"])
       expect(copy.stdout).toContain("    human: hello\n")

@@ -176,6 +176,40 @@ export const lifecycleScenarios = (name: string, makeSaver: () => Promise<Effect
       expect(fromCopy.messages.map((m) => String(m.content))).toEqual(fromSource.messages.map((m) => String(m.content)))
     }, 60_000)
 
+    it(
+      "copyThread latest copies what prune keep_latest keeps, leaving the source whole; the copy runs on",
+      async () => {
+        const source = thread("latest-source")
+        const graph = await populate(saver, source)
+        const before = await snapshot(saver, source)
+        // The oracle: a whole copy, pruned.
+        const pruned = thread("latest-pruned")
+        await saver.copyThread(source, pruned)
+        await saver.prune([pruned], { strategy: "keep_latest" })
+        const latest = thread("latest-copy")
+        await saver.copyThread(source, latest, { latest: true })
+        expect(await snapshot(saver, latest)).toEqual(await snapshot(saver, pruned))
+        expect(await snapshot(saver, source)).toEqual(before)
+        const [copied, whole] = [await saver.threadStorage(latest), await saver.threadStorage(source)]
+        expect(copied.checkpoints.count).toBeLessThan(whole.checkpoints.count)
+        expect(copied.total_bytes).toBeLessThan(whole.total_bytes)
+        expect(await saver.threadStorage(pruned)).toEqual({ ...copied, thread_id: pruned })
+
+        const config = (thread_id: string) => ({ configurable: { thread_id } })
+        expect(canonical((await graph.getState(config(latest))).values)).toBe(
+          canonical((await graph.getState(config(source))).values)
+        )
+        const next = { messages: [new HumanMessage("after the copy")] }
+        const fromSource = await graph.invoke(next, config(source))
+        const fromCopy = await graph.invoke(next, config(latest))
+        expect(canonical(fromCopy.log)).toBe(canonical(fromSource.log))
+        expect(fromCopy.messages.map((m) => String(m.content))).toEqual(
+          fromSource.messages.map((m) => String(m.content))
+        )
+      },
+      60_000
+    )
+
     it("prune keep_latest keeps what the latest checkpoints need, exactly as it was; the thread runs on", async () => {
       const id = thread("pruned")
       const graph = await populate(saver, id)

@@ -1,6 +1,7 @@
 /**
  * `langgraph-checkpoints copy [url] <source> <target>`: a whole thread
- * (every namespace, the whole chain) under a new thread id.
+ * (every namespace, the whole chain; with `--latest`, its latest state)
+ * under a new thread id.
  *
  * @since 0.1.0
  */
@@ -23,13 +24,17 @@ export const copy = databaseCommand("copy", {
       Flag.withDefault(false),
       Flag.withDescription("Overwrite the target thread if it exists")
     ),
+    latest: Flag.Boolean("latest").pipe(
+      Flag.withDefault(false),
+      Flag.withDescription("Copy only the latest state (each namespace's latest checkpoint and what it reads)")
+    ),
     migrate
   },
   access: writeAccess,
   description: "Copies a whole thread (every namespace, the whole chain) to a new thread id"
 }, (input, { storage, values: [source, target] }) =>
   Effect.gen(function*() {
-    yield* storage.copyThread(source!, target!, { replace: input.replace }).pipe(
+    yield* storage.copyThread(source!, target!, { replace: input.replace, latest: input.latest }).pipe(
       Effect.catchTag("ThreadExists", ({ thread_id }) => Effect.fail(threadExists("copy", thread_id)))
     )
     yield* Output.line(`copied ${Output.clean(source!)} to ${Output.clean(target!)}`)
