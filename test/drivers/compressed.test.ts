@@ -122,10 +122,10 @@ describe.each(matrix.all)("compressed values and pieces on $name", (driver) => {
       } else {
         expect(types).toContain(StorageFormat.COMPRESSED)
         const pieces = compressedPieces(rows)
-        // The picture (6,000 bytes as 8,000 of base64) in 3/4 of its text or less, as its bytes would be.
+        // The picture (6,000 bytes as 8,000 of base64) in about 3/4 of its text, as its bytes would be (the message around it aside).
         const image = pieces.filter((piece) => piece.bytes.byteLength > 5000)
         expect(image.length).toBeGreaterThan(0)
-        for (const piece of image) expect(piece.bytes.byteLength).toBeLessThan(0.76 * 8000 + 200)
+        for (const piece of image) expect(piece.bytes.byteLength).toBeLessThan(0.76 * 8000 + 400)
         for (const piece of pieces) {
           const text = StorageFormat.decompress(piece.bytes) as Uint8Array
           expect(StorageFormat.hashOf(text), "its hash is its text's").toBe(StorageFormat.pieceKey(piece.hash))
