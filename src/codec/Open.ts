@@ -89,11 +89,17 @@ export interface Open {
  * still be compressed: read them with `get`.
  */
 class Texts extends Map<string, Uint8Array> {
-  readonly #texts = new Map<string, Uint8Array>()
-  readonly unreadable: Map<string, string>
-  constructor(stored: ReadonlyMap<string, Uint8Array>, unreadable: Map<string, string>) {
+  readonly #texts: Map<string, Uint8Array>
+  readonly #unreadable: Map<string, string>
+  /** `texts` and `unreadable` may be another's of the same read: what one decompressed, the other has. */
+  constructor(
+    stored: ReadonlyMap<string, Uint8Array>,
+    texts: Map<string, Uint8Array>,
+    unreadable: Map<string, string>
+  ) {
     super(stored)
-    this.unreadable = unreadable
+    this.#texts = texts
+    this.#unreadable = unreadable
   }
   override get(key: string): Uint8Array | undefined {
     const bytes = super.get(key)
@@ -102,7 +108,7 @@ class Texts extends Map<string, Uint8Array> {
     if (known !== undefined) return known
     const text = decompress(bytes)
     if (typeof text === "string") {
-      this.unreadable.set(key, `is damaged: ${text}`)
+      this.#unreadable.set(key, `is damaged: ${text}`)
       return undefined
     }
     this.#texts.set(key, text)
@@ -118,11 +124,11 @@ const decompressed = (opened: Omit<Opened, "compressed">): Opened => {
   }
   // Sealed pieces are whole (see `StorageFormat.COMPRESSED_PIECE`).
   if (!some(opened.plain)) return { ...opened, compressed: false }
-  const unreadable = new Map(opened.unreadable)
-  const plain = new Texts(opened.plain, unreadable)
+  const [texts, unreadable] = [new Map<string, Uint8Array>(), new Map(opened.unreadable)]
+  const plain = new Texts(opened.plain, texts, unreadable)
   const readable = opened.sealed.size === 0
     ? plain
-    : new Texts(new Map([...opened.sealed, ...opened.plain]), unreadable)
+    : new Texts(new Map([...opened.sealed, ...opened.plain]), texts, unreadable)
   return { readable, unreadable, sealed: opened.sealed, plain, compressed: true }
 }
 
