@@ -14,6 +14,8 @@ const describeValue = (value: Value): string => {
     ? `"x" x ${String(value.size)}`
     : tagged(value, "List")
     ? `list(${value.length}${value.without === null ? "" : ` without ${value.without}`})`
+    : tagged(value, "Record")
+    ? `record(${value.length}${value.without === null ? "" : ` without ${value.without}`})`
     : JSON.stringify(value)
   return text.length > 60 ? `${text.slice(0, 57)}...` : text
 }

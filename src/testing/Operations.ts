@@ -35,7 +35,8 @@ const Pick = Schema.Union([Schema.Literal("last"), below(64)])
  * A channel value: JSON, bytes, strings with NUL and astral characters, a
  * large string, or a list: the first `length` elements of one fixed
  * sequence, without the one at `without` (lists of different lengths share
- * their prefixes, as a growing `messages` channel does).
+ * their prefixes, as a growing `messages` channel does); or a record of the
+ * same elements under keys, as a `files` map a node returns whole grows.
  *
  * @since 0.1.0
  */
@@ -45,6 +46,10 @@ export const Value = Schema.Union([
   Schema.Literals(["NUL \u0000 inside", "astral \u{1F600}\u{10FFFF}", "", "\u0000"]),
   Schema.TaggedStruct("Large", { size: Schema.Int.check(Schema.isBetween({ minimum: 1_000, maximum: 100_000 })) }),
   Schema.TaggedStruct("List", {
+    length: Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 48 })),
+    without: Schema.NullOr(below(48))
+  }),
+  Schema.TaggedStruct("Record", {
     length: Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 48 })),
     without: Schema.NullOr(below(48))
   })

@@ -1,6 +1,7 @@
 /**
  * Generated values as LangGraph would hold them: the contract kit's
- * abstract `Value`s (a large string, a list cut from one fixed sequence)
+ * abstract `Value`s (a large string, a list cut from one fixed sequence, a
+ * record of its elements)
  * built into the values a saver stores.
  *
  * @since 0.1.0
@@ -12,7 +13,7 @@ import type { Value } from "./Operations.ts"
  *
  * @since 0.1.0
  */
-export const tagged = <T extends "Large" | "List">(
+export const tagged = <T extends "Large" | "List" | "Record">(
   value: Value,
   tag: T
 ): value is Extract<Value, { readonly _tag: T }> =>
@@ -24,6 +25,9 @@ const listElement = (i: number): unknown =>
     ? { id: i, bytes: new Uint8Array([i, 255 - i, 0]) }
     : { id: i, text: `element ${i} of a list \u{1F600}`.padEnd(80, " ·") }
 
+/** Key `i` of the records: every fourth integer-like, which JavaScript orders before the others. */
+const recordKey = (i: number): string => i % 4 === 1 ? String(i) : `file ${i} \u{1F600}.md`
+
 /**
  * A generated value as LangGraph would hold it (JSON normalised, large strings and lists built).
  *
@@ -34,6 +38,14 @@ export const materialize = (value: Value): unknown => {
   if (tagged(value, "Large")) return "x".repeat(Number(value.size))
   if (tagged(value, "List")) {
     return Array.from({ length: value.length }, (_, i) => i).filter((i) => i !== value.without).map(listElement)
+  }
+  if (tagged(value, "Record")) {
+    return Object.fromEntries(
+      Array.from({ length: value.length }, (_, i) => i).filter((i) => i !== value.without).map((i) => [
+        recordKey(i),
+        listElement(i)
+      ])
+    )
   }
   // Through JSON once: -0 becomes 0, as any JSON store returns it; "__proto__" keys are left out.
   return JSON.parse(JSON.stringify(value, (key, current: unknown) => key === "__proto__" ? undefined : current))
