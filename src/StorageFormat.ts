@@ -207,6 +207,14 @@ export const decompress = (bytes: Uint8Array): Uint8Array | string => {
 }
 
 /**
+ * A stored piece's text: a compressed one's decompressed (or what is wrong
+ * with it), any other's its bytes.
+ *
+ * @since 0.4.0
+ */
+export const textOf = (piece: Uint8Array): Uint8Array | string => isCompressed(piece) ? decompress(piece) : piece
+
+/**
  * What a sealed row's stored `type` ends with (see `Sealing`).
  *
  * @since 0.1.0

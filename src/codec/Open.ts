@@ -10,7 +10,7 @@
 import { Effect } from "effect"
 import type { CorruptedCheckpoint, IncompatibleFormat } from "../CheckpointError.ts"
 import type { BlobRow, StoredCheckpoint, WriteRow } from "../StorageDriver.ts"
-import { COMPRESSED, COMPRESSED_PIECE, decompress, isCompressed } from "../StorageFormat.ts"
+import { COMPRESSED, COMPRESSED_PIECE, decompress, isCompressed, textOf } from "../StorageFormat.ts"
 import { corrupted, type Parts, unopened, unreadable } from "./Parts.ts"
 import type { Tally } from "./Report.ts"
 import * as Sealing from "./Sealing.ts"
@@ -106,7 +106,7 @@ class Texts extends Map<string, Uint8Array> {
     if (bytes === undefined || !isCompressed(bytes)) return bytes
     const known = this.#texts.get(key)
     if (known !== undefined) return known
-    const text = decompress(bytes)
+    const text = textOf(bytes)
     if (typeof text === "string") {
       this.#unreadable.set(key, `is damaged: ${text}`)
       return undefined
@@ -140,7 +140,7 @@ const NEEDS_KEYS = "it is encrypted: open the storage with encryption and the ke
  *
  * @since 0.1.0
  */
-export const make = ({ format, readsCompressed, sealing, sharing }: Parts): Open => {
+export const make = ({ format, sealing, sharing }: Parts): Open => {
   // Weak: keyed by a page's map of pieces, which goes with the page.
   const openedPieces = new WeakMap<ReadonlyMap<string, Uint8Array>, Opened>()
 
@@ -209,7 +209,8 @@ export const make = ({ format, readsCompressed, sealing, sharing }: Parts): Open
     options?: { readonly metadata: boolean }
   ) {
     const pieces = openPieces(stored.pieces, tally)
-    if (pieces.compressed && !readsCompressed) return yield* unreadable(format, stored.row, COMPRESSED_PIECE)!
+    const newer = pieces.compressed ? unreadable(format, stored.row, COMPRESSED_PIECE) : undefined
+    if (newer !== undefined) return yield* Effect.fail(newer)
     if (sealing === undefined) {
       // Rows sealed by a storage with encryption on: say so, rather than that their type is unknown.
       // (Their types are the library's own; sealed metadata alone is not taken as a sign, its keys being

@@ -46,8 +46,6 @@ export interface Parts {
   readonly headerWithoutId: () => boolean
   /** Whether values and pieces are written compressed where that pays (`StorageFormat.COMPRESSED`). */
   readonly compressing: () => boolean
-  /** Whether this process reads compressed values and pieces (a process pinned below their level does not). */
-  readonly readsCompressed: boolean
 }
 
 /**
@@ -81,8 +79,7 @@ export const make = Effect.fnUntraced(function*(format: Pick<FormatLevel, "level
     // Without sharing a store stays one LangGraph's own savers read, whose header has its id.
     headerWithoutId: () => shares && format.level() >= HEADER_LEVEL,
     // As its header: without sharing, values stay what LangGraph's own savers read.
-    compressing: () => shares && format.level() >= COMPRESSED_LEVEL,
-    readsCompressed: format.supported >= COMPRESSED_LEVEL
+    compressing: () => shares && format.level() >= COMPRESSED_LEVEL
   }
   return parts
 })

@@ -139,10 +139,6 @@ const links = (rows: ThreadRows): Problem | undefined => {
  */
 const isPlain = (piece: { readonly bytes: Uint8Array }) => piece.bytes[0] !== VERSION
 
-/** A piece's text as stored: a compressed piece's decompressed (or what is wrong with it), any other's its bytes. */
-const storedText = (bytes: Uint8Array): Uint8Array | string =>
-  StorageFormat.isCompressed(bytes) ? StorageFormat.decompress(bytes) : bytes
-
 /**
  * A plain piece stored under a key that is not the hash of its text (a
  * derived piece's: of its bytes): every list naming that hash would read
@@ -170,7 +166,9 @@ type Texts = ReadonlyMap<string, Uint8Array | string>
 /** The {@link Texts} of the rows (see `StorageFormat.DERIVED`). */
 const textsOf = (rows: ThreadRows): Texts => {
   const stored = new Map(
-    rows.pieces.filter(isPlain).map((piece) => [StorageFormat.pieceKey(piece.hash), storedText(piece.bytes)] as const)
+    rows.pieces.filter(isPlain).map((piece) =>
+      [StorageFormat.pieceKey(piece.hash), StorageFormat.textOf(piece.bytes)] as const
+    )
   )
   return new Map([...stored].map(([key, bytes]) => {
     if (typeof bytes === "string") return [key, bytes]

@@ -75,13 +75,15 @@ const moving = (driver: StorageDriver, codec: Codec, format: Pick<FormatLevel, "
         const all = yield* driver.threadRows(from)
         // A copy is what import would write, so it is refused where import refuses: links that loop would make
         // the copy's walks fail as the source's do, and one more thread that prune and retention cannot shrink.
-        const loop = ParentLinks.findLoop(ParentLinks.byNamespace(all.checkpoints))
-        if (loop !== undefined) return yield* ParentLinks.loopError("copyThread", from, loop)
+        // A latest copy's plan finds a loop itself: the links are walked once.
         const latest = options.latest === true ? Prune.keepingLast(Prune.indexOf(all), 1) : undefined
-        if (latest !== undefined && Result.isFailure(latest)) {
-          return yield* ParentLinks.loopError("copyThread", from, latest.failure)
-        }
-        const rows = latest === undefined ? all : Prune.rowsLeft(all, latest.success)
+        const loop = latest === undefined
+          ? ParentLinks.findLoop(ParentLinks.byNamespace(all.checkpoints))
+          : Result.isFailure(latest)
+          ? latest.failure
+          : undefined
+        if (loop !== undefined) return yield* ParentLinks.loopError("copyThread", from, loop)
+        const rows = latest !== undefined && Result.isSuccess(latest) ? Prune.rowsLeft(all, latest.success) : all
         yield* Effect.annotateCurrentSpan({ checkpoints: rows.checkpoints.length, of: all.checkpoints.length })
         const now = new Date(yield* Clock.currentTimeMillis)
         // Encrypted rows are bound to their thread: the copy is sealed anew for its own.

@@ -6,17 +6,7 @@
  * @since 0.1.0
  */
 import type { CheckpointRow, Piece, ThreadRows } from "../../StorageDriver.ts"
-import {
-  compose,
-  decompress,
-  derived,
-  hashOf,
-  isCompressed,
-  isList,
-  pieceKey,
-  references,
-  SEALED_SUFFIX
-} from "../../StorageFormat.ts"
+import { compose, derived, hashOf, isList, pieceKey, references, SEALED_SUFFIX, textOf } from "../../StorageFormat.ts"
 import { SEALED_METADATA } from "../Encryption.ts"
 import { isSealed, isUnder, listTrailer } from "./Frames.ts"
 import type { ThreadKey } from "./Keys.ts"
@@ -53,7 +43,7 @@ const resealPieces = (resealer: Resealer, key: ThreadKey, rows: ThreadRows, targ
     const stored = found.sealed.get(from) ?? found.plain.get(from)
     if (stored === undefined) return `a piece ${found.unreadable.get(from)}`
     // Sealed, a piece is whole (see `StorageFormat.COMPRESSED_PIECE`).
-    const bytes = isCompressed(stored) ? decompress(stored) : stored
+    const bytes = textOf(stored)
     if (typeof bytes === "string") return `a piece: ${bytes}`
     opened.set(from, { bytes, sealed: found.sealed.has(from) })
   }

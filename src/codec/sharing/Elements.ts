@@ -96,6 +96,10 @@ const framing = (value: object): { readonly items: Array<unknown>; readonly empt
   return Array.isArray(items) ? { items, empty: { ...fields, [last]: [] } } : undefined
 }
 
+/** Whether `count` elements of `size` bytes in all deserve a list rather than the plain encoding. */
+const worthSharing = (size: number, count: number): boolean =>
+  size >= MIN_SHARED_BYTES && size >= MIN_ELEMENT_BYTES * count
+
 /** An element that may deserve a piece of its own: an object, or a long string. */
 const worthAPiece = (value: unknown): boolean =>
   typeof value === "object" ? value !== null : typeof value === "string" && value.length >= MIN_ELEMENT_BYTES
@@ -233,7 +237,7 @@ export const makeEncoder = (
       size += element.bytes.byteLength + 1
     }
     setRun(value, known)
-    return size < MIN_SHARED_BYTES || size < MIN_ELEMENT_BYTES * elements.length
+    return !worthSharing(size, elements.length)
       ? { _tag: "serialized", type: "json", bytes: join(elements.map((element) => element.bytes)) }
       : { _tag: "shared", type: SHARED, elements }
   }
@@ -279,7 +283,7 @@ export const makeEncoder = (
       elements.push({ key: hashOf(bytes), bytes })
       size += bytes.byteLength + 1
     }
-    return size < MIN_SHARED_BYTES || size < MIN_ELEMENT_BYTES * elements.length
+    return !worthSharing(size, elements.length)
       ? { _tag: "serialized", type: "json", bytes: record(elements.map((element) => element.bytes)) }
       : { _tag: "shared", type: RECORD, elements }
   }
