@@ -91,6 +91,12 @@ export interface Piece {
 export interface PutShared {
   readonly pieces: ReadonlyArray<Piece>
   readonly requires: ReadonlyArray<{ readonly channel: string; readonly version: string }>
+  /**
+   * The channel versions the put writes (LangGraph's `newVersions`), with a
+   * value or not: one that has no blob among the put's has no value. What a
+   * driver may know of a put beyond its rows (no driver needs it to store).
+   */
+  readonly written?: ReadonlyArray<readonly [channel: string, version: string]> | undefined
 }
 
 /**

@@ -29,6 +29,7 @@ import * as Owner from "./pglite/Owner.ts"
 import * as Serving from "./pglite/Serving.ts"
 import * as Snapshot from "./pglite/Snapshot.ts"
 import * as Settings from "./Settings.ts"
+import * as LatestTuples from "./sql/LatestTuples.ts"
 import type { SqlStorageOptions } from "./sql/Options.ts"
 import * as SqlStorage from "./sql/SqlStorage.ts"
 
@@ -273,5 +274,8 @@ export const layer = (
     // One session, in this process: one batch at a time, the others gathering behind it, as large
     // as they come (there is no server to keep busy meanwhile, only statements to save).
     SqlStorage.layer({ groupCommit: { concurrency: 1, maxBatch: 256 }, ...valid, dialect: "pglite" }).pipe(
-      Layer.provide(layerSqlClient(valid))
+      Layer.provide(layerSqlClient(valid)),
+      // A database the layer opened has no other writer: latest reads may be answered from what it wrote.
+      // An instance the caller gives may have (unless the caller provides `SoleWriter` itself).
+      valid.pglite === undefined ? Layer.provide(Layer.succeed(LatestTuples.SoleWriter, true)) : (layer) => layer
     )))

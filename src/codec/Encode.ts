@@ -269,10 +269,11 @@ export const make = (parts: Parts) => {
             versions_seen: checkpoint.versions_seen
           }
         }, metadata)
+        const written = Object.entries(versions).map(([channel, version]) => [channel, String(version)] as const)
         return Effect.succeed({
           row,
-          layout: layOut(parts, compressedPieces, key, row, values, false),
-          afresh: () => layOut(parts, compressedPieces, key, row, values, true)
+          layout: { ...layOut(parts, compressedPieces, key, row, values, false), written },
+          afresh: () => ({ ...layOut(parts, compressedPieces, key, row, values, true), written })
         })
       } catch (error) {
         return failedWith(error)

@@ -11,6 +11,7 @@ import { type CheckpointStorage, type FormatError, layerDriver } from "../Checkp
 import * as FormatLevel from "../FormatLevel.ts"
 import * as Settings from "../Settings.ts"
 import type { StorageDriver } from "../StorageDriver.ts"
+import * as LatestTuples from "./LatestTuples.ts"
 import * as Layout from "./Layout.ts"
 import * as Migrations from "./Migrations.ts"
 import type { SqlStorageOptions } from "./Options.ts"
@@ -85,7 +86,8 @@ const driverOver = <E, R>(
         Effect.tap(() => Retrying.registerRetries),
         Effect.flatMap((tables) =>
           Effect.gen(function*() {
-            const driver = yield* SqlDriver.make(tables, valid)
+            const made = yield* SqlDriver.make(tables, valid)
+            const driver = (yield* LatestTuples.SoleWriter) ? yield* LatestTuples.over(made) : made
             if (valid.readOnly !== true) return driver
             const sql = yield* SqlClient.SqlClient
             return refusingWrites(

@@ -23,7 +23,7 @@ import * as Pglite from "../../src/pglite.ts"
 import * as Owner from "../../src/pglite/Owner.ts"
 import * as Protocol from "../../src/pglite/Protocol.ts"
 import { launch } from "../support/browser.ts"
-import { type Lines, pgliteChild } from "../support/children.ts"
+import { acks, type Lines, missing, moreAcks, pgliteChild, stored } from "../support/children.ts"
 import { buildCli, type BuiltCli, describeResult } from "../support/cli.ts"
 
 const inOrder = (timeout: number) => ({ concurrent: false, timeout })
@@ -47,34 +47,6 @@ const child = (mode: "app" | "open" | "lock", dir: string) => {
   started.push(lines)
   return lines
 }
-
-/** The checkpoints an application acknowledged so far: `thread checkpoint_id`. */
-const acks = (app: Lines) => app.lines.filter((line) => line.startsWith("ack ")).map((line) => line.slice(4))
-
-/** Waits until the application has acknowledged `count` more checkpoints than `since`. */
-const moreAcks = async (app: Lines, since: number, count: number) => {
-  await app.take((line) => line.startsWith("ack ") && acks(app).length >= since + count, 120_000)
-}
-
-/** Every checkpoint of the database, as `thread checkpoint_id`, read by this library's saver. */
-const stored = async (dataDir: string): Promise<Set<string>> => {
-  const saver = await EffectCheckpointSaver.fromConnString(`pglite:${dataDir}`)
-  try {
-    const found = new Set<string>()
-    for (const thread_id of ["app-0", "app-1", "app-2"]) {
-      for await (const tuple of saver.list({ configurable: { thread_id } })) {
-        found.add(`${thread_id} ${tuple.config.configurable?.checkpoint_id}`)
-      }
-    }
-    return found
-  } finally {
-    await saver.close()
-  }
-}
-
-/** The acknowledged checkpoints missing from the database. */
-const missing = (acknowledged: ReadonlyArray<string>, found: Set<string>) =>
-  acknowledged.filter((ack) => !found.has(ack))
 
 /** What opening the directory in this process fails with. */
 const openHere = (options: Pglite.PgliteOptions) =>

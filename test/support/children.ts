@@ -5,6 +5,7 @@
  */
 import { type ChildProcess, spawn, type SpawnOptions } from "node:child_process"
 import { join } from "node:path"
+import { EffectCheckpointSaver } from "../../src/index.ts"
 
 export interface Lines {
   readonly child: ChildProcess
@@ -83,3 +84,31 @@ const script = join(import.meta.dirname, "pgliteChild.ts")
 /** `test/support/pgliteChild.ts` in `mode` on `dir`, under this Node. */
 export const pgliteChild = (mode: "app" | "open" | "lock", dir: string): Lines =>
   spawnLines(process.execPath, [script, mode, dir])
+
+/** The checkpoints an application acknowledged so far: `thread checkpoint_id`. */
+export const acks = (app: Lines) => app.lines.filter((line) => line.startsWith("ack ")).map((line) => line.slice(4))
+
+/** Waits until the application has acknowledged `count` more checkpoints than `since`. */
+export const moreAcks = async (app: Lines, since: number, count: number) => {
+  await app.take((line) => line.startsWith("ack ") && acks(app).length >= since + count, 120_000)
+}
+
+/** Every checkpoint of the database, as `thread checkpoint_id`, read by this library's saver. */
+export const stored = async (dataDir: string): Promise<Set<string>> => {
+  const saver = await EffectCheckpointSaver.fromConnString(`pglite:${dataDir}`)
+  try {
+    const found = new Set<string>()
+    for (const thread_id of ["app-0", "app-1", "app-2"]) {
+      for await (const tuple of saver.list({ configurable: { thread_id } })) {
+        found.add(`${thread_id} ${tuple.config.configurable?.checkpoint_id}`)
+      }
+    }
+    return found
+  } finally {
+    await saver.close()
+  }
+}
+
+/** The acknowledged checkpoints missing from the database. */
+export const missing = (acknowledged: ReadonlyArray<string>, found: Set<string>) =>
+  acknowledged.filter((ack) => !found.has(ack))
