@@ -162,6 +162,8 @@ parents AS (
     AND cp.checkpoint_id = p.parent
   ${lock("FOR SHARE OF cp")}
 ),
+-- One primary-key probe per required blob: the LIMIT keeps the planner from joining on the thread
+-- alone and filtering every blob of the namespace (what PGlite, whose tables have no statistics, did).
 required AS (
   SELECT r.i FROM locked, ${source("required", "r")}
   JOIN input p ON p.i = r.i
@@ -169,6 +171,7 @@ required AS (
     SELECT 1 FROM ${t.blobs} bl
     WHERE bl.thread_id = p.thread_id AND bl.checkpoint_ns = p.checkpoint_ns
       AND bl.channel = r.channel AND bl.version = r.version
+    LIMIT 1
     ${lock("FOR KEY SHARE")}
   ) bl
 ),
