@@ -411,7 +411,23 @@ export const unpackHashes = (bytes: Uint8Array): Array<string> | undefined => {
  * @since 0.1.0
  */
 export const references = (row: { readonly type: string; readonly bytes: Uint8Array | undefined }): Array<string> =>
-  LIST_TYPES.includes(row.type) && row.bytes !== undefined ? unpackHashes(row.bytes) ?? [] : []
+  LIST_TYPES.includes(row.type) && row.bytes !== undefined ? unpackHashes(listHashes(row.type, row.bytes)) ?? [] : []
+
+/**
+ * The length of a sealed list's trailer, whole units of a hash's size (its
+ * frame, zeros, and the frame's length as the last byte: see
+ * `sealing/Frames`), from the frame's length.
+ *
+ * @since 0.4.0
+ */
+export const listTrailerLength = (frameLength: number): number => Math.ceil((frameLength + 1) / HASH_BYTES) * HASH_BYTES
+
+/** A stored list's hashes: a sealed one's before its trailer (none when it is too short to hold one). */
+const listHashes = (type: string, bytes: Uint8Array): Uint8Array => {
+  if (!type.endsWith(SEALED_SUFFIX)) return bytes
+  const trailer = listTrailerLength(bytes.at(-1) ?? 0)
+  return trailer > bytes.byteLength ? new Uint8Array() : bytes.subarray(0, bytes.byteLength - trailer)
+}
 
 /**
  * A piece's hash as a map key.

@@ -229,16 +229,24 @@ const complete = (stored: StoredCheckpoint, known: Uint8Array) => {
   return missing.every((key) => held.has(key))
 }
 
-/** `writes` over `stored`'s by LangGraph's rule: special channels (negative `idx`) replace, others keep the first. */
+/**
+ * `stored` after a task's writes against `checkpoint_id`: when they are its
+ * own, over its writes by LangGraph's rule (special channels, with a
+ * negative `idx`, replace; others keep the first); their pieces in any case
+ * (a put that follows refers to them without sending them again).
+ */
 const withWrites = (
   stored: StoredCheckpoint,
+  checkpoint_id: string,
   writes: ReadonlyArray<WriteRow>,
   pieces: ReadonlyArray<{ readonly hash: Uint8Array; readonly bytes: Uint8Array }>
 ): StoredCheckpoint => {
   const byKey = new Map(stored.writes.map((write) => [`${write.task_id}\u0000${write.idx}`, write]))
-  for (const write of writes) {
-    const key = `${write.task_id}\u0000${write.idx}`
-    if (write.idx < 0 || !byKey.has(key)) byKey.set(key, write)
+  if (stored.row.checkpoint_id === checkpoint_id) {
+    for (const write of writes) {
+      const key = `${write.task_id}\u0000${write.idx}`
+      if (write.idx < 0 || !byKey.has(key)) byKey.set(key, write)
+    }
   }
   const known = new Map(stored.pieces)
   for (const piece of pieces) known.set(StorageFormat.pieceKey(piece.hash), piece.bytes)
@@ -349,7 +357,11 @@ export const make = (driver: StorageDriver, inTransaction: Effect.Effect<boolean
         const current = latest.get(key)
         // A put whose checkpoint is not the greatest id leaves the latest as it was.
         if (current != null && current !== parent && !newer(row, current.row)) return
-        const next = current === parent || current != null ? afterPut(parent, row, blobs, shared) : undefined
+        // The parent as kept now, with the pieces of writes stored since the put began, if any.
+        const base = current != null && parent != null && current.row.checkpoint_id === parent.row.checkpoint_id
+          ? current
+          : parent
+        const next = current === parent || current != null ? afterPut(base, row, blobs, shared) : undefined
         if (next === undefined) forget(key)
         else keep(key, next)
       })
@@ -359,8 +371,8 @@ export const make = (driver: StorageDriver, inTransaction: Effect.Effect<boolean
       const key = keyOf(checkpoint.thread_id, checkpoint.checkpoint_ns)
       return writing(checkpoint.thread_id, driver.putWrites(checkpoint, writes, pieces, epoch), (outcome) => {
         const current = latest.get(key)
-        if (outcome === "stored" && current != null && current.row.checkpoint_id === checkpoint.checkpoint_id) {
-          keep(key, withWrites(current, writes, pieces))
+        if (outcome === "stored" && current != null) {
+          keep(key, withWrites(current, checkpoint.checkpoint_id, writes, pieces))
         }
       })
     },

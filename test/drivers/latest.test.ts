@@ -7,6 +7,7 @@
  * answered without a statement and exactly as a reader in another process
  * (a snapshot) and the owner restarted read them; what else writes a thread
  * (delete, prune, copy, a transaction rolled back) is never answered stale.
+ * With encryption off and on.
  */
 import { HumanMessage } from "@langchain/core/messages"
 import { Effect, Layer, ManagedRuntime, Option } from "effect"
@@ -17,52 +18,14 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { CheckpointStorage, EffectCheckpointSaver } from "../../src/index.ts"
+import { CheckpointStorage, EffectCheckpointSaver, Encryption, type SaverOptions } from "../../src/index.ts"
 import * as Pglite from "../../src/pglite.ts"
 import * as LatestTuples from "../../src/sql/LatestTuples.ts"
 import * as SqlDriver from "../../src/sql/SqlDriver.ts"
 import * as Tables from "../../src/sql/Tables.ts"
+import { keyOf } from "../scenarios/encryption.ts"
 import { checkpoint, metadata } from "../support/fixtures.ts"
 import { chatGraph, THREADS, writeInspected } from "../support/inspectedGraph.ts"
-
-const dataDir = mkdtempSync(join(tmpdir(), "lce-latest-"))
-/** The driver's `getTuple`s that reached the database. */
-let reads = 0
-
-/** The owner as `Pglite.layer` builds it, with the database's reads counted under the latest tuples. */
-const ownerLayer = () =>
-  Layer.provideMerge(
-    CheckpointStorage.layerDriver(
-      SqlDriver.make(Tables.make(), { dialect: "pglite" }).pipe(
-        Effect.map((driver) => ({
-          ...driver,
-          getTuple: (...args: Parameters<typeof driver.getTuple>) =>
-            Effect.suspend(() => {
-              reads++
-              return driver.getTuple(...args)
-            })
-        })),
-        Effect.flatMap(LatestTuples.over)
-      )
-    ),
-    Pglite.layerSqlClient({ dataDir })
-  )
-
-let runtime: ManagedRuntime.ManagedRuntime<CheckpointStorage.CheckpointStorage | SqlClient.SqlClient, unknown>
-let owner: EffectCheckpointSaver
-
-beforeAll(async () => {
-  // Migrated by the library's own layer first.
-  await (await EffectCheckpointSaver.fromConnString(`pglite:${dataDir}`)).close()
-  runtime = ManagedRuntime.make(ownerLayer())
-  owner = EffectCheckpointSaver.fromLayer(Layer.succeedContext(await runtime.context()))
-}, 120_000)
-
-afterAll(async () => {
-  await owner?.close()
-  await runtime?.dispose()
-  rmSync(dataDir, { recursive: true, force: true })
-})
 
 type Location = { readonly thread_id: string; readonly checkpoint_ns: string }
 
@@ -85,31 +48,78 @@ const latestOf = async (saver: EffectCheckpointSaver, locations: ReadonlyArray<L
   return JSON.stringify(tuples)
 }
 
-/** The same reads by another process, over a snapshot the owner serves. */
-const readElsewhere = async (locations: ReadonlyArray<Location>) => {
-  const reader = join(import.meta.dirname, "..", "support", "latestReader.ts")
-  const { stdout } = await promisify(execFile)(process.execPath, [reader, dataDir, JSON.stringify(locations)], {
-    encoding: "utf8",
-    timeout: 120_000
-  })
-  return stdout.trim()
-}
+const encryption: SaverOptions = { encryption: { keys: { k1: keyOf(9) }, primary: "k1" } }
 
-/** The same reads by this library opening the directory afresh (the owner closed meanwhile, and reopened). */
-const readRestarted = async (locations: ReadonlyArray<Location>) => {
-  await owner.close()
-  await runtime.dispose()
-  const fresh = await EffectCheckpointSaver.fromConnString(`pglite:${dataDir}`)
-  try {
-    return await latestOf(fresh, locations)
-  } finally {
-    await fresh.close()
+describe.each([["encryption off", {}], ["encryption on", encryption]] as const)("the owner's latest reads (%s)", (
+  _,
+  options: SaverOptions
+) => {
+  const dataDir = mkdtempSync(join(tmpdir(), "lce-latest-"))
+  /** The driver's `getTuple`s that reached the database. */
+  let reads = 0
+
+  /** The owner as `Pglite.layer` builds it, with the database's reads counted under the latest tuples. */
+  const ownerLayer = () =>
+    Layer.provideMerge(
+      CheckpointStorage.layerDriver(
+        SqlDriver.make(Tables.make(), { dialect: "pglite" }).pipe(
+          Effect.map((driver) => ({
+            ...driver,
+            getTuple: (...args: Parameters<typeof driver.getTuple>) =>
+              Effect.suspend(() => {
+                reads++
+                return driver.getTuple(...args)
+              })
+          })),
+          Effect.flatMap(LatestTuples.over)
+        )
+      ).pipe(Layer.provide(options.encryption === undefined ? Layer.empty : Encryption.layer(options.encryption))),
+      Pglite.layerSqlClient({ dataDir })
+    )
+
+  let runtime: ManagedRuntime.ManagedRuntime<CheckpointStorage.CheckpointStorage | SqlClient.SqlClient, unknown>
+  let owner: EffectCheckpointSaver
+  const openOwner = async () => {
     runtime = ManagedRuntime.make(ownerLayer())
     owner = EffectCheckpointSaver.fromLayer(Layer.succeedContext(await runtime.context()))
   }
-}
 
-describe("the owner's latest reads", () => {
+  beforeAll(async () => {
+    // Migrated by the library's own layer first.
+    await (await EffectCheckpointSaver.fromConnString(`pglite:${dataDir}`)).close()
+    await openOwner()
+  }, 120_000)
+
+  afterAll(async () => {
+    await owner?.close()
+    await runtime?.dispose()
+    rmSync(dataDir, { recursive: true, force: true })
+  })
+
+  /** The same reads by another process, over a snapshot the owner serves. */
+  const readElsewhere = async (locations: ReadonlyArray<Location>) => {
+    const reader = join(import.meta.dirname, "..", "support", "latestReader.ts")
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [reader, dataDir, JSON.stringify(locations), JSON.stringify(options)],
+      { encoding: "utf8", timeout: 120_000 }
+    )
+    return stdout.trim()
+  }
+
+  /** The same reads by this library opening the directory afresh (the owner closed meanwhile, and reopened). */
+  const readRestarted = async (locations: ReadonlyArray<Location>) => {
+    await owner.close()
+    await runtime.dispose()
+    const fresh = await EffectCheckpointSaver.fromConnString(`pglite:${dataDir}`, options)
+    try {
+      return await latestOf(fresh, locations)
+    } finally {
+      await fresh.close()
+      await openOwner()
+    }
+  }
+
   it("a chat loop reads its thread from the database once: at its first turn, finding nothing", async () => {
     const graph = chatGraph(owner)
     const before = reads

@@ -8,7 +8,7 @@
  *
  * @since 0.1.0
  */
-import { HASH_BYTES, SEALED_SUFFIX } from "../../StorageFormat.ts"
+import { listTrailerLength, SEALED_SUFFIX } from "../../StorageFormat.ts"
 import type { DataKey } from "../Encryption.ts"
 
 /**
@@ -43,8 +43,6 @@ export const isLaterFrame = (detail: string): boolean => detail.includes(LATER)
  */
 export const laterFrame = (bytes: Uint8Array): string | undefined =>
   LATER_VERSIONS.has(bytes[0] ?? 0) ? `${LATER} ${bytes[0]}, which a newer release writes` : undefined
-/** A list's trailer is whole units of a hash's size, so the hashes before it stay whole. */
-const UNIT = HASH_BYTES
 const utf8 = new TextEncoder()
 const text = new TextDecoder()
 
@@ -116,9 +114,6 @@ export const open = (keyring: Keyring, frame: Uint8Array, at: Uint8Array): Uint8
     "does not decrypt (altered, truncated, or moved from another place)"
 }
 
-/** The length of a list's trailer holding a frame of `length` bytes. */
-const trailerLength = (length: number) => Math.ceil((length + 1) / UNIT) * UNIT
-
 /**
  * A list's hashes, then a trailer of whole units: the frame, zeros, and the
  * frame's length.
@@ -127,7 +122,7 @@ const trailerLength = (length: number) => Math.ceil((length + 1) / UNIT) * UNIT
  */
 export const sealList = (sealer: Sealer, hashes: Uint8Array, at: Uint8Array): Uint8Array => {
   const frame = seal(sealer, new Uint8Array(), concat(at, hashes))
-  const trailer = new Uint8Array(trailerLength(frame.byteLength))
+  const trailer = new Uint8Array(listTrailerLength(frame.byteLength))
   trailer.set(frame)
   trailer[trailer.byteLength - 1] = frame.byteLength
   return concat(hashes, trailer)
@@ -141,7 +136,7 @@ export const sealList = (sealer: Sealer, hashes: Uint8Array, at: Uint8Array): Ui
  */
 export const openList = (keyring: Keyring, bytes: Uint8Array, at: Uint8Array): Uint8Array | string => {
   const length = bytes.at(-1) ?? 0
-  const trailer = trailerLength(length)
+  const trailer = listTrailerLength(length)
   if (length === 0 || trailer > bytes.byteLength) return "is truncated"
   const hashes = bytes.subarray(0, bytes.byteLength - trailer)
   const opened = open(keyring, bytes.subarray(hashes.byteLength, hashes.byteLength + length), concat(at, hashes))
@@ -155,7 +150,7 @@ export const openList = (keyring: Keyring, bytes: Uint8Array, at: Uint8Array): U
  * @since 0.1.0
  */
 export const listTrailer = (bytes: Uint8Array): Uint8Array => {
-  const start = bytes.byteLength - trailerLength(bytes.at(-1) ?? 0)
+  const start = bytes.byteLength - listTrailerLength(bytes.at(-1) ?? 0)
   return start < 0 ? new Uint8Array() : bytes.subarray(start)
 }
 
