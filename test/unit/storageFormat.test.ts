@@ -58,9 +58,16 @@ describe("references", () => {
   const keys = ["x", "y"].map((value) => StorageFormat.hashOf(utf8.encode(value)))
   const bytes = StorageFormat.packHashes(keys)
 
-  it("a plain or sealed list refers to the pieces its bytes name", () => {
+  it("a plain or sealed list refers to the pieces its bytes name, a sealed one's before its trailer", () => {
     expect(StorageFormat.references({ type: StorageFormat.SHARED, bytes })).toEqual(keys)
-    expect(StorageFormat.references({ type: StorageFormat.SHARED + StorageFormat.SEALED_SUFFIX, bytes })).toEqual(keys)
+    const sealed = StorageFormat.SHARED + StorageFormat.SEALED_SUFFIX
+    // A trailer of two units: a 20-byte frame, zeros, and the frame's length last (sealing/Frames).
+    const trailer = new Uint8Array(StorageFormat.listTrailerLength(20)).fill(7)
+    trailer[trailer.byteLength - 1] = 20
+    expect(trailer.byteLength).toBe(32)
+    expect(StorageFormat.references({ type: sealed, bytes: Buffer.concat([bytes, trailer]) })).toEqual(keys)
+    // Too short to hold the trailer it names: no hashes.
+    expect(StorageFormat.references({ type: sealed, bytes: trailer.subarray(16) })).toEqual([])
   })
 
   it("other types, empty rows and damaged lists refer to none", () => {
