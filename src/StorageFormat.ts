@@ -11,7 +11,7 @@
  */
 import { hash } from "node:crypto"
 import { constants, zstdCompressSync, zstdDecompressSync } from "node:zlib"
-import type { Piece, ThreadRows } from "./StorageDriver.ts"
+import type { Piece, SharedBase, ThreadRows } from "./StorageDriver.ts"
 
 /**
  * The storage `type` of a shared list (format 1). Its bytes are the
@@ -412,6 +412,37 @@ export const unpackHashes = (bytes: Uint8Array): Array<string> | undefined => {
  */
 export const references = (row: { readonly type: string; readonly bytes: Uint8Array | undefined }): Array<string> =>
   LIST_TYPES.includes(row.type) && row.bytes !== undefined ? unpackHashes(listHashes(row.type, row.bytes)) ?? [] : []
+
+/**
+ * The pieces stored rows refer to: what their lists name (and the lists
+ * of the bases they carry, as reads return them), and the pieces derived
+ * ones among those (found with `pieceOf`) are written against. Keys of
+ * pieces `pieceOf` does not find are in it too.
+ *
+ * @since 0.4.0
+ */
+export const referencedPieces = (
+  rows: Iterable<
+    { readonly type: string; readonly bytes: Uint8Array | undefined; readonly base?: SharedBase | undefined }
+  >,
+  pieceOf: (key: string) => Uint8Array | undefined
+): Set<string> => {
+  const keys = new Set<string>()
+  const add = (key: string) => {
+    if (keys.has(key)) return
+    keys.add(key)
+    const piece = pieceOf(key)
+    const base = piece === undefined ? undefined : derivedFrom(piece)
+    if (base !== undefined) add(base)
+  }
+  for (const row of rows) {
+    for (const key of references(row)) add(key)
+    for (let base = row.base; base !== undefined; base = base.base) {
+      for (const key of references({ type: row.type, bytes: base.list })) add(key)
+    }
+  }
+  return keys
+}
 
 /**
  * The length of a sealed list's trailer, whole units of a hash's size (its

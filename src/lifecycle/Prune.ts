@@ -314,16 +314,8 @@ export const rowsLeft = (rows: ThreadRows, plan: Plan): ThreadRows => {
       need(row.checkpoint_ns, channel, String(version), 0)
     }
   }
-  const pieces = new Map(rows.pieces.map((piece) => [StorageFormat.pieceKey(piece.hash), piece]))
-  const live = new Set<string>()
-  const keep = (key: string) => {
-    const piece = pieces.get(key)
-    if (piece === undefined || live.has(key)) return
-    live.add(key)
-    const base = StorageFormat.derivedFrom(piece.bytes)
-    if (base !== undefined) keep(base)
-  }
-  for (const row of [...needed, ...writes]) for (const key of StorageFormat.references(row)) keep(key)
+  const pieces = new Map(rows.pieces.map((piece) => [StorageFormat.pieceKey(piece.hash), piece.bytes]))
+  const live = StorageFormat.referencedPieces([...needed, ...writes], (key) => pieces.get(key))
   return {
     ...rows,
     checkpoints,

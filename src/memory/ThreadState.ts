@@ -225,9 +225,6 @@ const readBase = (
   }
 }
 
-const chainLists = (base: SharedBase | undefined): Array<Uint8Array> =>
-  base === undefined ? [] : [...(base.list === undefined ? [] : [base.list]), ...chainLists(base.base)]
-
 /**
  * The pieces the blobs and writes refer to, with their bases' lists', and
  * the pieces derived ones among them are written against.
@@ -237,19 +234,10 @@ const piecesFor = (
   rows: ReadonlyArray<BlobRow | WriteRow>
 ): Map<string, Uint8Array> => {
   const found = new Map<string, Uint8Array>()
-  const add = (pieceKey: string) => {
-    const bytes = thread?.pieces.get(pieceKey)
-    if (bytes === undefined || found.has(pieceKey)) return
-    found.set(pieceKey, bytes)
-    const base = StorageFormat.derivedFrom(bytes)
-    if (base !== undefined) add(base)
-  }
-  for (const row of rows) {
-    for (const pieceKey of StorageFormat.references(row)) add(pieceKey)
-    const lists = "base" in row ? chainLists(row.base) : []
-    for (const list of lists) {
-      for (const pieceKey of StorageFormat.references({ type: row.type, bytes: list })) add(pieceKey)
-    }
+  const pieceOf = (key: string) => thread?.pieces.get(key)
+  for (const key of StorageFormat.referencedPieces(rows, pieceOf)) {
+    const bytes = pieceOf(key)
+    if (bytes !== undefined) found.set(key, bytes)
   }
   return found
 }

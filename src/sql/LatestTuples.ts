@@ -60,14 +60,8 @@ type Latest = StoredCheckpoint | null
 
 const utf8 = new TextEncoder()
 
-/** `jsonb`'s order of object keys: shorter first, then by their UTF-8 bytes. */
-const jsonbKeyOrder = (a: string, b: string) => {
-  const x = utf8.encode(a)
-  const y = utf8.encode(b)
-  if (x.length !== y.length) return x.length - y.length
-  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return x[i]! - y[i]!
-  return 0
-}
+/** `jsonb`'s order of object keys (as UTF-8): shorter first, then by their bytes. */
+const jsonbKeyOrder = (x: Uint8Array, y: Uint8Array) => x.length - y.length || Buffer.compare(x, y)
 
 /** A JSON value with every object's keys inserted in `jsonb`'s order, as a read parses them. */
 const inJsonbOrder = (value: unknown): unknown => {
@@ -75,7 +69,8 @@ const inJsonbOrder = (value: unknown): unknown => {
   if (value === null || typeof value !== "object") return value
   const object = value as Record<string, unknown>
   const ordered: Record<string, unknown> = {}
-  for (const key of Object.keys(object).sort(jsonbKeyOrder)) ordered[key] = inJsonbOrder(object[key])
+  const keys = Object.keys(object).map((key) => [key, utf8.encode(key)] as const)
+  for (const [key] of keys.sort((a, b) => jsonbKeyOrder(a[1], b[1]))) ordered[key] = inJsonbOrder(object[key])
   return ordered
 }
 
@@ -148,6 +143,21 @@ const listOf = (channel: string, version: string, held: ReadonlyArray<BlobRow>):
 }
 
 /**
+ * The pieces a read of a kept checkpoint must bring unless its caller holds
+ * them, as `Projection`'s read finds them (`StorageFormat.referencedPieces`),
+ * worked out once per checkpoint kept.
+ */
+const needed = new WeakMap<StoredCheckpoint, ReadonlyArray<string>>()
+
+const neededOf = (stored: StoredCheckpoint): ReadonlyArray<string> => {
+  const known = needed.get(stored)
+  if (known !== undefined) return known
+  const keys = [...StorageFormat.referencedPieces([...stored.blobs, ...stored.writes], (key) => stored.pieces.get(key))]
+  needed.set(stored, keys)
+  return keys
+}
+
+/**
  * The namespace's new latest after `row` was put over `previous` (its
  * parent, or `null` when the namespace held none): each channel's blob from
  * the put, or the parent's at an unchanged version. None when that is not
@@ -185,45 +195,23 @@ const afterPut = (
   // The parent's pieces the new latest still refers to, and the put's.
   const all = new Map(previous?.pieces)
   for (const piece of pieces) all.set(StorageFormat.pieceKey(piece.hash), piece.bytes)
-  const stored: StoredCheckpoint = { row: read, blobs: kept, writes: [], pieces: all }
-  const pieceMap = new Map<string, Uint8Array>()
-  for (const key of neededOf(stored)) {
-    const piece = all.get(key)
-    if (piece !== undefined) pieceMap.set(key, piece)
+  const keys = neededOf({ row: read, blobs: kept, writes: [], pieces: all })
+  const stored: StoredCheckpoint = {
+    row: read,
+    blobs: kept,
+    writes: [],
+    pieces: new Map(keys.flatMap((key) => {
+      const piece = all.get(key)
+      return piece === undefined ? [] : [[key, piece] as const]
+    }))
   }
-  return { ...stored, pieces: pieceMap }
+  needed.set(stored, keys)
+  return stored
 }
-
-/**
- * The pieces a read of `stored` must bring unless its caller holds them: what
- * its lists (and their bases') and its writes refer to, and the pieces that
- * derived ones among those it holds are written against (as `Projection`'s
- * read finds them).
- */
-const neededOf = (stored: StoredCheckpoint): ReadonlyArray<string> => {
-  const keys = new Set<string>()
-  const refer = (type: string, bytes: Uint8Array | undefined) => {
-    for (const key of StorageFormat.references({ type, bytes })) keys.add(key)
-  }
-  for (const blob of stored.blobs) {
-    refer(blob.type, blob.bytes)
-    for (let base = blob.base; base !== undefined; base = base.base) refer(blob.type, base.list)
-  }
-  for (const write of stored.writes) refer(write.type, write.bytes)
-  for (const key of keys) {
-    const piece = stored.pieces.get(key)
-    const base = piece !== undefined && StorageFormat.isDerived(piece) ? StorageFormat.derivedFrom(piece) : undefined
-    if (base !== undefined) keys.add(base)
-  }
-  return [...keys]
-}
-
-const needed = new WeakMap<StoredCheckpoint, ReadonlyArray<string>>()
 
 /** Whether `stored` brings every piece its read needs that the caller (`known`) does not hold. */
 const complete = (stored: StoredCheckpoint, known: Uint8Array) => {
-  const keys = needed.get(stored) ?? needed.set(stored, neededOf(stored)).get(stored)!
-  const missing = keys.filter((key) => !stored.pieces.has(key))
+  const missing = neededOf(stored).filter((key) => !stored.pieces.has(key))
   if (missing.length === 0) return true
   const held = new Set(StorageFormat.unpackHashes(known))
   return missing.every((key) => held.has(key))

@@ -28,6 +28,10 @@ const listElement = (i: number): unknown =>
 /** Key `i` of the records: every fourth integer-like, which JavaScript orders before the others. */
 const recordKey = (i: number): string => i % 4 === 1 ? String(i) : `file ${i} \u{1F600}.md`
 
+/** The elements of a list or record: the first `length` of the sequence, but the one at `without`. */
+const indexesOf = ({ length, without }: { readonly length: number; readonly without: number | null }) =>
+  Array.from({ length }, (_, i) => i).filter((i) => i !== without)
+
 /**
  * A generated value as LangGraph would hold it (JSON normalised, large strings and lists built).
  *
@@ -36,17 +40,8 @@ const recordKey = (i: number): string => i % 4 === 1 ? String(i) : `file ${i} \u
 export const materialize = (value: Value): unknown => {
   if (value instanceof Uint8Array) return new Uint8Array(value)
   if (tagged(value, "Large")) return "x".repeat(Number(value.size))
-  if (tagged(value, "List")) {
-    return Array.from({ length: value.length }, (_, i) => i).filter((i) => i !== value.without).map(listElement)
-  }
-  if (tagged(value, "Record")) {
-    return Object.fromEntries(
-      Array.from({ length: value.length }, (_, i) => i).filter((i) => i !== value.without).map((i) => [
-        recordKey(i),
-        listElement(i)
-      ])
-    )
-  }
+  if (tagged(value, "List")) return indexesOf(value).map(listElement)
+  if (tagged(value, "Record")) return Object.fromEntries(indexesOf(value).map((i) => [recordKey(i), listElement(i)]))
   // Through JSON once: -0 becomes 0, as any JSON store returns it; "__proto__" keys are left out.
   return JSON.parse(JSON.stringify(value, (key, current: unknown) => key === "__proto__" ? undefined : current))
 }
