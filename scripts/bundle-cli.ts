@@ -1,6 +1,6 @@
 /**
- * The `langgraph-checkpoints` executable as one bundle: `dist/bin/`, built
- * from the compiled `dist/cli/main.js` by `npm run build`; and the whole
+ * The `langgraph-checkpoints` executable as one bundle: `dist/internal/bin/`, built
+ * from the compiled `dist/internal/cli/main.js` by `npm run build`; and the whole
  * build, into a directory of its own, for the tests and benchmarks that run
  * the executable as a user does.
  *
@@ -12,22 +12,23 @@
  * PGlite stays outside: it finds its WebAssembly and data files beside its
  * own module (and so do the older engines `upgrade-pglite` loads, `pglite-*`).
  *
- * `dist/bin` sits beside `dist/cli` and `dist/web`, so paths the program
- * takes relative to its module (`../../package.json`, the web page's
- * script) lead to the same files from the bundle as from the compiled tree.
+ * The bundle sits beside the compiled `cli/` and `web/` (`dist/bin/` in
+ * trees from before `src/internal/`), so paths the program takes relative
+ * to its module (`package.json`, the web page's script, the server entry)
+ * lead to the same files from the bundle as from the compiled tree.
  */
 import { execFile } from "node:child_process"
 import { copyFile, mkdir, readFile, symlink } from "node:fs/promises"
-import { join } from "node:path"
+import { dirname, join } from "node:path"
 import { promisify } from "node:util"
 import { build } from "rolldown"
 
 const root = join(import.meta.dirname, "..")
 
-/** Bundles `<dist>/cli/main.js` into `<dist>/bin/langgraph-checkpoints.js` and its chunks. */
-export const bundleCli = async (dist: string): Promise<void> => {
+/** Bundles `<bin>/../cli/main.js` into `<bin>/langgraph-checkpoints.js` and its chunks. */
+export const bundleCli = async (bin: string): Promise<void> => {
   await build({
-    input: { "langgraph-checkpoints": join(dist, "cli", "main.js") },
+    input: { "langgraph-checkpoints": join(bin, "..", "cli", "main.js") },
     platform: "node",
     external: [/^@electric-sql\/pglite/, /^pglite-\d/],
     logLevel: "warn",
@@ -36,7 +37,7 @@ export const bundleCli = async (dist: string): Promise<void> => {
       if (log.code === "UNRESOLVED_IMPORT") throw new Error(`the CLI's bundle: ${log.message}`)
       handler(level, log)
     },
-    output: { dir: join(dist, "bin"), format: "esm", chunkFileNames: "[name]-[hash].js" }
+    output: { dir: bin, format: "esm", chunkFileNames: "[name]-[hash].js" }
   })
 }
 
@@ -62,8 +63,8 @@ export const buildPackage = async (into: string, source: string = root): Promise
     readonly bin: Readonly<Record<string, string>>
   }
   const main = bin["langgraph-checkpoints"]!
-  if (main.startsWith("./dist/bin/")) await bundleCli(join(into, "dist"))
+  if (/\/bin\/[^/]+$/.test(main)) await bundleCli(dirname(join(into, main)))
   return join(into, main)
 }
 
-if (import.meta.main) await bundleCli(join(root, "dist"))
+if (import.meta.main) await bundleCli(join(root, "dist", "internal", "bin"))

@@ -13,8 +13,8 @@
  * @since 0.1.0
  */
 import { Schema, SchemaIssue } from "effect"
-import { VERSION } from "./Version.ts"
-import { escape } from "./Visible.ts"
+import { VERSION } from "./internal/Version.ts"
+import { escape } from "./internal/Visible.ts"
 
 /**
  * A config or reference that does not name a place to read or write: a

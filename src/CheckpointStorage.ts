@@ -38,14 +38,21 @@ import {
   type ThreadExists,
   type ThreadNotFound
 } from "./CheckpointError.ts"
-import * as Codec from "./codec/Codec.ts"
-import * as Walks from "./codec/Walks.ts"
 import * as FormatLevel from "./FormatLevel.ts"
-import { argumentDecoder, decodeIdRef, decodeRef, decodeThreadId, invalidInput, writerEpochOf } from "./Input.ts"
-import type { ReencryptProgress, RetentionPolicy, RetentionReport, ThreadStorage } from "./lifecycle/Reports.ts"
-import * as ThreadLifecycle from "./lifecycle/ThreadLifecycle.ts"
-import * as MemoryDriver from "./memory/MemoryDriver.ts"
-import * as Settings from "./Settings.ts"
+import * as Codec from "./internal/codec/Codec.ts"
+import * as Walks from "./internal/codec/Walks.ts"
+import {
+  argumentDecoder,
+  decodeIdRef,
+  decodeRef,
+  decodeThreadId,
+  invalidInput,
+  writerEpochOf
+} from "./internal/Input.ts"
+import * as ThreadLifecycle from "./internal/lifecycle/ThreadLifecycle.ts"
+import * as Settings from "./internal/Settings.ts"
+import * as MemoryDriver from "./MemoryDriver.ts"
+import type { ReencryptProgress, RetentionPolicy, RetentionReport, ThreadStorage } from "./Reports.ts"
 import type { FormatStatus, StorageDriver, StoredCheckpoint, ThreadRows } from "./StorageDriver.ts"
 import type { CronPage, CronQuery, CronRecord } from "./ThreadCrons.ts"
 import * as ThreadRecords from "./ThreadRecords.ts"
@@ -74,8 +81,8 @@ export type {
   RetentionReport,
   StorageSection,
   ThreadStorage
-} from "./lifecycle/Reports.ts"
-export { summarizeReencrypt } from "./lifecycle/Reports.ts"
+} from "./Reports.ts"
+export { summarizeReencrypt } from "./Reports.ts"
 export type { CronPage, CronQuery, CronRecord } from "./ThreadCrons.ts"
 export type { ThreadPage, ThreadQuery, ThreadRecord, ThreadState, ThreadStatus, ThreadUpdate } from "./ThreadRecords.ts"
 export type { RunQuery, RunRecord, RunStatus } from "./ThreadRuns.ts"

@@ -11,11 +11,11 @@
  */
 import { Context, Duration, Effect } from "effect"
 import { IncompatibleFormat, type IncompatibleSchema, InvalidConfig } from "./CheckpointError.ts"
+import { NEWEST_LEVEL } from "./internal/StorageFormat.ts"
 import type { FormatStatus } from "./StorageDriver.ts"
-import { NEWEST_LEVEL } from "./StorageFormat.ts"
 
 /** The levels and what each adds, as the storage format defines them. */
-export { LEVELS, NEWEST_LEVEL } from "./StorageFormat.ts"
+export { LEVELS, NEWEST_LEVEL } from "./internal/StorageFormat.ts"
 
 /**
  * The highest storage format level this process reads and writes (default:

@@ -47,16 +47,16 @@ import {
   type ThreadStorage,
   type ThreadUpdate
 } from "./CheckpointStorage.ts"
-import * as Encryption from "./codec/Encryption.ts"
-import { SafeJsonPlusSerializer } from "./codec/JsonPlus.ts"
-import type * as Revival from "./codec/Revival.ts"
-import * as Serializer from "./codec/Serializer.ts"
-import * as Sharing from "./codec/SharingEnabled.ts"
-import * as ConnectionString from "./ConnectionString.ts"
+import * as Encryption from "./Encryption.ts"
 import * as FormatLevel from "./FormatLevel.ts"
-import * as Settings from "./Settings.ts"
-import type { ConnectionSettings } from "./sql/Options.ts"
-import * as Retry from "./sql/Retry.ts"
+import * as ConnectionString from "./internal/ConnectionString.ts"
+import * as Settings from "./internal/Settings.ts"
+import { SafeJsonPlusSerializer } from "./JsonPlus.ts"
+import * as Retry from "./Retry.ts"
+import type * as Revival from "./Revival.ts"
+import * as Serializer from "./Serializer.ts"
+import * as Sharing from "./Sharing.ts"
+import type { ConnectionSettings } from "./SqlOptions.ts"
 
 /**
  * @since 0.1.0

@@ -16,7 +16,14 @@
  */
 import { Cron, DateTime, Effect, Option, Result, Schema } from "effect"
 import { InvalidInput } from "./CheckpointError.ts"
-import { decodeThreadId, encodeJsonObject, invalidInput, JSON_VALUES_BOUNDS, nameOf, readJsonObject } from "./Input.ts"
+import {
+  decodeThreadId,
+  encodeJsonObject,
+  invalidInput,
+  JSON_VALUES_BOUNDS,
+  nameOf,
+  readJsonObject
+} from "./internal/Input.ts"
 import type { CronRecordRow, StorageDriver } from "./StorageDriver.ts"
 
 /**

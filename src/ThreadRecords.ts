@@ -20,7 +20,7 @@
  */
 import { Effect, Option, Schema, Semaphore } from "effect"
 import { type IncompatibleSchema, InvalidInput, type StorageFailure } from "./CheckpointError.ts"
-import { decodeThreadId, encodeJsonObject, invalidInput, JSON_VALUES_BOUNDS, readJsonObject } from "./Input.ts"
+import { decodeThreadId, encodeJsonObject, invalidInput, JSON_VALUES_BOUNDS, readJsonObject } from "./internal/Input.ts"
 import type { StorageDriver, ThreadRecordQuery, ThreadRecordRow } from "./StorageDriver.ts"
 import * as ThreadCrons from "./ThreadCrons.ts"
 import * as ThreadRuns from "./ThreadRuns.ts"

@@ -30,7 +30,7 @@
  */
 import { Effect, Option, Schema } from "effect"
 import { InvalidInput } from "./CheckpointError.ts"
-import { decodeThreadId, encodeJsonObject, invalidInput, nameOf, readJsonObject } from "./Input.ts"
+import { decodeThreadId, encodeJsonObject, invalidInput, nameOf, readJsonObject } from "./internal/Input.ts"
 import type { RunRecordRow, StorageDriver } from "./StorageDriver.ts"
 import type { StateOf, ThreadState } from "./ThreadRecords.ts"
 

@@ -18,12 +18,12 @@ import { type Config, Effect, type Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import type { InvalidConfig, StorageFailure } from "./CheckpointError.ts"
 import type { CheckpointStorage, FormatError } from "./CheckpointStorage.ts"
-import * as ConnectionString from "./ConnectionString.ts"
-import type { PoolOptions } from "./sql/Options.ts"
-import * as Pool from "./sql/Pool.ts"
-import * as Retry from "./sql/Retry.ts"
-import * as Retrying from "./sql/Retrying.ts"
-import * as Tables from "./sql/Tables.ts"
+import * as ConnectionString from "./internal/ConnectionString.ts"
+import * as Pool from "./internal/sql/Pool.ts"
+import * as Retrying from "./internal/sql/Retrying.ts"
+import * as Tables from "./internal/sql/Tables.ts"
+import * as Retry from "./Retry.ts"
+import type { PoolOptions } from "./SqlOptions.ts"
 
 /**
  * @since 0.1.0

@@ -25,15 +25,16 @@ import { join, resolve } from "node:path"
 import { Duplex } from "node:stream"
 import { type DatabaseLocked, IncompatibleDirectory, InvalidConfig, StorageFailure } from "./CheckpointError.ts"
 import type { CheckpointStorage, FormatError } from "./CheckpointStorage.ts"
-import * as Owner from "./pglite/Owner.ts"
-import * as Serving from "./pglite/Serving.ts"
-import * as Snapshot from "./pglite/Snapshot.ts"
-import * as Settings from "./Settings.ts"
-import * as LatestTuples from "./sql/LatestTuples.ts"
-import type { SqlStorageOptions } from "./sql/Options.ts"
-import * as SqlStorage from "./sql/SqlStorage.ts"
+import * as Owner from "./internal/pglite/Owner.ts"
+import * as Serving from "./internal/pglite/Serving.ts"
+import * as Snapshots from "./internal/pglite/Snapshot.ts"
+import * as Settings from "./internal/Settings.ts"
+import * as LatestTuples from "./internal/sql/LatestTuples.ts"
+import * as SqlStorage from "./internal/sql/SqlStorage.ts"
+import type { Snapshot } from "./Snapshot.ts"
+import type { SqlStorageOptions } from "./SqlOptions.ts"
 
-export type { Snapshot } from "./pglite/Snapshot.ts"
+export type { Label, Snapshot } from "./Snapshot.ts"
 
 /**
  * @since 0.1.0
@@ -51,7 +52,7 @@ export interface PgliteOptions extends Omit<SqlStorageOptions, "dialect"> {
    * A snapshot of a held directory (see `snapshot`) to open in memory
    * instead of `dataDir`: what is written to it goes with the layer.
    */
-  readonly snapshot?: Snapshot.Snapshot | undefined
+  readonly snapshot?: Snapshot | undefined
   /**
    * A PGlite instance to use instead of opening one (e.g. one the
    * application also queries). The layer does not close it, nor changes its
@@ -223,7 +224,7 @@ const open = (
 export const snapshot: (
   dataDir: string,
   options?: { readonly maxBytes?: number | undefined }
-) => Effect.Effect<Snapshot.Snapshot, StorageFailure | InvalidConfig> = Snapshot.fetch
+) => Effect.Effect<Snapshot, StorageFailure | InvalidConfig> = Snapshots.fetch
 
 /**
  * The client alone: one connection to the PGlite database `options` names

@@ -12,11 +12,11 @@ import type { Config, Effect, Layer } from "effect"
 import type { SqlClient } from "effect/sql"
 import type { IncompatibleSchema, InvalidConfig, StorageFailure } from "./CheckpointError.ts"
 import type { CheckpointStorage, FormatError } from "./CheckpointStorage.ts"
-import type { PoolOptions, SqlStorageOptions } from "./sql/Options.ts"
-import * as Pool from "./sql/Pool.ts"
-import * as SqlStorage from "./sql/SqlStorage.ts"
+import * as Pool from "./internal/sql/Pool.ts"
+import * as SqlStorage from "./internal/sql/SqlStorage.ts"
+import type { PoolOptions, SqlStorageOptions } from "./SqlOptions.ts"
 
-export type { ConnectionSettings, SqlStorageOptions, TlsOptions } from "./sql/Options.ts"
+export type { ConnectionSettings, SqlStorageOptions, TlsOptions } from "./SqlOptions.ts"
 
 /**
  * The storage over an application's own `SqlClient` (e.g. from

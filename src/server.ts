@@ -19,19 +19,19 @@
  */
 import type { AddressInfo } from "node:net"
 import { InvalidConfig } from "./CheckpointError.ts"
-import { LOOPBACK_HOSTS } from "./Loopback.ts"
+import { LOOPBACK_HOSTS } from "./internal/Loopback.ts"
 import { EffectCheckpointSaver, type SaverOptions } from "./Saver.ts"
-import type { AuthHandler, CorsOptions, Graph, RunLimits } from "./server/Options.ts"
+import type { AuthHandler, CorsOptions, Graph, RunLimits } from "./ServerOptions.ts"
 
-export type { Authenticated, AuthHandler, CorsOptions, Graph as CompiledGraph, RunLimits } from "./server/Options.ts"
+export type { Authenticated, AuthHandler, CorsOptions, Graph as CompiledGraph, RunLimits } from "./ServerOptions.ts"
 
 /** The optional peer dependencies, loaded when a server starts: a missing one is named with its install command. */
 const load = async () => {
   try {
     return {
-      App: await import("./server/App.ts"),
-      Engine: await import("./server/Engine.ts"),
-      Graphs: await import("./server/Graphs.ts"),
+      App: await import("./internal/server/App.ts"),
+      Engine: await import("./internal/server/Engine.ts"),
+      Graphs: await import("./internal/server/Graphs.ts"),
       node: await import("@hono/node-server")
     }
   } catch (cause) {

@@ -85,8 +85,8 @@ const parts: ReadonlyArray<readonly [part: string, test: (frame: CallFrame, file
   ["SQL client (effect/sql, @effect/sql-pg)", (_, file) => /^(effect\/dist\/sql|@effect\/sql-pg)\//.test(file)],
   ["Effect runtime (fibers, spans, context)", (_, file) => file.startsWith("effect/")],
   ["statements (text and parameters)", (_, file) => /^src\/sql\/(statements\/|Statements\.ts|Jsonb\.ts)/.test(file)],
-  ["SQL driver, group commit, retries", (_, file) => file.startsWith("src/sql/")],
-  ["codec (serializing, sharing, layout)", (_, file) => file.startsWith("src/codec/")],
+  ["SQL driver, group commit, retries", (_, file) => file.startsWith("src/internal/sql/")],
+  ["codec (serializing, sharing, layout)", (_, file) => file.startsWith("src/internal/codec/")],
   ["LangChain (messages' toJSON)", (_, file) => file.startsWith("@langchain/")],
   [
     "PGlite (WebAssembly and its JS)",

@@ -12,8 +12,8 @@ import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { CheckpointError, CheckpointStorage, EffectCheckpointSaver } from "../../src/index.ts"
+import * as StorageFormat from "../../src/internal/StorageFormat.ts"
 import type { ThreadRows } from "../../src/StorageDriver.ts"
-import * as StorageFormat from "../../src/StorageFormat.ts"
 import { drivers } from "../support/drivers.ts"
 
 const matrix = drivers("derived")

@@ -17,8 +17,8 @@ import {
   ExportFormat,
   type StorageDriver
 } from "../../src/index.ts"
+import * as StorageFormat from "../../src/internal/StorageFormat.ts"
 import * as Pglite from "../../src/pglite.ts"
-import * as StorageFormat from "../../src/StorageFormat.ts"
 import { canonical } from "../../src/testing/index.ts"
 import { keyOf } from "../scenarios/encryption.ts"
 import { build, populate, snapshot } from "../scenarios/lifecycle.ts"

@@ -11,8 +11,8 @@ import { type BaseCheckpointSaver, MemorySaver } from "@langchain/langgraph-chec
 import { type Effect, Layer, ManagedRuntime } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { CheckpointStorage, EffectCheckpointSaver, Encryption } from "../../src/index.ts"
+import * as StorageFormat from "../../src/internal/StorageFormat.ts"
 import type { ThreadRows } from "../../src/StorageDriver.ts"
-import * as StorageFormat from "../../src/StorageFormat.ts"
 import { keyOf } from "../scenarios/encryption.ts"
 import { drivers } from "../support/drivers.ts"
 

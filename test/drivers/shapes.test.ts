@@ -6,7 +6,7 @@
  */
 import { type BaseCheckpointSaver, type Checkpoint, MemorySaver, uuid6 } from "@langchain/langgraph-checkpoint"
 import { afterAll, describe, expect, it } from "vitest"
-import { SPELLED } from "../../src/sql/statements/Rows.ts"
+import { SPELLED } from "../../src/internal/sql/statements/Rows.ts"
 import { drivers } from "../support/drivers.ts"
 
 const matrix = drivers("shapes")

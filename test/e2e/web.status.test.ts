@@ -9,8 +9,8 @@
  */
 import { Effect, Exit, Layer, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import * as Database from "../../src/cli/Database.ts"
-import * as Server from "../../src/web/Server.ts"
+import * as Database from "../../src/internal/cli/Database.ts"
+import * as Server from "../../src/internal/web/Server.ts"
 import { createDatabase, withSaverOn } from "../support/databases.ts"
 import { writeApproval, writeChat } from "../support/inspectedGraph.ts"
 

@@ -1,5 +1,5 @@
 /**
- * The web inspector (`src/web`), served in-process over real databases real
+ * The web inspector (`src/internal/web`), served in-process over real databases real
  * graphs wrote, and driven in a real headless Chromium: the token guards
  * every route, actions exist only with `write` and only with the token in a
  * header, every response carries the security headers, the page finds a
@@ -16,10 +16,10 @@ import { join } from "node:path"
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { CheckpointStorage } from "../../src/CheckpointStorage.ts"
-import * as Database from "../../src/cli/Database.ts"
 import { EffectCheckpointSaver } from "../../src/index.ts"
-import { escapeKeepingLines } from "../../src/Visible.ts"
-import * as Server from "../../src/web/Server.ts"
+import * as Database from "../../src/internal/cli/Database.ts"
+import { escapeKeepingLines } from "../../src/internal/Visible.ts"
+import * as Server from "../../src/internal/web/Server.ts"
 import { launch } from "../support/browser.ts"
 import { createDatabase } from "../support/databases.ts"
 import { checkpoint, metadata } from "../support/fixtures.ts"

@@ -17,8 +17,8 @@ import { uuid6 } from "@langchain/langgraph-checkpoint"
 import { type Effect, Layer, type ManagedRuntime, Stream } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { CheckpointError, CheckpointStorage, EffectCheckpointSaver, type StorageDriver } from "../../src/index.ts"
-import type { Inspector } from "../../src/inspector/Inspector.ts"
-import * as Tree from "../../src/inspector/Tree.ts"
+import type { Inspector } from "../../src/internal/inspector/Inspector.ts"
+import * as Tree from "../../src/internal/inspector/Tree.ts"
 
 type Storage = CheckpointStorage.CheckpointStorage["Service"]
 

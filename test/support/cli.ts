@@ -4,7 +4,7 @@
  * the executable bundled) into a temporary directory next to a copy of its
  * package.json (the binary reads its version from there) and a link to this
  * repository's node_modules, then run in child processes with
- * `node <dir>/dist/bin/langgraph-checkpoints.js …`. A run never throws on a non-zero
+ * `node <dir>/dist/internal/bin/langgraph-checkpoints.js …`. A run never throws on a non-zero
  * exit: the result carries the code and both streams.
  */
 import { execFile } from "node:child_process"

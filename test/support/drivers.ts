@@ -19,9 +19,9 @@ import {
   type SaverOptions,
   type StorageDriver
 } from "../../src/index.ts"
+import * as Tables from "../../src/internal/sql/Tables.ts"
 import * as Pglite from "../../src/pglite.ts"
 import * as Postgres from "../../src/postgres.ts"
-import * as Tables from "../../src/sql/Tables.ts"
 import { cockroachSuite } from "./cockroach.ts"
 import { admin, createDatabase } from "./databases.ts"
 

@@ -20,8 +20,8 @@ import { HumanMessage } from "@langchain/core/messages"
 import { Cause, Effect, Exit, ManagedRuntime, Option, Scope } from "effect"
 import { createInterface } from "node:readline"
 import { EffectCheckpointSaver } from "../../src/index.ts"
+import * as Owner from "../../src/internal/pglite/Owner.ts"
 import * as Pglite from "../../src/pglite.ts"
-import * as Owner from "../../src/pglite/Owner.ts"
 import { chatGraph } from "./inspectedGraph.ts"
 
 const [mode, dir] = process.argv.slice(2) as [string, string]

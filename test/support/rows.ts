@@ -1,5 +1,5 @@
 /** Rows as the SQL driver's wide reads return them (see `sql/Projection.ts`), for tests of their decoders. */
-import type { ThreadRow, TupleRow } from "../../src/sql/Projection.ts"
+import type { ThreadRow, TupleRow } from "../../src/internal/sql/Projection.ts"
 
 /** A checkpoint of thread "t" as a tuple row: no blobs, writes, bases or pieces. */
 export const tupleRow = (checkpoint_id: string, fields: Partial<TupleRow> = {}): TupleRow => ({

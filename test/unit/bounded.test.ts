@@ -3,7 +3,7 @@
  * by bytes, by number, by time, and all of a process's forgotten at once.
  */
 import { describe, expect, it } from "vitest"
-import * as Bounded from "../../src/codec/Bounded.ts"
+import * as Bounded from "../../src/internal/codec/Bounded.ts"
 
 describe("Bounded", () => {
   it("over its budget or its number, the least recently used goes first; keys come oldest first", () => {

@@ -9,7 +9,7 @@ import { chmod, chown, lstat, mkdir, mkdtemp, readdir, rm, stat, symlink } from 
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import * as CompileCache from "../../src/cli/CompileCache.ts"
+import * as CompileCache from "../../src/internal/cli/CompileCache.ts"
 
 let base: string
 beforeAll(async () => {

@@ -6,7 +6,7 @@
  */
 import { Result } from "effect"
 import { describe, expect, it } from "vitest"
-import * as ConnectionString from "../../src/ConnectionString.ts"
+import * as ConnectionString from "../../src/internal/ConnectionString.ts"
 
 const parsed = (url: string) => Result.getOrThrow(ConnectionString.parse(url))
 

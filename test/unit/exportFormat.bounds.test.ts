@@ -7,7 +7,7 @@
 import { Cause, Effect, Exit, Option, Stream } from "effect"
 import { describe, expect, it } from "vitest"
 import { InvalidInput } from "../../src/CheckpointError.ts"
-import * as ExportFormat from "../../src/lifecycle/ExportFormat.ts"
+import * as ExportFormat from "../../src/ExportFormat.ts"
 
 const header = JSON.stringify({ format: "langgraph-checkpoints", version: 1, exported_at: "2025-01-01T00:00:00.000Z" })
 const threadLine = JSON.stringify({ kind: "thread", thread_id: "t", last_activity: "2025-01-01T00:00:00.000Z" })

@@ -14,9 +14,9 @@ import { join } from "node:path"
 import { describe, expect, it } from "vitest"
 import * as FormatLevel from "../../src/FormatLevel.ts"
 import { CheckpointError, CheckpointStorage, EffectCheckpointSaver, MemoryDriver } from "../../src/index.ts"
-import * as Migrations from "../../src/sql/Migrations.ts"
-import * as StorageFormat from "../../src/StorageFormat.ts"
-import { VERSION } from "../../src/Version.ts"
+import * as Migrations from "../../src/internal/sql/Migrations.ts"
+import * as StorageFormat from "../../src/internal/StorageFormat.ts"
+import { VERSION } from "../../src/internal/Version.ts"
 import { keyOf } from "../scenarios/encryption.ts"
 
 const long = (label: string) => `${label}: `.padEnd(300, "lorem ipsum ")

@@ -22,7 +22,11 @@ const sources = async (dir: string): Promise<Array<string>> => {
 
 describe("the inspector's glyphs", () => {
   it("the CLI, the web page and the inspector hold none that needs a symbol font", async () => {
-    const files = [...await sources("src/cli"), ...await sources("src/web"), ...await sources("src/inspector")]
+    const files = [
+      ...await sources("src/internal/cli"),
+      ...await sources("src/internal/web"),
+      ...await sources("src/internal/inspector")
+    ]
     expect(files.length).toBeGreaterThan(10)
     const found: Array<string> = []
     for (const file of files) {

@@ -6,7 +6,7 @@
 import { Deferred, Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import { StorageFailure } from "../../src/CheckpointError.ts"
-import * as GroupCommit from "../../src/sql/GroupCommit.ts"
+import * as GroupCommit from "../../src/internal/sql/GroupCommit.ts"
 
 const call = (thread_id: string, n: number): GroupCommit.WritesCall => ({
   checkpoint: { thread_id, checkpoint_ns: "", checkpoint_id: `c${n}` },

@@ -10,8 +10,8 @@ import { Command, TerminalCapabilities } from "effect/cli"
 import { ChildProcessSpawner } from "effect/process"
 import { TestConsole } from "effect/testing"
 import { describe, expect, it } from "vitest"
-import { root } from "../../src/cli/Cli.ts"
-import { rootHelp, versionLine } from "../../src/cli/Help.ts"
+import { root } from "../../src/internal/cli/Cli.ts"
+import { rootHelp, versionLine } from "../../src/internal/cli/Help.ts"
 
 /** What `effect/cli` prints for `args`, colours on or off. */
 const printed = (args: ReadonlyArray<string>, canColor: boolean) =>

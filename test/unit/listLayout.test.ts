@@ -7,13 +7,13 @@
 import { AIMessage, HumanMessage } from "@langchain/core/messages"
 import { DeltaSnapshot } from "@langchain/langgraph-checkpoint"
 import { describe, expect, it } from "vitest"
-import * as JsonPlus from "../../src/codec/JsonPlus.ts"
-import { MAX_DEPTH } from "../../src/codec/Revival.ts"
-import * as Sharing from "../../src/codec/Sharing.ts"
-import { makeListMemory, makePieceCache } from "../../src/codec/sharing/Caches.ts"
-import type * as Layout from "../../src/codec/sharing/Layout.ts"
+import * as Sharing from "../../src/internal/codec/Sharing.ts"
+import { makeListMemory, makePieceCache } from "../../src/internal/codec/sharing/Caches.ts"
+import type * as Layout from "../../src/internal/codec/sharing/Layout.ts"
+import * as StorageFormat from "../../src/internal/StorageFormat.ts"
+import * as JsonPlus from "../../src/JsonPlus.ts"
+import { MAX_DEPTH } from "../../src/Revival.ts"
 import type { SharedBase } from "../../src/StorageDriver.ts"
-import * as StorageFormat from "../../src/StorageFormat.ts"
 
 const utf8 = new TextEncoder()
 const text = (read: Uint8Array | { readonly bytes: Uint8Array } | Sharing.Decoded | Sharing.Missing | string) =>

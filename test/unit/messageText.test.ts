@@ -1,8 +1,8 @@
 /** How the commands word a message (`cli/commands/Text.ts`): tool calls, tool results, edits, stored text escaped. */
 import { AIMessage, ToolMessage } from "@langchain/core/messages"
 import { describe, expect, it } from "vitest"
-import { fieldChange, messageLines } from "../../src/cli/commands/Text.ts"
-import * as Values from "../../src/inspector/Values.ts"
+import { fieldChange, messageLines } from "../../src/internal/cli/commands/Text.ts"
+import * as Values from "../../src/internal/inspector/Values.ts"
 
 const ESC = "\u001b"
 

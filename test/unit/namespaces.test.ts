@@ -1,6 +1,6 @@
 /** A history grouped by namespace (`inspector/Namespaces.ts`): the root first, each under its parent. */
 import { describe, expect, it } from "vitest"
-import * as Namespaces from "../../src/inspector/Namespaces.ts"
+import * as Namespaces from "../../src/internal/inspector/Namespaces.ts"
 
 describe("groups", () => {
   it("groups in one pass, the root first, keeping each namespace's order, each under its parent", () => {

@@ -1,8 +1,8 @@
 /** The SQL driver's wide reads and their decoders (`sql/Projection.ts`), on hand-made rows. */
 import { describe, expect, it } from "vitest"
-import * as Projection from "../../src/sql/Projection.ts"
-import * as Tables from "../../src/sql/Tables.ts"
-import * as StorageFormat from "../../src/StorageFormat.ts"
+import * as Projection from "../../src/internal/sql/Projection.ts"
+import * as Tables from "../../src/internal/sql/Tables.ts"
+import * as StorageFormat from "../../src/internal/StorageFormat.ts"
 import { emptyThreadRow, tupleRow } from "../support/rows.ts"
 
 const utf8 = new TextEncoder()

@@ -1,7 +1,7 @@
 /** The prune plans (`lifecycle/Prune.ts`), on hand-made thread indexes. */
 import { Result } from "effect"
 import { describe, expect, it } from "vitest"
-import * as Prune from "../../src/lifecycle/Prune.ts"
+import * as Prune from "../../src/internal/lifecycle/Prune.ts"
 import type { IndexEntry } from "../../src/StorageDriver.ts"
 
 /** An index entry; no channels unless given (so nothing to read back), `stored` every channel, `written` none. */

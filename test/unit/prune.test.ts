@@ -6,7 +6,7 @@
  */
 import { Result } from "effect"
 import { describe, expect, it } from "vitest"
-import * as Prune from "../../src/lifecycle/Prune.ts"
+import * as Prune from "../../src/internal/lifecycle/Prune.ts"
 import type { IndexEntry } from "../../src/StorageDriver.ts"
 
 /** A small deterministic generator, so a failure can be run again. */

@@ -1,7 +1,7 @@
 /** The retention plan (`lifecycle/Retention.ts`) that `applyRetention` and the inspector share. */
 import { Duration } from "effect"
 import { describe, expect, it } from "vitest"
-import * as Retention from "../../src/lifecycle/Retention.ts"
+import * as Retention from "../../src/internal/lifecycle/Retention.ts"
 
 const now = Date.UTC(2025, 0, 31)
 const daysAgo = (thread_id: string, days: number) => ({ thread_id, last_activity: new Date(now - days * 86_400_000) })

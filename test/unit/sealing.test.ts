@@ -5,10 +5,10 @@
  */
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
-import * as Encryption from "../../src/codec/Encryption.ts"
-import * as Sealing from "../../src/codec/Sealing.ts"
+import * as Encryption from "../../src/Encryption.ts"
+import * as Sealing from "../../src/internal/codec/Sealing.ts"
+import * as StorageFormat from "../../src/internal/StorageFormat.ts"
 import type { BlobRow, WriteRow } from "../../src/StorageDriver.ts"
-import * as StorageFormat from "../../src/StorageFormat.ts"
 /** A key of 32 equal bytes. */
 const keyOf = (byte: number) => Buffer.alloc(32, byte).toString("base64")
 

@@ -1,12 +1,12 @@
 /**
- * The server's run log and registry (src/server/Runs.ts), without a server:
+ * The server's run log and registry (src/internal/server/Runs.ts), without a server:
  * what a run keeps for its readers, how a reader left behind goes on, how
  * an execution's ids follow an earlier one's, what a wait answers, and
  * what the registry forgets of finished runs (by count and by the bytes of
  * their logs), so a long-running server's memory is bounded by its limits.
  */
 import { describe, expect, it } from "vitest"
-import { EPOCH_SPAN, frame, Registry, type RunLog } from "../../src/server/Runs.ts"
+import { EPOCH_SPAN, frame, Registry, type RunLog } from "../../src/internal/server/Runs.ts"
 
 const read = async (log: RunLog, from: number) => {
   const frames: Array<string> = []

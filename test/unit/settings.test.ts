@@ -12,9 +12,9 @@ import { ConfigProvider, Duration, Effect, Layer, Result, Schedule } from "effec
 import { describe, expect, it } from "vitest"
 import * as Cockroach from "../../src/cockroach.ts"
 import { CheckpointError, CheckpointStorage, EffectCheckpointSaver, Encryption, Retry } from "../../src/index.ts"
+import * as Settings from "../../src/internal/Settings.ts"
 import * as Pglite from "../../src/pglite.ts"
 import * as Postgres from "../../src/postgres.ts"
-import * as Settings from "../../src/Settings.ts"
 import { checkpoint, metadata } from "../support/fixtures.ts"
 
 /** Nothing listens on port 1: a layer that connected would fail with a `StorageFailure`, after retrying. */

@@ -1,10 +1,10 @@
 /** The statement builder and catalogue (`sql/Statements.ts`), without a database. */
 import { Option } from "effect"
 import { describe, expect, it } from "vitest"
-import type { PutCall, WritesCall } from "../../src/sql/GroupCommit.ts"
-import * as Statements from "../../src/sql/Statements.ts"
-import { SPELLED } from "../../src/sql/statements/Rows.ts"
-import * as Tables from "../../src/sql/Tables.ts"
+import type { PutCall, WritesCall } from "../../src/internal/sql/GroupCommit.ts"
+import * as Statements from "../../src/internal/sql/Statements.ts"
+import { SPELLED } from "../../src/internal/sql/statements/Rows.ts"
+import * as Tables from "../../src/internal/sql/Tables.ts"
 import { tupleRow } from "../support/rows.ts"
 
 describe("statement", () => {

@@ -1,7 +1,7 @@
 /** The shared lists' storage format (`StorageFormat.ts`): hashes, packing, references, joining. */
 import { createHash } from "node:crypto"
 import { describe, expect, it } from "vitest"
-import * as StorageFormat from "../../src/StorageFormat.ts"
+import * as StorageFormat from "../../src/internal/StorageFormat.ts"
 
 const utf8 = new TextEncoder()
 const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes)

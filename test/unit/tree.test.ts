@@ -1,6 +1,6 @@
 /** The history graph's layout (`inspector/Tree.ts`), as lanes and as text, and the words for each checkpoint. */
 import { describe, expect, it } from "vitest"
-import * as Tree from "../../src/inspector/Tree.ts"
+import * as Tree from "../../src/internal/inspector/Tree.ts"
 
 interface Entry {
   readonly id: string

@@ -4,8 +4,8 @@ import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages"
 import type { Checkpoint, CheckpointTuple } from "@langchain/langgraph-checkpoint"
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
-import type * as Serializer from "../../src/codec/Serializer.ts"
-import * as Values from "../../src/inspector/Values.ts"
+import * as Values from "../../src/internal/inspector/Values.ts"
+import type * as Serializer from "../../src/Serializer.ts"
 
 const checkpoint = (fields: Partial<Checkpoint>): Checkpoint => ({
   v: 4,
