@@ -54,9 +54,11 @@ import * as Settings from "./internal/Settings.ts"
 import * as MemoryDriver from "./MemoryDriver.ts"
 import type { ReencryptProgress, RetentionPolicy, RetentionReport, ThreadStorage } from "./Reports.ts"
 import type { FormatStatus, StorageDriver, StoredCheckpoint, ThreadRows } from "./StorageDriver.ts"
+import * as ThreadCrons from "./ThreadCrons.ts"
 import type { CronPage, CronQuery, CronRecord } from "./ThreadCrons.ts"
 import * as ThreadRecords from "./ThreadRecords.ts"
 import type { ThreadPage, ThreadQuery, ThreadRecord, ThreadState, ThreadUpdate } from "./ThreadRecords.ts"
+import * as ThreadRuns from "./ThreadRuns.ts"
 import type { RunQuery, RunRecord } from "./ThreadRuns.ts"
 
 /**
@@ -519,7 +521,9 @@ const service = Effect.fnUntraced(function*(driver: StorageDriver) {
       ...reading(driver, codec),
       deleteThread,
       ...ThreadLifecycle.make(driver, codec, format),
-      ...ThreadRecords.make(driver, enableRecords)
+      ...ThreadRecords.make(driver, enableRecords),
+      ...ThreadRuns.make(driver, enableRecords),
+      ...ThreadCrons.make(driver, enableRecords)
     }),
     ...formatLevels(driver, format)
   })

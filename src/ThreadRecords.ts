@@ -22,8 +22,6 @@ import { Effect, Option, Schema, Semaphore } from "effect"
 import { type IncompatibleSchema, InvalidInput, type StorageFailure } from "./CheckpointError.ts"
 import { decodeThreadId, encodeJsonObject, invalidInput, JSON_VALUES_BOUNDS, readJsonObject } from "./internal/Input.ts"
 import type { StorageDriver, ThreadRecordQuery, ThreadRecordRow } from "./StorageDriver.ts"
-import * as ThreadCrons from "./ThreadCrons.ts"
-import * as ThreadRuns from "./ThreadRuns.ts"
 
 /**
  * A thread's record: its metadata, when it was created (its first put, or
@@ -142,9 +140,12 @@ const statusOf = (operation: string, status: unknown, argument = "status") =>
 
 /**
  * A thread's state as the driver stores it: its status checked, its values
- * JSON text (`prefix`: where the caller's argument holds them).
+ * JSON text (`prefix`: where the caller's argument holds them); run records
+ * (`ThreadRuns`) carry one too.
+ *
+ * @internal
  */
-const stateOf = Effect.fnUntraced(function*(operation: string, state: unknown, prefix = "") {
+export const stateOf = Effect.fnUntraced(function*(operation: string, state: unknown, prefix = "") {
   const given: Partial<ThreadState> = typeof state === "object" && state !== null ? state : {}
   const status = yield* statusOf(operation, given.status, `${prefix}status`)
   const values = given.values === undefined
@@ -152,9 +153,6 @@ const stateOf = Effect.fnUntraced(function*(operation: string, state: unknown, p
     : yield* encodeJsonObject(operation, `${prefix}values`, given.values, JSON_VALUES_BOUNDS)
   return { status, values }
 })
-
-/** @internal */
-export type StateOf = typeof stateOf
 
 /**
  * What makes the driver's store hold records (`enableThreadRecords`), run
@@ -277,8 +275,6 @@ export const make = (driver: StorageDriver, enable: Effect.Effect<void, Incompat
     setThread,
     createThread,
     searchThreads,
-    setThreadState,
-    ...ThreadRuns.make(driver, enable, stateOf),
-    ...ThreadCrons.make(driver, enable)
+    setThreadState
   }
 }

@@ -32,7 +32,7 @@ import { Effect, Option, Schema } from "effect"
 import { InvalidInput } from "./CheckpointError.ts"
 import { decodeThreadId, encodeJsonObject, invalidInput, nameOf, readJsonObject } from "./internal/Input.ts"
 import type { RunRecordRow, StorageDriver } from "./StorageDriver.ts"
-import type { StateOf, ThreadState } from "./ThreadRecords.ts"
+import { stateOf, type ThreadState } from "./ThreadRecords.ts"
 
 /**
  * A run's status, as LangGraph's run API shows it.
@@ -109,7 +109,7 @@ const runStatusOf = (operation: string, status: unknown) =>
  *
  * @since 0.4.0
  */
-export const make = <E>(driver: StorageDriver, enable: Effect.Effect<void, E>, stateOf: StateOf) => {
+export const make = <E>(driver: StorageDriver, enable: Effect.Effect<void, E>) => {
   /** A run's record as given, validated (`InvalidInput` naming what is wrong). */
   const rowOf = Effect.fnUntraced(function*(operation: string, run: RunRecord) {
     const given: Partial<RunRecord> = typeof run === "object" && run !== null ? run : {}
