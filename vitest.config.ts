@@ -13,11 +13,11 @@
  * minutes (`npm run test:long`: the PgBouncer kill loop, 20 runs a mode;
  * agent-chat-ui from the npm registry, driven in Chromium).
  * Only `drivers`, `e2e` and `long` start the PostgreSQL server
- * (`test/support/postgresServer.ts`), once for the run.
+ * (`harness/postgresServer.ts`), once for the run.
  */
 import { defineConfig } from "vitest/config"
 
-const postgres = ["test/support/postgresServer.ts"]
+const postgres = ["harness/postgresServer.ts"]
 
 export default defineConfig({
   test: {

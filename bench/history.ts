@@ -25,11 +25,11 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises"
 import { cpus, loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
+import { launch } from "../harness/browser.ts"
+import { createDatabase } from "../harness/databases.ts"
+import { putChain, putForks } from "../harness/forks.ts"
 import { buildPackage } from "../scripts/bundle-cli.ts"
 import { EffectCheckpointSaver } from "../src/index.ts"
-import { launch } from "../test/support/browser.ts"
-import { createDatabase } from "../test/support/databases.ts"
-import { putChain, putForks } from "../test/support/forks.ts"
 
 const root = join(import.meta.dirname, "..")
 const FORKS = Number(process.env.HISTORY_FORKS ?? "20000")

@@ -18,8 +18,8 @@ import { writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { pathToFileURL } from "node:url"
 import { parseArgs } from "node:util"
+import { createDatabase } from "../harness/databases.ts"
 import type * as Index from "../src/index.ts"
-import { createDatabase } from "../test/support/databases.ts"
 import { ms, p50 } from "./measure.ts"
 
 const { values } = parseArgs({

@@ -5,7 +5,7 @@
  * `values` and `messages-tuple`, read to its end) against this library's
  * server on PostgreSQL (a fresh database for the run, dropped after;
  * the saver's and the runs' defaults) and against LangGraph's embed server
- * over `MemorySaver` (`test/support/referenceServer.ts`), in the same
+ * over `MemorySaver` (`harness/referenceServer.ts`), in the same
  * process, interleaved in rounds (3 by default, the order alternating), so
  * both see the same machine. Each round starts its server anew, with new
  * threads, and ends with every thread's state checked: exactly two
@@ -26,12 +26,12 @@ import { readFileSync, writeFileSync } from "node:fs"
 import { cpus, loadavg, totalmem } from "node:os"
 import { join } from "node:path"
 import { parseArgs } from "node:util"
+import { chatGraph, type Message, messagesOf, replyTo } from "../harness/chatGraph.ts"
+import { admin } from "../harness/databases.ts"
+import { loadClients } from "../harness/loadClients.ts"
+import { ensureServer } from "../harness/postgresServer.ts"
+import { referenceServer } from "../harness/referenceServer.ts"
 import { serve } from "../src/server.ts"
-import { chatGraph, type Message, messagesOf, replyTo } from "../test/support/chatGraph.ts"
-import { admin } from "../test/support/databases.ts"
-import { loadClients } from "../test/support/loadClients.ts"
-import { ensureServer } from "../test/support/postgresServer.ts"
-import { referenceServer } from "../test/support/referenceServer.ts"
 import { scratchDatabases } from "./databases.ts"
 import { percentile } from "./measure.ts"
 
@@ -290,7 +290,7 @@ const report = [
   `Produced by \`${command}\` at ${commit} on ${new Date().toISOString().slice(0, 10)}: ` +
   `${clients} clients (\`@langchain/langgraph-sdk\`'s \`Client\`, no retries), each on a thread of its own, ` +
   `looping chat turns (a run streamed with a new human message, \`values\` and \`messages-tuple\`, read to its end; ` +
-  "the scripted `chatGraph` of test/support/chatGraph.ts answers `echo: <text>` in 3-character tokens) " +
+  "the scripted `chatGraph` of harness/chatGraph.ts answers `echo: <text>` in 3-character tokens) " +
   `for ${seconds} s per server, in ${rounds} rounds of ${
     (perRound / 1000).toFixed(0)
   } s alternating which goes first, ` +
@@ -308,7 +308,7 @@ const report = [
   }.`,
   "",
   `Ours: \`serve({ graphs, database })\` on a fresh PostgreSQL database (the saver's defaults, runs with no durability given: LangGraph's default). ` +
-  "Reference: LangGraph's `createEmbedServer` over `MemorySaver` and an in-memory thread store (test/support/referenceServer.ts).",
+  "Reference: LangGraph's `createEmbedServer` over `MemorySaver` and an in-memory thread store (harness/referenceServer.ts).",
   "",
   "| server | turns | turns/s | p50 turn ms | p99 turn ms | CPU ms per turn | errors | stream reconnects | lost turns | threads exact (2 × turns) |",
   "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",

@@ -19,10 +19,10 @@
 import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { Client } from "pg"
+import { startPgBouncer } from "../harness/pgbouncer.ts"
+import { startReplicated } from "../harness/replication.ts"
+import { chatWriters, lostTurns } from "../harness/writers.ts"
 import { EffectCheckpointSaver } from "../src/index.ts"
-import { startPgBouncer } from "../test/support/pgbouncer.ts"
-import { startReplicated } from "../test/support/replication.ts"
-import { chatWriters, lostTurns } from "../test/support/writers.ts"
 import type { SoakVerdict } from "./doneWhen.ts"
 
 const minutes = Number(process.env.SOAK_MINUTES ?? 10)

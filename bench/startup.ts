@@ -20,10 +20,10 @@ import { existsSync, readFileSync } from "node:fs"
 import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises"
 import { cpus, loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
+import { createDatabase } from "../harness/databases.ts"
+import { writeInspected } from "../harness/inspectedGraph.ts"
 import { buildPackage } from "../scripts/bundle-cli.ts"
 import { EffectCheckpointSaver } from "../src/index.ts"
-import { createDatabase } from "../test/support/databases.ts"
-import { writeInspected } from "../test/support/inspectedGraph.ts"
 
 const root = join(import.meta.dirname, "..")
 const runs = Number(process.env.STARTUP_RUNS ?? "7")

@@ -12,12 +12,12 @@
 import { uuid6 } from "@langchain/langgraph-checkpoint"
 import { Layer, ManagedRuntime, Result } from "effect"
 import { Client } from "pg"
+import { ensureServer } from "../harness/postgresServer.ts"
 import { CheckpointStorage, EffectCheckpointSaver } from "../src/index.ts"
 import * as Prune from "../src/internal/lifecycle/Prune.ts"
 import * as Pglite from "../src/pglite.ts"
 import * as Postgres from "../src/postgres.ts"
 import type { IndexEntry, ThreadRows } from "../src/StorageDriver.ts"
-import { ensureServer } from "../test/support/postgresServer.ts"
 
 const server = await ensureServer()
 const database = `lce_walks_${process.pid}`

@@ -21,8 +21,8 @@ import { join, resolve } from "node:path"
 import { pathToFileURL } from "node:url"
 import { parseArgs } from "node:util"
 import { Client } from "pg"
+import { framedGraph, long, writeChat, writeDelta, writeInspected } from "../harness/inspectedGraph.ts"
 import { type FixtureThread, observe } from "../test/fixtures/formats/observe.ts"
-import { framedGraph, long, writeChat, writeDelta, writeInspected } from "../test/support/inspectedGraph.ts"
 
 const { values } = parseArgs({
   options: {

@@ -14,11 +14,11 @@ import { AIMessage, type BaseMessage, HumanMessage, RemoveMessage, SystemMessage
 import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph"
 import { Effect } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
+import { admin } from "../../harness/databases.ts"
 import type { EffectCheckpointSaver, SaverOptions } from "../../src/index.ts"
 import * as Tables from "../../src/internal/sql/Tables.ts"
 import * as StorageFormat from "../../src/internal/StorageFormat.ts"
 import { keyOf } from "../scenarios/encryption.ts"
-import { admin } from "../support/databases.ts"
 import { type DriverName, drivers } from "../support/drivers.ts"
 
 const matrix = drivers("address")

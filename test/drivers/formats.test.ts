@@ -14,12 +14,12 @@ import { Effect, ManagedRuntime, Stream } from "effect"
 import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
+import { admin } from "../../harness/databases.ts"
+import { chatGraph } from "../../harness/inspectedGraph.ts"
 import { CheckpointStorage, type EffectCheckpointSaver, ExportFormat, type SaverOptions } from "../../src/index.ts"
 import { NEWEST_LEVEL } from "../../src/internal/StorageFormat.ts"
 import { type FixtureThread, observe } from "../fixtures/formats/observe.ts"
-import { admin } from "../support/databases.ts"
 import { type Driver, drivers } from "../support/drivers.ts"
-import { chatGraph } from "../support/inspectedGraph.ts"
 
 const root = join(import.meta.dirname, "..", "fixtures", "formats")
 

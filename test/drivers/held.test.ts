@@ -18,6 +18,8 @@ import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { Effect, Layer } from "effect"
 import type { SqlClient } from "effect/sql"
 import { afterAll, describe, expect, it } from "vitest"
+import { admin } from "../../harness/databases.ts"
+import { framedGraph, long } from "../../harness/inspectedGraph.ts"
 import * as Cockroach from "../../src/cockroach.ts"
 import { CheckpointStorage, EffectCheckpointSaver, type SaverOptions } from "../../src/index.ts"
 import * as Bounded from "../../src/internal/codec/Bounded.ts"
@@ -29,9 +31,7 @@ import * as Postgres from "../../src/postgres.ts"
 import type { Dialect } from "../../src/SqlOptions.ts"
 import type { StorageDriver, StoredCheckpoint } from "../../src/StorageDriver.ts"
 import { keyOf } from "../scenarios/encryption.ts"
-import { admin } from "../support/databases.ts"
 import { type Driver, type DriverName, drivers } from "../support/drivers.ts"
-import { framedGraph, long } from "../support/inspectedGraph.ts"
 
 const matrix = drivers("held")
 afterAll(async () => {

@@ -6,12 +6,12 @@ import { describe, expect, it } from "@effect/vitest"
 import { AIMessage, HumanMessage } from "@langchain/core/messages"
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres"
 import { Effect, Layer, Stream } from "effect"
+import { admin, withDatabase } from "../../harness/databases.ts"
 import * as Database from "../../src/internal/cli/Database.ts"
 import { clean, cut } from "../../src/internal/cli/Output.ts"
 import * as Inspector from "../../src/internal/inspector/Inspector.ts"
 import * as Tree from "../../src/internal/inspector/Tree.ts"
 import * as Values from "../../src/internal/inspector/Values.ts"
-import { admin, withDatabase } from "../support/databases.ts"
 import { drivers } from "../support/drivers.ts"
 
 const checkpoint = (

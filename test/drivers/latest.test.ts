@@ -18,6 +18,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { chatGraph, THREADS, writeInspected } from "../../harness/inspectedGraph.ts"
 import { CheckpointStorage, EffectCheckpointSaver, Encryption, type SaverOptions } from "../../src/index.ts"
 import * as LatestTuples from "../../src/internal/sql/LatestTuples.ts"
 import * as SqlDriver from "../../src/internal/sql/SqlDriver.ts"
@@ -25,7 +26,6 @@ import * as Tables from "../../src/internal/sql/Tables.ts"
 import * as Pglite from "../../src/pglite.ts"
 import { keyOf } from "../scenarios/encryption.ts"
 import { checkpoint, metadata } from "../support/fixtures.ts"
-import { chatGraph, THREADS, writeInspected } from "../support/inspectedGraph.ts"
 
 type Location = { readonly thread_id: string; readonly checkpoint_ns: string }
 

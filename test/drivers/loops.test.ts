@@ -6,6 +6,7 @@
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { SqlClient } from "effect/sql"
 import { beforeAll } from "vitest"
+import { admin } from "../../harness/databases.ts"
 import * as Cockroach from "../../src/cockroach.ts"
 import * as Inspector from "../../src/internal/inspector/Inspector.ts"
 import * as Layout from "../../src/internal/sql/Layout.ts"
@@ -15,7 +16,6 @@ import * as Pglite from "../../src/pglite.ts"
 import * as Postgres from "../../src/postgres.ts"
 import type { Dialect } from "../../src/SqlOptions.ts"
 import { loopScenarios, type Subject } from "../scenarios/loops.ts"
-import { admin } from "../support/databases.ts"
 import { drivers } from "../support/drivers.ts"
 
 const matrix = drivers("loops")

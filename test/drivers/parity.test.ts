@@ -10,11 +10,11 @@ import { MemorySaver } from "@langchain/langgraph"
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { type Context, Layer, ManagedRuntime } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { chatGraph, text } from "../../harness/inspectedGraph.ts"
 import { CheckpointStorage, EffectCheckpointSaver, type SaverOptions } from "../../src/index.ts"
 import { parityScenarios } from "../scenarios/parity.ts"
 import { describeDifference, firstDifference, observe, type Scenario } from "../support/differential.ts"
 import { type Driver, drivers } from "../support/drivers.ts"
-import { chatGraph, text } from "../support/inspectedGraph.ts"
 
 /** Each scenario's recording on its oracle, made once. */
 const oracles = new Map<Scenario, Promise<unknown>>()

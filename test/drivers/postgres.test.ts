@@ -11,10 +11,10 @@ import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres"
 import { Config, ConfigProvider, type Duration, Effect, Layer, Option, Redacted, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import { Pool } from "pg"
+import { makeCountingSocket } from "../../harness/countingSocket.ts"
+import { admin, withDatabase } from "../../harness/databases.ts"
 import { CheckpointStorage, EffectCheckpointSaver } from "../../src/index.ts"
 import * as Postgres from "../../src/postgres.ts"
-import { makeCountingSocket } from "../support/countingSocket.ts"
-import { admin, withDatabase } from "../support/databases.ts"
 import { checkpoint, metadata } from "../support/fixtures.ts"
 
 const { CheckpointStorage: Storage } = CheckpointStorage

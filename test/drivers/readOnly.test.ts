@@ -16,15 +16,15 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll } from "vitest"
+import { admin, createDatabase } from "../../harness/databases.ts"
+import { nestedGraph, stepsGraph, view } from "../../harness/inspectedGraph.ts"
 import { CheckpointStorage, EffectCheckpointSaver } from "../../src/index.ts"
 import * as Layout from "../../src/internal/sql/Layout.ts"
 import { type Statement, statements } from "../../src/internal/sql/Statements.ts"
 import * as Pglite from "../../src/pglite.ts"
 import * as Postgres from "../../src/postgres.ts"
 import * as Retry from "../../src/Retry.ts"
-import { admin, createDatabase } from "../support/databases.ts"
 import { checkpoint, metadata } from "../support/fixtures.ts"
-import { nestedGraph, stepsGraph, view } from "../support/inspectedGraph.ts"
 
 const { CheckpointStorage: Storage } = CheckpointStorage
 

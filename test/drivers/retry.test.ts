@@ -9,10 +9,10 @@ import { uuid6 } from "@langchain/langgraph-checkpoint"
 import { Clock, Effect, Fiber, Layer, Option, Redacted, Schedule, Stream, Tracer } from "effect"
 import { SqlClient, SqlError } from "effect/sql"
 import { TestClock } from "effect/testing"
+import { admin, serializableByDefault, withDatabase } from "../../harness/databases.ts"
 import { CheckpointStorage, EffectCheckpointSaver, Retry } from "../../src/index.ts"
 import * as Postgres from "../../src/postgres.ts"
 import { conflictingWriters, lostConnectionRetries, retryCount } from "../scenarios/conflicts.ts"
-import { admin, serializableByDefault, withDatabase } from "../support/databases.ts"
 import { checkpoint, metadata } from "../support/fixtures.ts"
 
 const { CheckpointStorage: Storage } = CheckpointStorage

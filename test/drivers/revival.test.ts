@@ -12,6 +12,7 @@ import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres"
 import { Effect, Metric, Tracer } from "effect"
 import { Pool } from "pg"
 import { afterAll, beforeAll } from "vitest"
+import { createDatabase } from "../../harness/databases.ts"
 import {
   CheckpointStorage,
   EffectCheckpointSaver,
@@ -31,7 +32,6 @@ import {
   store,
   threadId
 } from "../scenarios/revival.ts"
-import { createDatabase } from "../support/databases.ts"
 import { drivers } from "../support/drivers.ts"
 import { checkpoint, metadata } from "../support/fixtures.ts"
 

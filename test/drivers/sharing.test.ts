@@ -11,11 +11,11 @@ import type { RunnableConfig } from "@langchain/core/runnables"
 import { type BaseCheckpointSaver, JsonPlusSerializer, uuid6 } from "@langchain/langgraph-checkpoint"
 import { Effect, Layer, Redacted, Schema } from "effect"
 import { afterAll, beforeAll } from "vitest"
+import { makeCountingSocket } from "../../harness/countingSocket.ts"
+import { admin, createDatabase } from "../../harness/databases.ts"
 import { CheckpointStorage, EffectCheckpointSaver } from "../../src/index.ts"
 import * as Sharing from "../../src/internal/codec/Sharing.ts"
 import * as Postgres from "../../src/postgres.ts"
-import { makeCountingSocket } from "../support/countingSocket.ts"
-import { admin, createDatabase } from "../support/databases.ts"
 import { type DriverName, drivers } from "../support/drivers.ts"
 
 const runs = (fallback: number) => Number(process.env.CONTRACT_RUNS ?? fallback)

@@ -8,15 +8,15 @@
 import { Effect, Layer } from "effect"
 import type { SqlClient } from "effect/sql"
 import { describe, expect, it } from "vitest"
+import { admin, createDatabase, withSaverOn } from "../../harness/databases.ts"
+import { stepsGraph } from "../../harness/inspectedGraph.ts"
 import * as Cockroach from "../../src/cockroach.ts"
 import { CheckpointError, EffectCheckpointSaver, type ThreadRecord } from "../../src/index.ts"
 import * as Migrations from "../../src/internal/sql/Migrations.ts"
 import * as Tables from "../../src/internal/sql/Tables.ts"
 import * as Pglite from "../../src/pglite.ts"
 import * as Postgres from "../../src/postgres.ts"
-import { admin, createDatabase, withSaverOn } from "../support/databases.ts"
 import { type Driver, type DriverName, drivers } from "../support/drivers.ts"
-import { stepsGraph } from "../support/inspectedGraph.ts"
 
 const d = drivers("threads")
 

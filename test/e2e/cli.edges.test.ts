@@ -16,10 +16,8 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { usingCli } from "../support/cli.ts"
-import { admin, createDatabase, withSaverOn } from "../support/databases.ts"
-import { checkpoint, metadata } from "../support/fixtures.ts"
-import { putChain } from "../support/forks.ts"
+import { admin, createDatabase, withSaverOn } from "../../harness/databases.ts"
+import { putChain } from "../../harness/forks.ts"
 import {
   chatGraph,
   type ChatThread,
@@ -28,7 +26,9 @@ import {
   writeApproval,
   writeChat,
   writeNested
-} from "../support/inspectedGraph.ts"
+} from "../../harness/inspectedGraph.ts"
+import { usingCli } from "../support/cli.ts"
+import { checkpoint, metadata } from "../support/fixtures.ts"
 
 const { built, fails, ok, run } = usingCli()
 

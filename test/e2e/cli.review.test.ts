@@ -26,9 +26,9 @@ import {
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { admin, createDatabase, withSaverOn } from "../../harness/databases.ts"
+import { putChain } from "../../harness/forks.ts"
 import { type CliResult, describeResult, usingCli } from "../support/cli.ts"
-import { admin, createDatabase, withSaverOn } from "../support/databases.ts"
-import { putChain } from "../support/forks.ts"
 
 const { built, fails, ok } = usingCli()
 

@@ -21,10 +21,8 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import type { EffectCheckpointSaver } from "../../src/index.ts"
-import { type CliResult, describeResult, usingCli } from "../support/cli.ts"
-import { admin, createDatabase, withSaverOn } from "../support/databases.ts"
-import { putForks } from "../support/forks.ts"
+import { admin, createDatabase, withSaverOn } from "../../harness/databases.ts"
+import { putForks } from "../../harness/forks.ts"
 import {
   address,
   CANARY,
@@ -46,7 +44,9 @@ import {
   writeForest,
   writeInspected,
   writeNested
-} from "../support/inspectedGraph.ts"
+} from "../../harness/inspectedGraph.ts"
+import type { EffectCheckpointSaver } from "../../src/index.ts"
+import { type CliResult, describeResult, usingCli } from "../support/cli.ts"
 import { insertThreads } from "../support/manyThreads.ts"
 
 const { built, fails, ok, run } = usingCli()

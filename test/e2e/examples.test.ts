@@ -11,7 +11,7 @@ import { join } from "node:path"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { buildAgent, say } from "../../examples/agent/graph.ts"
-import { createDatabase } from "../support/databases.ts"
+import { createDatabase } from "../../harness/databases.ts"
 
 let database: Awaited<ReturnType<typeof createDatabase>>
 beforeAll(async () => {

@@ -16,7 +16,7 @@ import { tmpdir } from "node:os"
 import { dirname, join, relative } from "node:path"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { createDatabase } from "../support/databases.ts"
+import { createDatabase } from "../../harness/databases.ts"
 
 const root = join(import.meta.dirname, "..", "..")
 let base: string | undefined

@@ -17,12 +17,12 @@ import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { admin, createDatabase } from "../../harness/databases.ts"
+import { framedGraph, long } from "../../harness/inspectedGraph.ts"
 import { CheckpointError, EffectCheckpointSaver } from "../../src/index.ts"
 import { NEWEST_LEVEL } from "../../src/internal/StorageFormat.ts"
 import { canonical } from "../../src/testing/index.ts"
 import { usingCli } from "../support/cli.ts"
-import { admin, createDatabase } from "../support/databases.ts"
-import { framedGraph, long } from "../support/inspectedGraph.ts"
 
 const { ok } = usingCli()
 

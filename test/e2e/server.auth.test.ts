@@ -13,8 +13,8 @@ import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { chatGraph, replyTo } from "../../harness/chatGraph.ts"
 import { type LangGraphServer, serve } from "../../src/server.ts"
-import { chatGraph, replyTo } from "../support/chatGraph.ts"
 
 const human = (content: string) => ({ messages: [{ type: "human", content }] })
 

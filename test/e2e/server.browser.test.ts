@@ -3,7 +3,7 @@
  * meets it: a React page on the LangGraph SDK's `useStream`
  * (`test/support/chatPage/`), served from another origin and driven in a
  * real headless Chromium, talking to the scripted chat graph
- * (`test/support/chatGraph.ts`) stored on PGlite and on PostgreSQL.
+ * (`harness/chatGraph.ts`) stored on PGlite and on PostgreSQL.
  *
  * One conversation each: the answer streams in token by token, a reload
  * reopens the thread from the database, an interrupt shows an Approve
@@ -18,11 +18,11 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { launch } from "../../harness/browser.ts"
+import { approvedWith, chatGraph, QUESTION, replyTo } from "../../harness/chatGraph.ts"
+import { createDatabase } from "../../harness/databases.ts"
 import { type LangGraphServer, serve } from "../../src/server.ts"
-import { launch } from "../support/browser.ts"
-import { approvedWith, chatGraph, QUESTION, replyTo } from "../support/chatGraph.ts"
 import { buildChatPage, openChatPage } from "../support/chatPage.ts"
-import { createDatabase } from "../support/databases.ts"
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])

@@ -12,10 +12,10 @@
  */
 import { Client } from "@langchain/langgraph-sdk"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { chatGraph, replyTo } from "../../harness/chatGraph.ts"
+import { admin, createDatabase } from "../../harness/databases.ts"
 import { EffectCheckpointSaver } from "../../src/index.ts"
 import { type LangGraphServer, serve } from "../../src/server.ts"
-import { chatGraph, replyTo } from "../support/chatGraph.ts"
-import { admin, createDatabase } from "../support/databases.ts"
 
 const human = (content: string, extra: Record<string, unknown> = {}) => ({
   messages: [{ type: "human", content, ...extra }]

@@ -14,10 +14,10 @@ import type { Client } from "@langchain/langgraph-sdk"
 import { setFlagsFromString } from "node:v8"
 import { runInNewContext } from "node:vm"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { chatGraph, messagesOf, replyTo } from "../../harness/chatGraph.ts"
+import { createDatabase } from "../../harness/databases.ts"
+import { loadClients } from "../../harness/loadClients.ts"
 import { type LangGraphServer, serve } from "../../src/server.ts"
-import { chatGraph, messagesOf, replyTo } from "../support/chatGraph.ts"
-import { createDatabase } from "../support/databases.ts"
-import { loadClients } from "../support/loadClients.ts"
 
 const CLIENTS = 50
 const SECONDS = 12

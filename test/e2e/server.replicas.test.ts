@@ -13,10 +13,10 @@
  */
 import type { Client } from "@langchain/langgraph-sdk"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { replyTo } from "../support/chatGraph.ts"
-import { createDatabase, serverUrl } from "../support/databases.ts"
-import { type Bouncer, startPgBouncer } from "../support/pgbouncer.ts"
-import { type Replica, replicas } from "../support/replicas.ts"
+import { replyTo } from "../../harness/chatGraph.ts"
+import { createDatabase, serverUrl } from "../../harness/databases.ts"
+import { type Bouncer, startPgBouncer } from "../../harness/pgbouncer.ts"
+import { type Replica, replicas } from "../../harness/replicas.ts"
 
 const human = (content: string) => ({ messages: [{ type: "human", content }] })
 

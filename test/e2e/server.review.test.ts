@@ -25,11 +25,11 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { Browser } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
+import { launch } from "../../harness/browser.ts"
+import { chatGraph, replyTo } from "../../harness/chatGraph.ts"
+import { admin, createDatabase } from "../../harness/databases.ts"
 import { EffectCheckpointSaver } from "../../src/index.ts"
 import { type LangGraphServer, serve } from "../../src/server.ts"
-import { launch } from "../support/browser.ts"
-import { chatGraph, replyTo } from "../support/chatGraph.ts"
-import { admin, createDatabase } from "../support/databases.ts"
 
 const human = (content: string) => ({ messages: [{ type: "human", content }] })
 

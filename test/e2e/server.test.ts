@@ -20,12 +20,12 @@ import http from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { approvedWith, chatGraph, replyTo } from "../../harness/chatGraph.ts"
+import { admin, createDatabase } from "../../harness/databases.ts"
+import { type ReferenceServer, referenceServer } from "../../harness/referenceServer.ts"
 import * as Tables from "../../src/internal/sql/Tables.ts"
 import { type LangGraphServer, serve } from "../../src/server.ts"
-import { approvedWith, chatGraph, replyTo } from "../support/chatGraph.ts"
-import { admin, createDatabase } from "../support/databases.ts"
 import { normalise } from "../support/differential.ts"
-import { type ReferenceServer, referenceServer } from "../support/referenceServer.ts"
 
 /** The status of `GET /info` asked with another `Host` header (fetch cannot set one). */
 const statusWithHost = (base: string, host: string) =>

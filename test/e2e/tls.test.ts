@@ -12,11 +12,11 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll } from "vitest"
+import { startThrowaway } from "../../harness/postgresServer.ts"
 import * as Cockroach from "../../src/cockroach.ts"
 import { CheckpointStorage, EffectCheckpointSaver } from "../../src/index.ts"
 import * as Postgres from "../../src/postgres.ts"
 import { checkpoint, metadata } from "../support/fixtures.ts"
-import { startThrowaway } from "../support/postgresServer.ts"
 
 const certificates = mkdtempSync(join(tmpdir(), "lce-tls-"))
 const openssl = (...args: Array<string>) => execFileSync("openssl", args, { cwd: certificates, stdio: "pipe" })

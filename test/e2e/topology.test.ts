@@ -1,8 +1,8 @@
 /**
  * Production topologies, built from real parts by the tests themselves:
  * PgBouncer in transaction mode in front of the test server
- * (`support/pgbouncer.ts`), a primary with a synchronous streaming standby
- * that fails over (`support/replication.ts`), and an endpoint that turns
+ * (`harness/pgbouncer.ts`), a primary with a synchronous streaming standby
+ * that fails over (`harness/replication.ts`), and an endpoint that turns
  * read-only. Every driver mode opens and works through the pooler; server
  * backends terminated mid-run, connections killed while idle, a read-only
  * endpoint and a failover reject nothing and lose nothing; the CLI and
@@ -18,17 +18,17 @@ import { join } from "node:path"
 import { promisify } from "node:util"
 import { Client } from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { admin, createDatabase, serverUrl } from "../../harness/databases.ts"
+import { chatGraph, text } from "../../harness/inspectedGraph.ts"
+import { type Bouncer, startPgBouncer } from "../../harness/pgbouncer.ts"
+import { startReplicated } from "../../harness/replication.ts"
+import { chatWriters, lostTurns } from "../../harness/writers.ts"
 import { CheckpointStorage, EffectCheckpointSaver, Retry } from "../../src/index.ts"
 import * as Database from "../../src/internal/cli/Database.ts"
 import * as Server from "../../src/internal/web/Server.ts"
 import * as Postgres from "../../src/postgres.ts"
 import { standIn } from "../support/cockroach.ts"
-import { admin, createDatabase, serverUrl } from "../support/databases.ts"
 import { checkpoint, metadata } from "../support/fixtures.ts"
-import { chatGraph, text } from "../support/inspectedGraph.ts"
-import { type Bouncer, startPgBouncer } from "../support/pgbouncer.ts"
-import { startReplicated } from "../support/replication.ts"
-import { chatWriters, lostTurns } from "../support/writers.ts"
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 

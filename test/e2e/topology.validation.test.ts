@@ -8,12 +8,12 @@
  */
 import { deltaChannelHistoryTests, validate } from "@langchain/langgraph-checkpoint-validation"
 import { afterAll, beforeAll } from "vitest"
+import { createDatabase, serverUrl } from "../../harness/databases.ts"
+import { type Bouncer, startPgBouncer } from "../../harness/pgbouncer.ts"
 import { EffectCheckpointSaver } from "../../src/index.ts"
 import { graphScenarios } from "../scenarios/graphs.ts"
 import { standIn } from "../support/cockroach.ts"
-import { createDatabase, serverUrl } from "../support/databases.ts"
 import { clearDatabase } from "../support/drivers.ts"
-import { type Bouncer, startPgBouncer } from "../support/pgbouncer.ts"
 
 let bouncer: Bouncer
 beforeAll(async () => {

@@ -9,10 +9,10 @@
  */
 import { Effect, Exit, Layer, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createDatabase, withSaverOn } from "../../harness/databases.ts"
+import { writeApproval, writeChat } from "../../harness/inspectedGraph.ts"
 import * as Database from "../../src/internal/cli/Database.ts"
 import * as Server from "../../src/internal/web/Server.ts"
-import { createDatabase, withSaverOn } from "../support/databases.ts"
-import { writeApproval, writeChat } from "../support/inspectedGraph.ts"
 
 let database: Awaited<ReturnType<typeof createDatabase>>
 let scope: Scope.Closeable

@@ -15,15 +15,9 @@ import { request } from "node:http"
 import { join } from "node:path"
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { CheckpointStorage } from "../../src/CheckpointStorage.ts"
-import { EffectCheckpointSaver } from "../../src/index.ts"
-import * as Database from "../../src/internal/cli/Database.ts"
-import { escapeKeepingLines } from "../../src/internal/Visible.ts"
-import * as Server from "../../src/internal/web/Server.ts"
-import { launch } from "../support/browser.ts"
-import { createDatabase } from "../support/databases.ts"
-import { checkpoint, metadata } from "../support/fixtures.ts"
-import { putChain, putForks } from "../support/forks.ts"
+import { launch } from "../../harness/browser.ts"
+import { createDatabase } from "../../harness/databases.ts"
+import { putChain, putForks } from "../../harness/forks.ts"
 import {
   chatGraph,
   type ChatThread,
@@ -35,7 +29,13 @@ import {
   writeForest,
   writeNested,
   writeTools
-} from "../support/inspectedGraph.ts"
+} from "../../harness/inspectedGraph.ts"
+import { CheckpointStorage } from "../../src/CheckpointStorage.ts"
+import { EffectCheckpointSaver } from "../../src/index.ts"
+import * as Database from "../../src/internal/cli/Database.ts"
+import { escapeKeepingLines } from "../../src/internal/Visible.ts"
+import * as Server from "../../src/internal/web/Server.ts"
+import { checkpoint, metadata } from "../support/fixtures.ts"
 import { insertThreads } from "../support/manyThreads.ts"
 
 const ARTIFACTS = join(import.meta.dirname, "..", "..", "test-artifacts")

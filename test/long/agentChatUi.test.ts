@@ -18,8 +18,8 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { buildAgent, text } from "../../examples/agent/graph.ts"
+import { launch } from "../../harness/browser.ts"
 import * as AgentChatUi from "../support/agentChatUi.ts"
-import { launch } from "../support/browser.ts"
 import { type Lines, spawnLines } from "../support/children.ts"
 
 const TURNS = ["Hi, I'm Ada.", "remember: the tea is green"]

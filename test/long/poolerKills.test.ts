@@ -11,11 +11,11 @@
  * `npm run test:long` (its own vitest project: minutes, not `npm test`'s).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { admin, createDatabase, serverUrl } from "../../harness/databases.ts"
+import { type Bouncer, startPgBouncer } from "../../harness/pgbouncer.ts"
+import { chatWriters, lostTurns } from "../../harness/writers.ts"
 import { EffectCheckpointSaver } from "../../src/index.ts"
 import { standIn } from "../support/cockroach.ts"
-import { admin, createDatabase, serverUrl } from "../support/databases.ts"
-import { type Bouncer, startPgBouncer } from "../support/pgbouncer.ts"
-import { chatWriters, lostTurns } from "../support/writers.ts"
 
 const RUNS = Number(process.env.KILL_RUNS ?? 20)
 

@@ -13,9 +13,9 @@
 import type { Client } from "@langchain/langgraph-sdk"
 import { readFileSync } from "node:fs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { replyTo } from "../support/chatGraph.ts"
-import { createDatabase } from "../support/databases.ts"
-import { type Replica, replicas } from "../support/replicas.ts"
+import { replyTo } from "../../harness/chatGraph.ts"
+import { createDatabase } from "../../harness/databases.ts"
+import { type Replica, replicas } from "../../harness/replicas.ts"
 
 const CLIENTS = Number(process.env.KILL_CLIENTS ?? 50)
 const SECONDS = Number(process.env.KILL_SECONDS ?? 60)

@@ -7,7 +7,7 @@ import { HumanMessage } from "@langchain/core/messages"
 import { Annotation, Command, END, interrupt, START, StateGraph } from "@langchain/langgraph"
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { chatGraph, deltaGraph, nestedGraph, stepsGraph, text } from "../support/inspectedGraph.ts"
+import { chatGraph, deltaGraph, nestedGraph, stepsGraph, text } from "../../harness/inspectedGraph.ts"
 
 type Saver = BaseCheckpointSaver & { close(): Promise<void> }
 

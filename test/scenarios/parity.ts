@@ -19,7 +19,6 @@ import {
   task
 } from "@langchain/langgraph"
 import type { Checkpoint, CheckpointMetadata } from "@langchain/langgraph-checkpoint"
-import type { Probe, Runnable, Scenario } from "../support/differential.ts"
 import {
   approvalGraph,
   chatGraph,
@@ -28,7 +27,8 @@ import {
   long,
   nestedGraph,
   stepsGraph
-} from "../support/inspectedGraph.ts"
+} from "../../harness/inspectedGraph.ts"
+import type { Probe, Runnable, Scenario } from "../support/differential.ts"
 
 const Log = Annotation.Root({
   log: Annotation<Array<string>>({ reducer: (a, b) => a.concat(b), default: () => [] })

@@ -7,9 +7,9 @@
  * a pooler too). Each suite works in a schema of its own, so suites running
  * at once never meet on a shared cluster, and drops it.
  */
+import { admin } from "../../harness/databases.ts"
+import { cockroachRole } from "../../harness/postgresServer.ts"
 import * as Cockroach from "../../src/cockroach.ts"
-import { admin } from "./databases.ts"
-import { cockroachRole } from "./postgresServer.ts"
 
 /** The cluster in `COCKROACH_URL`, if any. */
 export const cluster: string | undefined = process.env.COCKROACH_URL || undefined

@@ -11,6 +11,7 @@
 import { PGlite } from "@electric-sql/pglite"
 import { Effect, Layer } from "effect"
 import { afterAll, beforeAll } from "vitest"
+import { admin, createDatabase } from "../../harness/databases.ts"
 import * as Cockroach from "../../src/cockroach.ts"
 import {
   CheckpointStorage,
@@ -23,7 +24,6 @@ import * as Tables from "../../src/internal/sql/Tables.ts"
 import * as Pglite from "../../src/pglite.ts"
 import * as Postgres from "../../src/postgres.ts"
 import { cockroachSuite } from "./cockroach.ts"
-import { admin, createDatabase } from "./databases.ts"
 
 export type DriverName = "memory" | "pglite" | "postgres" | "cockroach dialect"
 

@@ -3,8 +3,8 @@
  * checkpoint each, inserted with SQL into this library's tables (migrated
  * first), one second of activity apart, newest `<prefix>000001`.
  */
+import { admin } from "../../harness/databases.ts"
 import { EffectCheckpointSaver } from "../../src/index.ts"
-import { admin } from "./databases.ts"
 
 export const insertThreads = async (url: string, count: number, prefix: string): Promise<void> => {
   await (await EffectCheckpointSaver.fromConnString(url)).close()

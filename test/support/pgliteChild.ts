@@ -19,10 +19,10 @@
 import { HumanMessage } from "@langchain/core/messages"
 import { Cause, Effect, Exit, ManagedRuntime, Option, Scope } from "effect"
 import { createInterface } from "node:readline"
+import { chatGraph } from "../../harness/inspectedGraph.ts"
 import { EffectCheckpointSaver } from "../../src/index.ts"
 import * as Owner from "../../src/internal/pglite/Owner.ts"
 import * as Pglite from "../../src/pglite.ts"
-import { chatGraph } from "./inspectedGraph.ts"
 
 const [mode, dir] = process.argv.slice(2) as [string, string]
 const say = (line: string) => void process.stdout.write(`${line}\n`)

@@ -2,9 +2,9 @@
 import { type BaseMessageLike, HumanMessage } from "@langchain/core/messages"
 import { Command, MemorySaver } from "@langchain/langgraph"
 import { describe, expect, it } from "vitest"
+import { approvalGraph, chatGraph, collect, nestedGraph, stepsGraph } from "../../harness/inspectedGraph.ts"
 import * as Steps from "../../src/internal/inspector/Steps.ts"
 import * as Values from "../../src/internal/inspector/Values.ts"
-import { approvalGraph, chatGraph, collect, nestedGraph, stepsGraph } from "../support/inspectedGraph.ts"
 
 const config = (thread_id: string) => ({ configurable: { thread_id } })
 

@@ -139,11 +139,11 @@ const addPieces = (thread: MutableThread, added: ReadonlyArray<Piece>) => {
 
 /**
  * The blobs no checkpoint of their namespace refers to (directly or as a
- * base) go, then the pieces nothing left refers to (a derived piece's base
- * is referred to by it).
+ * base) go, then the pieces nothing left refers to
+ * (`StorageFormat.referencedPieces`, as a prune's plan counts them).
  */
 const removeUnreferenced = (thread: MutableThread) => {
-  const live = new Set<string>()
+  const left: Array<BlobRow | WriteRow> = []
   for (const namespace of thread.namespaces.values()) {
     const referenced = new Set(
       Array.from(namespace.checkpoints.values()).flatMap((row) =>
@@ -155,19 +155,13 @@ const removeUnreferenced = (thread: MutableThread) => {
     for (const [channel, versions] of namespace.blobs) {
       for (const [version, blob] of versions) {
         if (!referenced.has(blob)) versions.delete(version)
-        else for (const piece of StorageFormat.references(blob)) live.add(piece)
+        else left.push(blob)
       }
       if (versions.size === 0) namespace.blobs.delete(channel)
     }
-    for (const stored of namespace.writes.values()) {
-      for (const write of stored.values()) for (const piece of StorageFormat.references(write)) live.add(piece)
-    }
+    for (const stored of namespace.writes.values()) left.push(...stored.values())
   }
-  // With the pieces derived ones among them are written against.
-  for (const pieceKey of live) {
-    const base = StorageFormat.derivedFrom(thread.pieces.get(pieceKey) ?? new Uint8Array())
-    if (base !== undefined) live.add(base)
-  }
+  const live = StorageFormat.referencedPieces(left, (pieceKey) => thread.pieces.get(pieceKey))
   for (const pieceKey of thread.pieces.keys()) if (!live.has(pieceKey)) thread.pieces.delete(pieceKey)
 }
 
