@@ -1,8 +1,8 @@
 /**
  * The in-memory driver: the reference semantics every SQL driver is tested
  * against, as a service whose state tests can look at. The state is one
- * `Map` from thread id to that thread's rows (see `ThreadState`), and one of
- * crons; reads, writes, records and crons live beside this file. Each operation runs synchronously inside one
+ * `Map` from thread id to that thread's rows (see `MemoryState`), and one of
+ * crons; reads, writes, records and crons live in `internal/memory/`. Each operation runs synchronously inside one
  * `Effect.sync`, so it is atomic with respect to concurrent fibers and callers.
  *
  * @since 0.1.0

@@ -1,8 +1,8 @@
 /**
  * Structural sharing's switch: the one part of `Sharing` an application
  * sets, exported by the package as `Sharing` (`Sharing.Enabled`). The
- * encoding itself (`Sharing.ts` and its rooms, `sharing/`) stays inside the
- * codec, where a rename breaks no user.
+ * encoding itself (`internal/codec/Sharing.ts` and its rooms) stays inside
+ * the codec, where a rename breaks no user.
  *
  * @since 0.2.0
  */
