@@ -20,7 +20,7 @@
  *   connection (the pool replaces dead ones by itself).
  * - `readOnly`: the connection reaches a standby or a read-only endpoint
  *   (25006, `cannot execute … in a read-only transaction`): the pool drops
- *   its connections (`Retrying.Reconnect`) and the statement runs again on
+ *   its connections (`RetryLoop.Reconnect`) and the statement runs again on
  *   fresh ones, which reach the new primary once a failover is over.
  * - `rejected`: the server or a pooler refuses the protocol or the
  *   connection's settings (08P01, a startup parameter a pooler does not
@@ -33,7 +33,7 @@
  * How long to keep trying is the policy: by default a window of
  * {@link defaultWindow} ({@link windowed} builds one of any length, so a
  * deployment can ride out a longer managed failover). Running a statement
- * under a policy is the driver's (`Retrying`).
+ * under a policy is the driver's (`RetryLoop`).
  *
  * @since 0.1.0
  */

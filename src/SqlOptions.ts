@@ -57,7 +57,7 @@ export interface SqlStorageOptions extends SqlDriverOptions {
    *
    * **Details**: no migration runs and nothing is created; the schema is
    * checked instead, and may be this library's, fully migrated, or
-   * LangGraph's (see `Layout.resolve`). Reads (`getTuple`, `list`,
+   * LangGraph's (see `TableOwner.resolve`). Reads (`getTuple`, `list`,
    * `getDeltaChannelHistory`) work on both. Every write (`put`,
    * `putWrites`, `deleteThread` and the thread lifecycle) fails with a
    * `StorageFailure` before it reaches a connection. The layers that open

@@ -19,8 +19,9 @@ import { SqlClient } from "effect/sql"
 import type { InvalidConfig, StorageFailure } from "./CheckpointError.ts"
 import type { CheckpointStorage, FormatError } from "./CheckpointStorage.ts"
 import * as ConnectionString from "./internal/ConnectionString.ts"
-import * as Pool from "./internal/sql/Pool.ts"
-import * as Retrying from "./internal/sql/Retrying.ts"
+import * as Pool from "./internal/sql/connection/Pool.ts"
+import * as RetryLoop from "./internal/sql/RetryLoop.ts"
+import * as SqlStorage from "./internal/sql/SqlStorage.ts"
 import * as Tables from "./internal/sql/Tables.ts"
 import * as Retry from "./Retry.ts"
 import type { PoolOptions } from "./SqlOptions.ts"
@@ -63,7 +64,7 @@ export const serverless: { readonly poolSize: 1; readonly idleTimeout: "5 second
 export const layer = (
   options: CockroachOptions
 ): Layer.Layer<CheckpointStorage, StorageFailure | FormatError | InvalidConfig> =>
-  Pool.layer(poolOptions(options), "cockroach")
+  SqlStorage.layerPool(poolOptions(options), "cockroach")
 
 /**
  * The pool alone, as a `SqlClient` (e.g. for `enableTtl` or `migrate` in a
@@ -99,7 +100,7 @@ export const defaultConfig: Config.Wrap<CockroachOptions> = Pool.defaultConfig
  */
 export const layerConfig = (
   config: Config.Wrap<CockroachOptions> = defaultConfig
-): Layer.Layer<CheckpointStorage, StorageFailure | FormatError | InvalidConfig> => Pool.layerConfig(config, layer)
+): Layer.Layer<CheckpointStorage, StorageFailure | FormatError | InvalidConfig> => SqlStorage.layerConfig(config, layer)
 
 /**
  * @since 0.1.0
@@ -174,10 +175,10 @@ const runAll = (operation: string, statements: ReadonlyArray<string>) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const policy = yield* Retry.RetryPolicy
-    const reconnect = yield* Retrying.Reconnect
+    const reconnect = yield* RetryLoop.Reconnect
     for (const statement of statements) {
       yield* sql.unsafe(statement).pipe(
-        Retrying.retrying(operation, policy, reconnect),
+        RetryLoop.retrying(operation, policy, reconnect),
         Effect.catchIf((failure) => failure.sqlState === "42710", () => Effect.void)
       )
     }

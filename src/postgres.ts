@@ -12,7 +12,7 @@ import type { Config, Effect, Layer } from "effect"
 import type { SqlClient } from "effect/sql"
 import type { IncompatibleSchema, InvalidConfig, StorageFailure } from "./CheckpointError.ts"
 import type { CheckpointStorage, FormatError } from "./CheckpointStorage.ts"
-import * as Pool from "./internal/sql/Pool.ts"
+import * as Pool from "./internal/sql/connection/Pool.ts"
 import * as SqlStorage from "./internal/sql/SqlStorage.ts"
 import type { PoolOptions, SqlStorageOptions } from "./SqlOptions.ts"
 
@@ -71,7 +71,8 @@ export type PostgresOptions = PoolOptions
  */
 export const layer = (
   options: PostgresOptions
-): Layer.Layer<CheckpointStorage, StorageFailure | FormatError | InvalidConfig> => Pool.layer(options, "postgres")
+): Layer.Layer<CheckpointStorage, StorageFailure | FormatError | InvalidConfig> =>
+  SqlStorage.layerPool(options, "postgres")
 
 /**
  * The pool alone, as a `SqlClient` (e.g. for `migrate` in a deploy step),
@@ -112,4 +113,4 @@ export const defaultConfig: Config.Wrap<PostgresOptions> = Pool.defaultConfig
  */
 export const layerConfig = (
   config: Config.Wrap<PostgresOptions> = defaultConfig
-): Layer.Layer<CheckpointStorage, StorageFailure | FormatError | InvalidConfig> => Pool.layerConfig(config, layer)
+): Layer.Layer<CheckpointStorage, StorageFailure | FormatError | InvalidConfig> => SqlStorage.layerConfig(config, layer)

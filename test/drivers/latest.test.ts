@@ -1,6 +1,6 @@
 /**
  * The PGlite owner's latest reads, answered from what it wrote
- * (`sql/LatestTuples`): real LangGraph graphs on a directory this process
+ * (`sql/decorators/LatestTuples`): real LangGraph graphs on a directory this process
  * owns, with every read that reaches the database counted. A chat loop
  * reads its thread once; threads of every kind (a fork, an interrupt, a
  * subgraph's namespaces, delta channels, run metadata, a human's edit) are
@@ -20,7 +20,7 @@ import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { chatGraph, THREADS, writeInspected } from "../../harness/inspectedGraph.ts"
 import { CheckpointStorage, EffectCheckpointSaver, Encryption, type SaverOptions } from "../../src/index.ts"
-import * as LatestTuples from "../../src/internal/sql/LatestTuples.ts"
+import * as LatestTuples from "../../src/internal/sql/decorators/LatestTuples.ts"
 import * as SqlDriver from "../../src/internal/sql/SqlDriver.ts"
 import * as Tables from "../../src/internal/sql/Tables.ts"
 import * as Pglite from "../../src/pglite.ts"

@@ -9,7 +9,7 @@ import { beforeAll } from "vitest"
 import { admin } from "../../harness/databases.ts"
 import * as Cockroach from "../../src/cockroach.ts"
 import * as Inspector from "../../src/internal/inspector/Inspector.ts"
-import * as Layout from "../../src/internal/sql/Layout.ts"
+import * as TableOwner from "../../src/internal/sql/TableOwner.ts"
 import * as SqlStorage from "../../src/internal/sql/SqlStorage.ts"
 import * as Tables from "../../src/internal/sql/Tables.ts"
 import * as Pglite from "../../src/pglite.ts"
@@ -34,7 +34,7 @@ const sqlSubject = async (
 ): Promise<Subject> => {
   const storage = SqlStorage.layer({ dialect, schema })
   const inspector = Layer.unwrap(
-    Layout.resolve({ dialect, schema, readOnly: true }).pipe(Effect.map((tables) => Inspector.layer(tables, dialect)))
+    TableOwner.resolve({ dialect, schema, readOnly: true }).pipe(Effect.map((tables) => Inspector.layer(tables, dialect)))
   )
   const runtime = ManagedRuntime.make(inspector.pipe(Layer.provideMerge(storage), Layer.provideMerge(client)))
   await runtime.context()

@@ -19,7 +19,7 @@ import { afterAll, beforeAll } from "vitest"
 import { admin, createDatabase } from "../../harness/databases.ts"
 import { nestedGraph, stepsGraph, view } from "../../harness/inspectedGraph.ts"
 import { CheckpointStorage, EffectCheckpointSaver } from "../../src/index.ts"
-import * as Layout from "../../src/internal/sql/Layout.ts"
+import * as TableOwner from "../../src/internal/sql/TableOwner.ts"
 import { type Statement, statements } from "../../src/internal/sql/Statements.ts"
 import * as Pglite from "../../src/pglite.ts"
 import * as Postgres from "../../src/postgres.ts"
@@ -230,7 +230,7 @@ describe("a database only @langchain/langgraph-checkpoint-postgres wrote, opened
 
   it.live("every read statement of the SQL driver runs over LangGraph's tables", () =>
     Effect.gen(function*() {
-      const tables = yield* Layout.resolve({ readOnly: true })
+      const tables = yield* TableOwner.resolve({ readOnly: true })
       expect(tables.layout).toBe("langgraph")
       const q = statements(tables)
       const count = (table: string, thread_id: string) =>
@@ -321,7 +321,7 @@ describe("a database only @langchain/langgraph-checkpoint-postgres wrote, opened
         }, copy.url)
       )
       const python = yield* Effect.promise(() => snapshot(copy.url))
-      const tables = yield* Layout.resolve({ readOnly: true }).pipe(
+      const tables = yield* TableOwner.resolve({ readOnly: true }).pipe(
         Effect.provide(Postgres.layerSqlClient({ url: copy.url, readOnly: true }))
       )
       expect(tables.layout).toBe("langgraph")
@@ -383,7 +383,7 @@ describe("other databases opened read-only", () => {
       }).pipe(Effect.provide(Postgres.layer({ url })))
       const before = yield* Effect.promise(() => snapshot(url))
 
-      const tables = yield* Layout.resolve({ readOnly: true }).pipe(
+      const tables = yield* TableOwner.resolve({ readOnly: true }).pipe(
         Effect.provide(Postgres.layerSqlClient({ url, readOnly: true }))
       )
       expect(tables.layout).toBe("current")

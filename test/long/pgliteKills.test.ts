@@ -2,7 +2,7 @@
  * A PGlite owner killed with SIGKILL mid-step, 30 times over on one
  * directory: every checkpoint any of them acknowledged is there when the
  * next one opens it. The owner answers its latest reads from what it wrote
- * (`sql/LatestTuples`), but acknowledges only what committed, and each
+ * (`sql/decorators/LatestTuples`), but acknowledges only what committed, and each
  * restart reads what the last one left.
  */
 import { mkdtemp, rm } from "node:fs/promises"

@@ -29,7 +29,7 @@ import * as ConnectionString from "../ConnectionString.ts"
 import * as Inspector from "../inspector/Inspector.ts"
 import * as Values from "../inspector/Values.ts"
 import type { Label } from "../pglite/Snapshot.ts"
-import * as Layout from "../sql/Layout.ts"
+import * as TableOwner from "../sql/TableOwner.ts"
 import * as SqlStorage from "../sql/SqlStorage.ts"
 import * as Tables from "../sql/Tables.ts"
 import * as Visible from "../Visible.ts"
@@ -187,14 +187,14 @@ const lenient = Layer.effect(
  */
 const tablesFor = (dialect: Dialect, access: Access) =>
   readsOnly(access)
-    ? Layout.resolve({ dialect, readOnly: true }).pipe(
+    ? TableOwner.resolve({ dialect, readOnly: true }).pipe(
       // A database with no checkpoint tables holds no checkpoints: read as empty, not as "needs migration".
       Effect.catchTag("IncompatibleSchema", (error) =>
         error.found < 0 ? Effect.succeed(Tables.empty()) : Effect.fail(error))
     )
     : access === "migrate"
-    ? Layout.resolve({ dialect })
-    : Effect.andThen(unmigrated(dialect), Layout.resolve({ dialect }))
+    ? TableOwner.resolve({ dialect })
+    : Effect.andThen(unmigrated(dialect), TableOwner.resolve({ dialect }))
 
 /**
  * The storage and the inspector over the database `url` names, and where
@@ -237,7 +237,7 @@ export const layer = (
  * would migrate it, which the user must ask for.
  */
 const unmigrated = (dialect: Dialect) =>
-  Layout.resolve({ dialect, readOnly: true }).pipe(
+  TableOwner.resolve({ dialect, readOnly: true }).pipe(
     Effect.catchTag(
       "IncompatibleSchema",
       (error) => error.found < 0 ? Effect.succeed(undefined) : Effect.fail(error)

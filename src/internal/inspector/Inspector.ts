@@ -469,7 +469,7 @@ const historyPager = <E>(
  *
  * **Gotchas**
  *
- * `tables` must be the layout the database holds (`Layout.resolve`): a
+ * `tables` must be the layout the database holds (`TableOwner.resolve`): a
  * database LangGraph's own savers wrote is read through views of its
  * tables. A value the serializer cannot load fails the read unless the
  * serializer in context is `Values.lenient`.
@@ -602,7 +602,7 @@ export const make = Effect.fnUntraced(function*(tables: Tables, dialect: Dialect
  * **Gotchas**
  *
  * `tables` must be the tables the storage reads: resolve them once
- * (`Layout.resolve`) and give the same to the storage
+ * (`TableOwner.resolve`) and give the same to the storage
  * (`SqlStorage.layerTables`) and here, as `cli/Database` does.
  *
  * @since 0.1.0

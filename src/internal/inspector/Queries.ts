@@ -3,7 +3,7 @@
  * threads a page at a time with their summary, checkpoint ids by prefix or
  * suffix, what a lifecycle command would remove, and the database's sizes.
  * Read-only, in the subset every dialect accepts, over the tables
- * `Layout.resolve` found (this library's, or LangGraph's own read through
+ * `TableOwner.resolve` found (this library's, or LangGraph's own read through
  * views of them).
  *
  * @since 0.1.0

@@ -18,7 +18,7 @@ import type { FormatStatus } from "../../StorageDriver.ts"
 import { NEWEST_LEVEL } from "../StorageFormat.ts"
 import { VERSION } from "../Version.ts"
 import { migrationLock } from "./Dialect.ts"
-import * as Retrying from "./Retrying.ts"
+import * as RetryLoop from "./RetryLoop.ts"
 import type { Tables } from "./Tables.ts"
 
 /**
@@ -279,7 +279,7 @@ export const run = Effect.fn("CheckpointStorage.migrate")(function*(
   level: number = NEWEST_LEVEL
 ) {
   const fresh = !(yield* hasMigrationsTable(tables).pipe(Effect.mapError((cause) =>
-    Retrying.failure("migrate", cause)
+    RetryLoop.failure("migrate", cause)
   )))
   yield* apply(tables, dialect, (version) => {
     const raises = levelSteps.get(version)
@@ -304,7 +304,7 @@ export const raise = Effect.fn("CheckpointStorage.raiseFormat")(function*(
   level: number = NEWEST_LEVEL
 ) {
   yield* apply(tables, dialect, (version) => !featureSteps.has(version) && (levelSteps.get(version) ?? 0) <= level)
-  const applied = yield* appliedVersions(tables).pipe(Effect.mapError((cause) => Retrying.failure("raise", cause)))
+  const applied = yield* appliedVersions(tables).pipe(Effect.mapError((cause) => RetryLoop.failure("raise", cause)))
   return levelOf(applied)
 })
 
@@ -344,7 +344,7 @@ export const enableThreadRecords = Effect.fn("CheckpointStorage.enableThreadReco
 export const threadRecordsEnabled = (tables: Tables): Effect.Effect<boolean, StorageFailure, SqlClient.SqlClient> =>
   appliedVersions(tables).pipe(
     Effect.map((applied) => [...threadRecordSteps].every((step) => applied.has(step))),
-    Effect.mapError((cause) => Retrying.failure("enableThreadRecords", cause))
+    Effect.mapError((cause) => RetryLoop.failure("enableThreadRecords", cause))
   )
 
 /**
@@ -369,7 +369,7 @@ const apply = Effect.fnUntraced(function*(tables: Tables, dialect: Dialect, want
   const lock = migrationLock(dialect, tables)
   const all = steps(tables)
   const known = new Set(all.map(([version]) => version))
-  const retried = Retrying.retrying("migrate", policy, yield* Retrying.Reconnect)
+  const retried = RetryLoop.retrying("migrate", policy, yield* RetryLoop.Reconnect)
   // Run before the lock exists, so processes starting together race here:
   // PostgreSQL reports a lost `IF NOT EXISTS` race as a duplicate, and
   // running the statement again then finds the object there.
@@ -436,7 +436,7 @@ export const status = (
     return { level, raised: row === undefined ? undefined : { release: row.release, at: new Date(row.raised_at) } }
   }).pipe(Effect.catchIf(
     (error): error is Exclude<typeof error, IncompatibleSchema> => !(error instanceof IncompatibleSchema),
-    (cause) => Effect.fail(Retrying.failure("format status", cause))
+    (cause) => Effect.fail(RetryLoop.failure("format status", cause))
   ))
 
 /**
@@ -461,7 +461,7 @@ export const check = (
   tables: Tables
 ): Effect.Effect<Applied, IncompatibleSchema | StorageFailure, SqlClient.SqlClient> =>
   appliedVersions(tables).pipe(
-    Effect.mapError((cause) => Retrying.failure("verify schema", cause)),
+    Effect.mapError((cause) => RetryLoop.failure("verify schema", cause)),
     Effect.flatMap((applied): Effect.Effect<Applied, IncompatibleSchema> => {
       const known = new Set(steps(tables).map(([version]) => version))
       const unknown = unknownVersion(applied, known)

@@ -36,7 +36,7 @@ import type { Dialect, SqlDriverOptions } from "../../SqlOptions.ts"
 import type { StorageDriver, StoredCheckpoint } from "../../StorageDriver.ts"
 import * as GroupCommit from "./GroupCommit.ts"
 import * as Migrations from "./Migrations.ts"
-import * as Retrying from "./Retrying.ts"
+import * as RetryLoop from "./RetryLoop.ts"
 import { type Statement, statements } from "./Statements.ts"
 import type { Tables } from "./Tables.ts"
 
@@ -86,7 +86,7 @@ export const runner = Effect.fnUntraced(function*(
 ) {
   const sql = yield* SqlClient.SqlClient
   const policy = yield* Retry.RetryPolicy
-  const reconnect = yield* Retrying.Reconnect
+  const reconnect = yield* RetryLoop.Reconnect
   const timeout = options.statementTimeout === undefined
     ? undefined
     : Duration.fromInputUnsafe(options.statementTimeout)
@@ -104,10 +104,10 @@ export const runner = Effect.fnUntraced(function*(
     const statement = bounded(sql.unsafe<Row>(text, params(input)))
     const rows = Effect.contextWith((context: Context.Context<never>) =>
       Option.isNone(Context.getOption(context, sql.transactionService))
-        ? statement.pipe(Retrying.retrying(operation, policy, reconnect, retryable))
+        ? statement.pipe(RetryLoop.retrying(operation, policy, reconnect, retryable))
         : Context.get(context, OwnTransaction)
-        ? statement.pipe(Effect.mapError((cause) => Retrying.failure(operation, cause)))
-        : sql.withTransaction(statement).pipe(Effect.mapError((cause) => Retrying.failure(operation, cause)))
+        ? statement.pipe(Effect.mapError((cause) => RetryLoop.failure(operation, cause)))
+        : sql.withTransaction(statement).pipe(Effect.mapError((cause) => RetryLoop.failure(operation, cause)))
     )
     return Effect.map(rows, (rows) => decode(rows, input))
   }
@@ -127,7 +127,7 @@ export const make = Effect.fnUntraced(function*(
   const q = statements(tables, options.dialect)
   const pageSize = options.pageSize ?? 100
   const policy = yield* Retry.RetryPolicy
-  const reconnect = yield* Retrying.Reconnect
+  const reconnect = yield* RetryLoop.Reconnect
   const run = yield* runner(options)
 
   /**
@@ -242,7 +242,7 @@ export const make = Effect.fnUntraced(function*(
     enableThreadRecords: Migrations.enableThreadRecords(tables, options.dialect).pipe(
       Effect.provideService(SqlClient.SqlClient, sql),
       Effect.provideService(Retry.RetryPolicy, policy),
-      Effect.provideService(Retrying.Reconnect, reconnect)
+      Effect.provideService(RetryLoop.Reconnect, reconnect)
     ),
 
     formatStatus: Effect.provideService(Migrations.status(tables), SqlClient.SqlClient, sql),
@@ -252,7 +252,7 @@ export const make = Effect.fnUntraced(function*(
         Effect.andThen(Migrations.status(tables)),
         Effect.provideService(SqlClient.SqlClient, sql),
         Effect.provideService(Retry.RetryPolicy, policy),
-        Effect.provideService(Retrying.Reconnect, reconnect)
+        Effect.provideService(RetryLoop.Reconnect, reconnect)
       ),
 
     exclusive: (thread_id, effect) => {
@@ -274,7 +274,7 @@ export const make = Effect.fnUntraced(function*(
             ? Effect.fail(error.cause)
             : Effect.succeed({ ok: false as const, error })
         }),
-        Retrying.retrying("exclusive", policy, reconnect),
+        RetryLoop.retrying("exclusive", policy, reconnect),
         Effect.flatMap((outcome) => outcome.ok ? Effect.succeed(outcome.value) : Effect.fail(outcome.error))
       )
       return Effect.flatMap(
@@ -282,7 +282,7 @@ export const make = Effect.fnUntraced(function*(
         (open) =>
           Option.isSome(open)
             ? transaction.pipe(
-              Effect.mapError((error) => SqlError.isSqlError(error) ? Retrying.failure("exclusive", error) : error)
+              Effect.mapError((error) => SqlError.isSqlError(error) ? RetryLoop.failure("exclusive", error) : error)
             )
             : retried
       )

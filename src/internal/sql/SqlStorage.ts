@@ -1,23 +1,28 @@
 /**
  * `CheckpointStorage` over any `SqlClient` speaking the PostgreSQL dialect:
- * the layers every SQL backend (PostgreSQL, PGlite, CockroachDB) builds on.
+ * the layers every SQL backend (PostgreSQL, PGlite, CockroachDB) builds on,
+ * over the application's client or a pool of its own (`connection/Pool`).
+ * The driver is `SqlDriver`, decorated where the storage asks for it (see
+ * `decorators/`: a sole writer's latest reads, a read-only open's refused
+ * writes).
  *
  * @since 0.1.0
  */
-import { Effect, Layer } from "effect"
+import { Config, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { type IncompatibleSchema, type InvalidConfig, StorageFailure } from "../../CheckpointError.ts"
+import { formatIssue, type IncompatibleSchema, InvalidConfig, type StorageFailure } from "../../CheckpointError.ts"
 import { type CheckpointStorage, type FormatError, layerDriver } from "../../CheckpointStorage.ts"
 import * as FormatLevel from "../../FormatLevel.ts"
 import * as Retry from "../../Retry.ts"
-import type { SqlStorageOptions } from "../../SqlOptions.ts"
-import type { StorageDriver } from "../../StorageDriver.ts"
+import type { Dialect, PoolOptions, SqlStorageOptions } from "../../SqlOptions.ts"
 import * as Settings from "../Settings.ts"
-import * as LatestTuples from "./LatestTuples.ts"
-import * as Layout from "./Layout.ts"
+import * as Pool from "./connection/Pool.ts"
+import * as LatestTuples from "./decorators/LatestTuples.ts"
+import * as ReadOnly from "./decorators/ReadOnly.ts"
 import * as Migrations from "./Migrations.ts"
-import * as Retrying from "./Retrying.ts"
+import * as RetryLoop from "./RetryLoop.ts"
 import * as SqlDriver from "./SqlDriver.ts"
+import * as TableOwner from "./TableOwner.ts"
 import * as Tables from "./Tables.ts"
 
 /**
@@ -60,11 +65,11 @@ export const layerMigrations = (
 export const layer = (
   options: SqlStorageOptions = {}
 ): Layer.Layer<CheckpointStorage, StorageFailure | FormatError | InvalidConfig, SqlClient.SqlClient> =>
-  layerDriver(driverOver((valid) => Layout.resolve(valid), options))
+  layerDriver(driverOver((valid) => TableOwner.resolve(valid), options))
 
 /**
  * The storage over tables whose layout the caller already resolved
- * (`Layout.resolve`), for a caller that needs them itself too (the command
+ * (`TableOwner.resolve`), for a caller that needs them itself too (the command
  * line's inspector): nothing is migrated or checked here.
  *
  * @since 0.1.0
@@ -75,6 +80,44 @@ export const layerTables = (
 ): Layer.Layer<CheckpointStorage, StorageFailure | FormatError | InvalidConfig, SqlClient.SqlClient> =>
   layerDriver(driverOver(() => Effect.succeed(tables), options))
 
+/**
+ * The storage over a pool of its own, closed when the layer is released.
+ * (CockroachDB speaks the PostgreSQL wire protocol.) Every number and
+ * duration of `options` is checked before the pool connects (see `Settings`).
+ *
+ * @since 0.1.0
+ */
+export const layerPool = (
+  options: PoolOptions,
+  dialect: Dialect
+): Layer.Layer<CheckpointStorage, StorageFailure | FormatError | InvalidConfig> =>
+  Layer.unwrap(Effect.map(
+    Settings.check("connect", options),
+    (valid) => layer({ ...valid, dialect }).pipe(Layer.provide(Pool.client(valid)))
+  ))
+
+/**
+ * The storage configured by `Config` (as `PgClient.layerConfig` is): a
+ * setting that is missing or malformed is an `InvalidConfig` naming it.
+ *
+ * @since 0.1.0
+ */
+export const layerConfig = <Options extends PoolOptions>(
+  config: Config.Wrap<Options>,
+  make: (options: Options) => Layer.Layer<CheckpointStorage, StorageFailure | FormatError | InvalidConfig>
+): Layer.Layer<CheckpointStorage, StorageFailure | FormatError | InvalidConfig> =>
+  Layer.unwrap(
+    Config.unwrap(config).pipe(
+      Effect.mapError((error) =>
+        new InvalidConfig({
+          operation: "layerConfig",
+          detail: Schema.isSchemaError(error.cause) ? formatIssue(error.cause.issue) : error.message
+        })
+      ),
+      Effect.map(make)
+    )
+  )
+
 /** The driver over the tables `resolve` gives, once the options are checked. */
 const driverOver = <E, R>(
   resolve: (options: SqlStorageOptions) => Effect.Effect<Tables.Tables, E, R>,
@@ -83,14 +126,14 @@ const driverOver = <E, R>(
   Effect.flatMap(Settings.check("layer", options), (valid) =>
     withPolicy(
       resolve(valid).pipe(
-        Effect.tap(() => Retrying.registerRetries),
+        Effect.tap(() => RetryLoop.registerRetries),
         Effect.flatMap((tables) =>
           Effect.gen(function*() {
             const made = yield* SqlDriver.make(tables, valid)
             const driver = (yield* LatestTuples.SoleWriter) ? yield* LatestTuples.over(made) : made
             if (valid.readOnly !== true) return driver
             const sql = yield* SqlClient.SqlClient
-            return refusingWrites(
+            return ReadOnly.refusingWrites(
               driver,
               Effect.provideService(Migrations.threadRecordsEnabled(tables), SqlClient.SqlClient, sql)
             )
@@ -99,40 +142,6 @@ const driverOver = <E, R>(
       ),
       valid
     ))
-
-/**
- * The driver with every write refused before it reaches a connection: the
- * application's own client may accept writes, and LangGraph's tables, read
- * through derived relations, could not take them anyway.
- */
-const refusingWrites = (
-  driver: StorageDriver,
-  threadRecords: Effect.Effect<boolean, StorageFailure>
-): StorageDriver => {
-  const refuse = (operation: string) =>
-    Effect.fail(
-      new StorageFailure({ operation, retryable: false, cause: "the storage was opened read-only (readOnly: true)" })
-    )
-  return {
-    ...driver,
-    put: () => refuse("put"),
-    putWrites: () => refuse("putWrites"),
-    deleteThread: () => refuse("deleteThread"),
-    remove: () => refuse("remove"),
-    setParents: () => refuse("setParents"),
-    writeThread: () => refuse("writeThread"),
-    raiseFormat: () => refuse("raiseFormat"),
-    setThreadRecord: () => refuse("setThread"),
-    createThreadRecord: () => refuse("createThread"),
-    // Records a writer enabled read as they are; enabling them is a write.
-    enableThreadRecords: Effect.flatMap(
-      threadRecords,
-      (enabled) => enabled ? Effect.void : refuse("enableThreadRecords")
-    ),
-    // Every caller of `exclusive` writes, and it starts by locking the thread's row with a write.
-    exclusive: () => refuse("exclusive")
-  }
-}
 
 /** The effect under the options' retry policy, if they name one. */
 const withPolicy = <A, E, R>(

@@ -1,7 +1,7 @@
 /**
  * Where the tables live: the LangGraph PostgreSQL layout, optionally in a
  * schema of its own — or, read-only, LangGraph's own tables presented as
- * this library's (see `Layout`).
+ * this library's (see `TableOwner`).
  *
  * @since 0.1.0
  */

@@ -19,7 +19,7 @@
 import { PgConnection } from "@effect/sql-pg"
 import { Effect } from "effect"
 import type { SqlError } from "effect/sql"
-import * as Retry from "../../Retry.ts"
+import * as Retry from "../../../Retry.ts"
 
 /**
  * Connects once with `config` and tells whether a pooler answered. A

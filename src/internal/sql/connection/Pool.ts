@@ -1,30 +1,29 @@
 /**
  * A connection pool of its own for the storage, from a URL or host options:
- * what the PostgreSQL and CockroachDB layers share.
+ * what the PostgreSQL and CockroachDB layers share (the storage over it is
+ * `SqlStorage.layerPool`).
  *
  * It sends nothing a connection pooler in transaction mode refuses
  * (PgBouncer, Supavisor, Neon's, RDS Proxy): no startup parameter but the
  * user, database, application name and client encoding; isolation and read-only mode are set
  * where each transaction begins (`Transactions`); named prepared statements
  * only when no pooler answers (`Pooler`). It owns its sockets (`Sockets`), so
- * that a read-only answer can drop them all (`Retrying.Reconnect`).
+ * that a read-only answer can drop them all (`RetryLoop.Reconnect`).
  *
  * @since 0.1.0
  */
 import { PgClient } from "@effect/sql-pg"
-import { Config, Context, Effect, Layer, Redacted, Schema } from "effect"
+import { Config, Context, Effect, Layer, Redacted } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
 import { SqlClient, SqlError } from "effect/sql"
 import type { ConnectionOptions } from "node:tls"
-import { formatIssue, InvalidConfig, StorageFailure } from "../../CheckpointError.ts"
-import type { CheckpointStorage, FormatError } from "../../CheckpointStorage.ts"
-import * as Retry from "../../Retry.ts"
-import type { ConnectionSettings, Dialect, PoolOptions, TlsOptions } from "../../SqlOptions.ts"
-import * as Settings from "../Settings.ts"
+import { InvalidConfig, StorageFailure } from "../../../CheckpointError.ts"
+import * as Retry from "../../../Retry.ts"
+import type { ConnectionSettings, PoolOptions, TlsOptions } from "../../../SqlOptions.ts"
+import * as Settings from "../../Settings.ts"
+import * as RetryLoop from "../RetryLoop.ts"
 import * as Pooler from "./Pooler.ts"
-import * as Retrying from "./Retrying.ts"
 import * as Sockets from "./Sockets.ts"
-import * as SqlStorage from "./SqlStorage.ts"
 import * as Tls from "./Tls.ts"
 import * as Transactions from "./Transactions.ts"
 
@@ -76,22 +75,6 @@ const poolConfig = (
 /** @since 0.1.0 */
 export const connectFailure = (cause: unknown) => new StorageFailure({ operation: "connect", retryable: true, cause })
 
-/**
- * The storage over a pool of its own, closed when the layer is released.
- * (CockroachDB speaks the PostgreSQL wire protocol.) Every number and
- * duration of `options` is checked before the pool connects (see `Settings`).
- *
- * @since 0.1.0
- */
-export const layer = (
-  options: PoolOptions,
-  dialect: Dialect
-): Layer.Layer<CheckpointStorage, StorageFailure | FormatError | InvalidConfig> =>
-  Layer.unwrap(Effect.map(
-    Settings.check("connect", options),
-    (valid) => SqlStorage.layer({ ...valid, dialect }).pipe(Layer.provide(client(valid)))
-  ))
-
 /** A database that could not be reached or logged in to, named (its password masked) with why. */
 const named = (failure: StorageFailure, where: string): StorageFailure => {
   const hint = SqlError.isSqlError(failure.cause) ? Retry.cannotOpen(where, failure.cause) : undefined
@@ -114,7 +97,7 @@ const refused = (failure: StorageFailure): StorageFailure | InvalidConfig => {
     operation: "connect",
     detail: parameter === undefined
       ? failure.message
-      : `${Retrying.startupParameterHint(parameter)} (${failure.message})`
+      : `${RetryLoop.startupParameterHint(parameter)} (${failure.message})`
   })
 }
 
@@ -141,7 +124,7 @@ export const client = (
     const config = poolConfig(options, ssl, sockets)
     const policy = Retry.policyOf(options) ?? (yield* Retry.RetryPolicy)
     const pooled = yield* Pooler.detect(config).pipe(
-      Retrying.retrying("connect", policy),
+      RetryLoop.retrying("connect", policy),
       Effect.mapError((failure) => refused(named(failure, url ?? `${options.host}:${options.port}`)))
     )
     const pg = yield* PgClient.make({ ...config, prepare: options.prepare ?? prepareInUrl ?? !pooled }).pipe(
@@ -151,7 +134,7 @@ export const client = (
     const sql = begin === undefined ? pg : Transactions.beginningWith(pg, begin)
     return Context.make(PgClient.PgClient, sql).pipe(
       Context.add(SqlClient.SqlClient, sql),
-      Context.add(Retrying.Reconnect, sockets.closeAll)
+      Context.add(RetryLoop.Reconnect, sockets.closeAll)
     )
   })).pipe(Layer.provide(Reactivity.layer))
 
@@ -181,25 +164,3 @@ export const defaultConfig = {
     Config.schema(Settings.DurationString("zero", Settings.MAX_RETRY_WINDOW), "CHECKPOINT_RETRY_WINDOW")
   )
 } satisfies Config.Wrap<PoolOptions>
-
-/**
- * The storage configured by `Config` (as `PgClient.layerConfig` is): a
- * setting that is missing or malformed is an `InvalidConfig` naming it.
- *
- * @since 0.1.0
- */
-export const layerConfig = <Options extends PoolOptions>(
-  config: Config.Wrap<Options>,
-  make: (options: Options) => Layer.Layer<CheckpointStorage, StorageFailure | FormatError | InvalidConfig>
-): Layer.Layer<CheckpointStorage, StorageFailure | FormatError | InvalidConfig> =>
-  Layer.unwrap(
-    Config.unwrap(config).pipe(
-      Effect.mapError((error) =>
-        new InvalidConfig({
-          operation: "layerConfig",
-          detail: Schema.isSchemaError(error.cause) ? formatIssue(error.cause.issue) : error.message
-        })
-      ),
-      Effect.map(make)
-    )
-  )

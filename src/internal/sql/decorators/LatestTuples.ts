@@ -1,5 +1,6 @@
 /**
- * What a sole writer knows without asking: each namespace's latest
+ * A decorator of the SQL driver (as `ReadOnly` beside it is), for a sole
+ * writer: what it knows without asking, each namespace's latest
  * checkpoint as it wrote it. Every invoke of a graph starts by reading its
  * thread's latest checkpoint, which the same process put at the end of the
  * previous invoke; where nothing else writes the database (an embedded
@@ -26,7 +27,7 @@
  */
 import { Context, Effect, Exit, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import type { StorageFailure } from "../../CheckpointError.ts"
+import type { StorageFailure } from "../../../CheckpointError.ts"
 import type {
   BlobRow,
   CheckpointRow,
@@ -35,8 +36,8 @@ import type {
   StorageDriver,
   StoredCheckpoint,
   WriteRow
-} from "../../StorageDriver.ts"
-import * as StorageFormat from "../StorageFormat.ts"
+} from "../../../StorageDriver.ts"
+import * as StorageFormat from "../../StorageFormat.ts"
 
 /**
  * Set by a layer that opened a database no other process or connection

@@ -17,7 +17,7 @@ import { IncompatibleSchema, type InvalidConfig, type StorageFailure } from "../
 import * as FormatLevel from "../../FormatLevel.ts"
 import type { Dialect } from "../../SqlOptions.ts"
 import * as Migrations from "./Migrations.ts"
-import * as Retrying from "./Retrying.ts"
+import * as RetryLoop from "./RetryLoop.ts"
 import * as Tables from "./Tables.ts"
 
 /**
@@ -49,7 +49,7 @@ const columnsIn = (schema: string) =>
     const columns = new Map<string, Set<string>>()
     for (const row of rows) columns.set(row.table_name, (columns.get(row.table_name) ?? new Set()).add(row.column_name))
     return columns
-  }).pipe(Effect.mapError((cause) => Retrying.failure("verify schema", cause)))
+  }).pipe(Effect.mapError((cause) => RetryLoop.failure("verify schema", cause)))
 
 /**
  * The tables of the database the `SqlClient` in context reaches.

@@ -21,8 +21,8 @@
  */
 import { Effect, Redacted } from "effect"
 import { readFileSync } from "node:fs"
-import { InvalidConfig } from "../../CheckpointError.ts"
-import type { TlsOptions } from "../../SqlOptions.ts"
+import { InvalidConfig } from "../../../CheckpointError.ts"
+import type { TlsOptions } from "../../../SqlOptions.ts"
 
 /** libpq's TLS parameters that have no equivalent here. */
 const unsupported = ["sslcrl", "sslcrldir", "sslpassword", "sslcertmode", "sslkeylogfile", "requiressl"]
