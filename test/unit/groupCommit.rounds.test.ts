@@ -6,24 +6,25 @@
 import { Deferred, Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import { StorageFailure } from "../../src/CheckpointError.ts"
+import type { WritesCall } from "../../src/internal/sql/Calls.ts"
 import * as GroupCommit from "../../src/internal/sql/GroupCommit.ts"
 
-const call = (thread_id: string, n: number): GroupCommit.WritesCall => ({
+const call = (thread_id: string, n: number): WritesCall => ({
   checkpoint: { thread_id, checkpoint_ns: "", checkpoint_id: `c${n}` },
   writes: [],
   pieces: []
 })
-const label = (c: GroupCommit.WritesCall) => `${c.checkpoint.thread_id}${c.checkpoint.checkpoint_id}`
+const label = (c: WritesCall) => `${c.checkpoint.thread_id}${c.checkpoint.checkpoint_id}`
 
 /**
  * Sends `calls` at once while the one slot is held by a first call: the rest
  * gather in one batch. What each statement was given, in order.
  */
-const batched = (calls: ReadonlyArray<GroupCommit.WritesCall>, fails: (many: ReadonlyArray<string>) => boolean) =>
+const batched = (calls: ReadonlyArray<WritesCall>, fails: (many: ReadonlyArray<string>) => boolean) =>
   Effect.gen(function*() {
     const release = yield* Deferred.make<void>()
     const sent: Array<{ readonly kind: "many" | "one"; readonly calls: ReadonlyArray<string> }> = []
-    const statements: GroupCommit.Statements = {
+    const statements: GroupCommit.Batches = {
       putWrites: (many) =>
         Effect.suspend(() => {
           const labels = many.map(label)

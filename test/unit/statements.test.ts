@@ -1,7 +1,7 @@
 /** The statement builder and catalogue (`sql/Statements.ts`), without a database. */
 import { Option } from "effect"
 import { describe, expect, it } from "vitest"
-import type { PutCall, WritesCall } from "../../src/internal/sql/GroupCommit.ts"
+import type { PutCall, WritesCall } from "../../src/internal/sql/Calls.ts"
 import * as Statements from "../../src/internal/sql/Statements.ts"
 import { SPELLED } from "../../src/internal/sql/statements/Rows.ts"
 import * as Tables from "../../src/internal/sql/Tables.ts"

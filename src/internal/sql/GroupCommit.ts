@@ -32,44 +32,11 @@
  */
 import { Deferred, Duration, Effect, Exit, Metric, Request, RequestResolver, Semaphore } from "effect"
 import type { Request as Call } from "effect/Request"
-import type { Location } from "../../Checkpoint.ts"
 import type { StorageFailure } from "../../CheckpointError.ts"
 import { batchSizes } from "../../Metrics.ts"
 import type { GroupCommitOptions } from "../../SqlOptions.ts"
-import type { BlobRow, CheckpointRow, Piece, PutOutcome, PutShared, WriteRow } from "../../StorageDriver.ts"
-
-/**
- * One `put`, as the driver stores it.
- *
- * @since 0.1.0
- */
-export interface PutCall {
-  readonly row: CheckpointRow
-  readonly blobs: ReadonlyArray<BlobRow>
-  readonly shared: PutShared
-  /** The writer's epoch, when it claimed the thread (see `StorageDriver.claimThread`). */
-  readonly epoch?: number | undefined
-}
-
-/**
- * One `putWrites`, as the driver stores it.
- *
- * @since 0.1.0
- */
-export interface WritesCall {
-  readonly checkpoint: Location & { readonly checkpoint_id: string }
-  readonly writes: ReadonlyArray<WriteRow>
-  readonly pieces: ReadonlyArray<Piece>
-  /** The writer's epoch, when it claimed the thread (see `StorageDriver.claimThread`). */
-  readonly epoch?: number | undefined
-}
-
-/**
- * How a task's writes went: stored, or refused for a stale writer's claim.
- *
- * @since 0.4.0
- */
-export type WritesOutcome = "stored" | "conflict"
+import type { PutOutcome } from "../../StorageDriver.ts"
+import type { PutCall, WritesCall, WritesOutcome } from "./Calls.ts"
 
 /** What a call learns: its outcome and the size of the batch it rode in. */
 interface Rode<A> {
@@ -93,7 +60,7 @@ const WritesRequest = Request.tagged<WritesRequest>("Writes")
 type Entry = Request.Entry<PutRequest | WritesRequest>
 
 /** How calls of one kind are stored: several in one statement tried once, or one alone, retried. */
-interface Kind<A, C> {
+interface CallKind<A, C> {
   readonly many: (calls: ReadonlyArray<C>) => Effect.Effect<ReadonlyArray<A>, StorageFailure>
   readonly one: (call: C) => Effect.Effect<A, StorageFailure>
 }
@@ -128,7 +95,7 @@ const roundsOf = (entries: ReadonlyArray<Entry>): Array<Array<Entry>> => {
  *
  * @since 0.1.0
  */
-export interface Statements {
+export interface Batches {
   readonly putWrites: (
     calls: ReadonlyArray<WritesCall>
   ) => Effect.Effect<ReadonlyArray<WritesOutcome>, StorageFailure>
@@ -142,11 +109,11 @@ export interface Statements {
 /**
  * The group-commit front of a driver's writes: `put` and `putWrites` that
  * batch with concurrent calls, annotating the caller's span with the size of
- * the batch they rode in.
+ * the batch they rode in. The calls are those the driver hands on (`Calls`).
  *
  * @since 0.1.0
  */
-export const make = (statements: Statements, options: GroupCommitOptions = {}) => {
+export const make = (statements: Batches, options: GroupCommitOptions = {}) => {
   const slots = Semaphore.makeUnsafe(Math.max(1, options.concurrency ?? 4))
   const maxBatch = Math.max(1, options.maxBatch ?? 16)
   const window = options.window === undefined ? undefined : Duration.fromInputUnsafe(options.window)
@@ -159,7 +126,7 @@ export const make = (statements: Statements, options: GroupCommitOptions = {}) =
   const settle = <A, C>(
     entries: ReadonlyArray<Request.Entry<Call<Rode<A>, StorageFailure> & { readonly call: C }>>,
     batch: number,
-    kind: Kind<A, C>
+    kind: CallKind<A, C>
   ): Effect.Effect<void> => {
     const complete = (entry: (typeof entries)[number], exit: Exit.Exit<A, StorageFailure>) =>
       entry.completeUnsafe(Exit.map(exit, (value) => ({ value, batch })))
@@ -177,8 +144,8 @@ export const make = (statements: Statements, options: GroupCommitOptions = {}) =
       return Effect.andThen(settle(entries.slice(0, half), batch, kind), settle(entries.slice(half), batch, kind))
     })
   }
-  const writes: Kind<WritesOutcome, WritesCall> = { many: statements.putWrites, one: statements.putWritesOne }
-  const puts: Kind<PutOutcome, PutCall> = { many: statements.put, one: statements.putOne }
+  const writes: CallKind<WritesOutcome, WritesCall> = { many: statements.putWrites, one: statements.putWritesOne }
+  const puts: CallKind<PutOutcome, PutCall> = { many: statements.put, one: statements.putOne }
 
   const resolver = RequestResolver.makeWith<PutRequest | WritesRequest>({
     batchKey: () => resolverKey,
@@ -261,7 +228,7 @@ const resolverKey = {}
  *
  * @since 0.1.0
  */
-export const alone = (statements: Statements) => ({
+export const alone = (statements: Batches) => ({
   put: statements.putOne,
   putWrites: statements.putWritesOne
 })

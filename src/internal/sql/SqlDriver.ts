@@ -135,7 +135,7 @@ export const make = Effect.fnUntraced(function*(
    * again only when the endpoint failed (a failure one of them may have
    * caused, group commit answers by splitting them).
    */
-  const batches: GroupCommit.Statements = {
+  const batches: GroupCommit.Batches = {
     put: (calls) => run("put", q.put(calls), calls, Retry.isEndpointFailure),
     putOne: (call) => Effect.map(run("put", q.putOne(call), [call]), (outcomes) => outcomes[0]!),
     putWrites: (calls) => run("putWrites", q.putWrites(calls), calls, Retry.isEndpointFailure),

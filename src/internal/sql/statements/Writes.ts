@@ -6,7 +6,7 @@
  * @since 0.1.0
  */
 import type { BlobRow, Piece, PutOutcome, WriteRow } from "../../../StorageDriver.ts"
-import type { PutCall, WritesCall, WritesOutcome } from "../GroupCommit.ts"
+import type { PutCall, WritesCall, WritesOutcome } from "../Calls.ts"
 import type { Tables } from "../Tables.ts"
 import {
   blobColumns,
