@@ -24,6 +24,16 @@ describe("statement", () => {
   it("without a decoder, the rows mean nothing", () => {
     expect(select.decode([], { a: 1, b: "" })).toBeUndefined()
   })
+
+  it("numbers a value taken by position where the text names it, each time anew, among the named ones", () => {
+    const mixed = Statements.statement({
+      params: (input: { readonly a: number }) => ({ a: input.a }),
+      text: (param, value) =>
+        `SELECT ${value(({ a }) => a + 1)}, ${param.a}, ${value((_, input) => input.a * 10)}, ${param.a}`
+    })
+    expect(mixed.text).toBe("SELECT $1, $2, $3, $2")
+    expect(mixed.params({ a: 1 })).toEqual([2, 1, 10])
+  })
 })
 
 describe("the catalogue", () => {

@@ -9,13 +9,13 @@
  * few shapes, each prepared once per connection), and a batch's takes
  * arrays.
  *
- * The builder numbers the parameters as the text names the rows, and
- * gathers their values in that order with no lookup by name: a put's
- * parameters are gathered at every call.
+ * Built on `Statement`'s builder: the parameters are numbered as the text
+ * names the rows, and their values gathered in that order by position, with
+ * no lookup by name (a put's parameters are gathered at every call).
  *
  * @since 0.3.0
  */
-import type { Statement } from "./Statement.ts"
+import { type Statement, statement } from "./Statement.ts"
 
 /**
  * The most rows of one kind a statement spells out; more go as arrays.
@@ -78,35 +78,33 @@ export const rowStatement = <Input, Rows extends Record<string, ReadonlyArray<un
     ) => string
     readonly decode: (rows: ReadonlyArray<Row>, input: Input) => Output
   }
-): Statement<Input, Row, Output> => {
-  const values: Array<(rows: Rows, input: Input) => unknown> = []
-  const parameter = (type: string, value: (rows: Rows, input: Input) => unknown) => `$${values.push(value)}::${type}`
-  const source = (kind: keyof Rows & string, alias: string) => {
-    const columns = Object.entries(parts.kinds[kind])
-    const count = parts.counts[kind]
-    const named = `${alias} (${columns.map(([column]) => column).join(", ")})`
-    if (count === "arrays") {
-      const arrays = columns.map(([, [type, value]]) => parameter(`${type}[]`, (rows) => rows[kind]!.map(value)))
-      return `unnest(${arrays.join(", ")}) AS ${named}`
-    }
-    if (count === 0) {
-      return `(SELECT ${columns.map(([, [type]]) => `NULL::${type}`).join(", ")} WHERE false) AS ${named}`
-    }
-    const spelled = Array.from(
-      { length: count },
-      (_, i) => `(${columns.map(([, [type, value]]) => parameter(type, (rows) => value(rows[kind]![i]))).join(", ")})`
-    )
-    return `(VALUES ${spelled.join(", ")}) AS ${named}`
-  }
-  return {
-    text: parts.text(source, (type, of) => parameter(type, (_, input) => of(input))),
-    params: (input) => {
-      const rows = parts.rows(input)
-      return values.map((value) => value(rows, input))
+): Statement<Input, Row, Output> =>
+  statement({
+    params: parts.rows,
+    text: (_, value) => {
+      const parameter = (type: string, of: (rows: Rows, input: Input) => unknown) => `${value(of)}::${type}`
+      const source = (kind: keyof Rows & string, alias: string) => {
+        const columns = Object.entries(parts.kinds[kind])
+        const count = parts.counts[kind]
+        const named = `${alias} (${columns.map(([column]) => column).join(", ")})`
+        if (count === "arrays") {
+          const arrays = columns.map(([, [type, value]]) => parameter(`${type}[]`, (rows) => rows[kind]!.map(value)))
+          return `unnest(${arrays.join(", ")}) AS ${named}`
+        }
+        if (count === 0) {
+          return `(SELECT ${columns.map(([, [type]]) => `NULL::${type}`).join(", ")} WHERE false) AS ${named}`
+        }
+        const spelled = Array.from(
+          { length: count },
+          (_, i) =>
+            `(${columns.map(([, [type, value]]) => parameter(type, (rows) => value(rows[kind]![i]))).join(", ")})`
+        )
+        return `(VALUES ${spelled.join(", ")}) AS ${named}`
+      }
+      return parts.text(source, (type, of) => parameter(type, (_, input) => of(input)))
     },
     decode: parts.decode
-  }
-}
+  })
 
 /**
  * Statements built once per shape (see {@link Count}), on first use.
