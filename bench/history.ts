@@ -1,7 +1,8 @@
 /**
- * `npm run bench:history`: a thread's history at scale, for the numbers
- * issue 26 asks for. Writes, through the saver's `put` (the ids made here,
- * so the puts go side by side), a thread of `HISTORY_FORKS` (default
+ * `npm run bench:history`: a thread's history at scale: how the CLI, the
+ * web server and the page hold up on long and wide histories. Writes,
+ * through the saver's `put` (the ids made here, so the puts go side by
+ * side), a thread of `HISTORY_FORKS` (default
  * 20,000) forks of one checkpoint — what edit/regenerate in a chat UI make —
  * and a linear thread of `HISTORY_CHAIN` (default 40,000) checkpoints. Then
  * measures, running the CLI as installed (the package built as `npm run build`
@@ -17,11 +18,11 @@
  *   (default 60) seconds: history requests in flight at most, and polls.
  *
  * Uses DATABASE_URL (default the local server), in a database of its own,
- * dropped afterwards. Writes bench/HISTORY.md.
+ * dropped afterwards. Writes bench/results/HISTORY.md.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process"
 import { readFileSync } from "node:fs"
-import { mkdtemp, rm, writeFile } from "node:fs/promises"
+import { mkdtemp, rm } from "node:fs/promises"
 import { cpus, loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
@@ -30,8 +31,8 @@ import { createDatabase } from "../harness/databases.ts"
 import { putChain, putForks } from "../harness/forks.ts"
 import { buildPackage } from "../scripts/bundle-cli.ts"
 import { EffectCheckpointSaver } from "../src/index.ts"
+import { runDate, writeResult } from "./support/report.ts"
 
-const root = join(import.meta.dirname, "..")
 const FORKS = Number(process.env.HISTORY_FORKS ?? "20000")
 const CHAIN = Number(process.env.HISTORY_CHAIN ?? "40000")
 const OPEN_S = Number(process.env.HISTORY_OPEN_S ?? "60")
@@ -240,11 +241,11 @@ try {
   await rm(work, { recursive: true, force: true })
 }
 
-await writeFile(
-  join(root, "bench", "HISTORY.md"),
+const written = writeResult(
+  "HISTORY.md",
   `# History at scale
 
-\`npm run bench:history\` (\`bench/history.ts\`), ${new Date().toISOString().slice(0, 10)}, ${cpus().length} cores,
+\`npm run bench:history\` (\`bench/history.ts\`), ${runDate()}, ${cpus().length} cores,
 load ${loadavg()[0]!.toFixed(1)} at the end, PostgreSQL on localhost. The CLI runs
 as installed (\`node dist/bin/langgraph-checkpoints.js\`, the package built as \`npm run build\` builds it), one process per command; memory is the peak resident set.
 
@@ -253,4 +254,4 @@ as installed (\`node dist/bin/langgraph-checkpoints.js\`, the package built as \
 ${lines.join("\n")}
 `
 )
-log("wrote bench/HISTORY.md")
+log(`wrote ${written}`)

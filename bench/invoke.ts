@@ -1,6 +1,6 @@
 /**
  * `npm run bench:invoke`: the invoke loop as a user feels it. A StateGraph
- * (bench/agentGraph.ts) invoked 100 times on one thread, the savers taking
+ * (bench/support/agentGraph.ts) invoked 100 times on one thread, the savers taking
  * turns, one invoke each: MemorySaver, this library on PostgreSQL and on
  * PGlite (a fresh temporary directory), the official PostgresSaver. First
  * in this fresh process; then after other work in the same process, as a
@@ -8,22 +8,23 @@
  * super-steps written at once, a thread of 300 steps written and read:
  * full caches, an old heap). Per-invoke latencies (p50, p90, p99, max,
  * mean), invokes per second, and each against MemorySaver's in the same
- * phase. Writes bench/INVOKE.md.
+ * phase. Writes bench/results/INVOKE.md.
  *
  * Uses DATABASE_URL (default the local server); its databases are dropped
  * afterwards.
  */
 import { MemorySaver } from "@langchain/langgraph-checkpoint"
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres"
-import { mkdtemp, rm, writeFile } from "node:fs/promises"
+import { mkdtemp, rm } from "node:fs/promises"
 import { cpus, tmpdir } from "node:os"
 import { join } from "node:path"
 import { Pool } from "pg"
 import { EffectCheckpointSaver } from "../src/index.ts"
-import { agentGraph, agentInput, agentTurn } from "./agentGraph.ts"
-import { scratchDatabases } from "./databases.ts"
-import { ms, percentile } from "./measure.ts"
-import { ChatThread, message, rotated, time } from "./workload.mjs"
+import { agentGraph, agentInput, agentTurn } from "./support/agentGraph.ts"
+import { scratchDatabases } from "./support/databases.ts"
+import { ms, percentile } from "./support/measure.ts"
+import { runDate, writeResult } from "./support/report.ts"
+import { ChatThread, message, rotated, time } from "./support/workload.mjs"
 
 const TURNS = 100
 const serverUrl = process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:5432/postgres"
@@ -94,9 +95,9 @@ await rm(scratch, { recursive: true, force: true })
 const report = [
   "# The invoke loop",
   "",
-  `\`npm run bench:invoke\` (bench/invoke.ts), ${new Date().toISOString().slice(0, 10)}, ${cpus().length} cores, ` +
+  `\`npm run bench:invoke\` (bench/invoke.ts), ${runDate()}, ${cpus().length} cores, ` +
   `Node ${process.version}, PostgreSQL at DATABASE_URL. A StateGraph (one agent node answering each human ` +
-  `message, bench/agentGraph.ts) invoked ${TURNS} times on one thread, the savers taking turns, one invoke each: ` +
+  `message, bench/support/agentGraph.ts) invoked ${TURNS} times on one thread, the savers taking turns, one invoke each: ` +
   "first in a fresh process, then in the same process after other work (32 threads of 50 super-steps at " +
   "once, a thread of 300 steps written and read, on every saver). Latencies per invoke in ms; speed is " +
   "invokes per second against MemorySaver's in the same phase (higher is faster).",
@@ -106,5 +107,4 @@ const report = [
   ...rows,
   ""
 ].join("\n")
-await writeFile(join(import.meta.dirname, "INVOKE.md"), report)
-log("wrote bench/INVOKE.md")
+log(`wrote ${writeResult("INVOKE.md", report)}`)

@@ -5,7 +5,7 @@
  * PostgreSQL: the same chat thread written and read by both, the two
  * alternating which goes first. Where `npm run bench`'s figures move from run
  * to run with the machine, the ratios here compare two releases under the
- * same load; it writes bench/PAIR.md.
+ * same load; it writes bench/results/PAIR.md.
  *
  *   git worktree add --detach /tmp/before HEAD~5 && ln -s "$PWD/node_modules" /tmp/before/node_modules
  *   npm run bench:pair -- --against /tmp/before
@@ -13,14 +13,13 @@
 import { AIMessage, HumanMessage } from "@langchain/core/messages"
 import { uuid6 } from "@langchain/langgraph-checkpoint"
 import type { BaseCheckpointSaver, Checkpoint } from "@langchain/langgraph-checkpoint"
-import { execFileSync } from "node:child_process"
-import { writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { pathToFileURL } from "node:url"
 import { parseArgs } from "node:util"
 import { createDatabase } from "../harness/databases.ts"
 import type * as Index from "../src/index.ts"
-import { ms, p50 } from "./measure.ts"
+import { ms, p50 } from "./support/measure.ts"
+import { commitOf, root, runDate, writeResult } from "./support/report.ts"
 
 const { values } = parseArgs({
   options: {
@@ -35,9 +34,8 @@ const steps = Number(values.steps)
 
 type Library = typeof Index
 const load = async (root: string): Promise<Library> => import(pathToFileURL(join(root, "src/index.ts")).href)
-const sides = { before: await load(against), now: await load(join(import.meta.dirname, "..")) }
+const sides = { before: await load(against), now: await load(root) }
 type Side = keyof typeof sides
-const commitOf = (root: string) => execFileSync("git", ["-C", root, "rev-parse", "--short", "HEAD"]).toString().trim()
 
 const message = (i: number) =>
   i % 2 === 0
@@ -132,9 +130,9 @@ try {
 const report = [
   "# This release beside another, call by call",
   "",
-  `Produced by \`npm run bench:pair -- --against <checkout of ${commitOf(against)}>\` at ${commitOf(".")} on ${
-    new Date().toISOString().slice(0, 10)
-  }: one chat thread of ${steps} super-steps (messages of 400 bytes; putWrites, put, then getTuple of the latest)`,
+  `Produced by \`npm run bench:pair -- --against <checkout of ${
+    commitOf(against)
+  }>\` at ${commitOf()} on ${runDate()}: one chat thread of ${steps} super-steps (messages of 400 bytes; putWrites, put, then getTuple of the latest)`,
   "per release, the two alternating which goes first, then 16 full lists each; p50 per call in milliseconds.",
   "",
   "| driver | operation | before p50 ms | now p50 ms | now / before |",
@@ -142,5 +140,5 @@ const report = [
   ...lines,
   ""
 ].join("\n")
-writeFileSync(join(import.meta.dirname, "PAIR.md"), report)
+writeResult("PAIR.md", report)
 console.log(report)

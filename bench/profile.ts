@@ -1,9 +1,10 @@
 /**
- * `npm run bench:profile`: CPU profiles of the write paths (issues 27 and
- * 38), each case in a child process under `node --cpu-prof` (cases in
- * bench/profiling/cases.ts), written to bench/profiles/<case>.cpuprofile
- * (stable names: a new run replaces them), then a summary per case printed
- * and written to bench/profiles/SUMMARY.md: busy time by part (the Effect
+ * `npm run bench:profile`: CPU profiles of the write paths and the invoke
+ * loop, each case in a child process under `node --cpu-prof` (cases in
+ * bench/support/profiling/cases.ts), written to
+ * bench/results/profiles/<case>.cpuprofile (stable names: a new run
+ * replaces them), then a summary per case printed and written to
+ * bench/results/profiles/SUMMARY.md: busy time by part (the Effect
  * runtime, the codec, hashing, statements, the SQL client, …), by package
  * or file, and the functions with the most self time, over the workload
  * alone.
@@ -12,16 +13,16 @@
  * the cases as it does the bench.
  */
 import { execFileSync } from "node:child_process"
-import { mkdirSync, writeFileSync } from "node:fs"
+import { mkdirSync } from "node:fs"
 import { join } from "node:path"
 import { admin } from "../harness/databases.ts"
 import { ensureServer } from "../harness/postgresServer.ts"
-import { scratchDatabases } from "./databases.ts"
-import { type CaseName, cases } from "./profiling/cases.ts"
-import { renderSummary, summarise, type Window } from "./profiling/cpuProfile.ts"
+import { scratchDatabases } from "./support/databases.ts"
+import { type CaseName, cases } from "./support/profiling/cases.ts"
+import { renderSummary, summarise, type Window } from "./support/profiling/cpuProfile.ts"
+import { resultPath, root, runDate, writeResult } from "./support/report.ts"
 
-const root = join(import.meta.dirname, "..")
-const directory = join(import.meta.dirname, "profiles")
+const directory = resultPath("profiles")
 mkdirSync(directory, { recursive: true })
 
 const titles: Record<CaseName, string> = {
@@ -55,7 +56,7 @@ try {
         directory,
         "--cpu-prof-name",
         `${name}.cpuprofile`,
-        join(import.meta.dirname, "profiling", "cases.ts"),
+        join(import.meta.dirname, "support", "profiling", "cases.ts"),
         name,
         url
       ],
@@ -63,7 +64,7 @@ try {
     )
     const window = JSON.parse(output.trim().split("\n").at(-1)!) as Window
     const summary = renderSummary(
-      `${titles[name]} (bench/profiles/${name}.cpuprofile)`,
+      `${titles[name]} (bench/results/profiles/${name}.cpuprofile)`,
       summarise(join(directory, `${name}.cpuprofile`), window, root)
     )
     console.log(`\n${summary}\n`)
@@ -74,18 +75,18 @@ try {
   server.stop()
 }
 
-writeFileSync(
-  join(directory, "SUMMARY.md"),
+const written = writeResult(
+  "profiles/SUMMARY.md",
   [
     "# CPU profiles (npm run bench:profile)",
     "",
-    `Run on ${new Date().toISOString().slice(0, 10)}, Node ${process.version}` +
+    `Run on ${runDate()}, Node ${process.version}` +
     (process.env.BENCH_SCALE === undefined ? "" : `, BENCH_SCALE=${process.env.BENCH_SCALE}`) +
     ". Self time over each case's workload only (start-up, module loading and idle left out); open a " +
     ".cpuprofile in Chrome DevTools or speedscope for the call trees.",
     "",
     summaries.join("\n\n"),
     ""
-  ].join("\n")
+  ]
 )
-console.log("[profile] wrote bench/profiles/SUMMARY.md")
+console.log(`[profile] wrote ${written}`)

@@ -12,7 +12,7 @@
  * an earlier release, its node_modules in place), one replica of that
  * release too, in the same run: the cost of runs as cluster work against
  * runs kept in the process, in `--pairs` (default 3) pairs, the order
- * alternating. Writes bench/REPLICAS.md.
+ * alternating. Writes bench/results/REPLICAS.md.
  *
  *   git worktree add --detach /tmp/before <commit> && ln -s "$PWD/node_modules" /tmp/before/node_modules
  *   npm run bench:replicas -- --against /tmp/before --seconds 30
@@ -22,16 +22,16 @@
  * Uses DATABASE_URL, or starts a throwaway server.
  */
 import { Client } from "@langchain/langgraph-sdk"
-import { execFileSync } from "node:child_process"
-import { readFileSync, writeFileSync } from "node:fs"
+import { readFileSync } from "node:fs"
 import { cpus, loadavg } from "node:os"
-import { join, resolve } from "node:path"
+import { resolve } from "node:path"
 import { parseArgs } from "node:util"
 import { messagesOf, replyTo } from "../harness/chatGraph.ts"
 import { ensureServer } from "../harness/postgresServer.ts"
 import { replicas } from "../harness/replicas.ts"
-import { scratchDatabases } from "./databases.ts"
-import { percentile } from "./measure.ts"
+import { scratchDatabases } from "./support/databases.ts"
+import { percentile } from "./support/measure.ts"
+import { commitOf, resultPath, runDate, writeResult } from "./support/report.ts"
 
 const { values: args } = parseArgs({
   options: {
@@ -41,7 +41,7 @@ const { values: args } = parseArgs({
     against: { type: "string" },
     replicas: { type: "string", default: "1,2,3" },
     pairs: { type: "string", default: "3" },
-    out: { type: "string", default: join(import.meta.dirname, "REPLICAS.md") }
+    out: { type: "string", default: resultPath("REPLICAS.md") }
   }
 })
 const seconds = Number(args.seconds)
@@ -53,8 +53,6 @@ const cpuOf = (pid: number) => {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
   return (Number(fields[11]) + Number(fields[12])) * 10
 }
-
-const commitOf = (root: string) => execFileSync("git", ["-C", root, "rev-parse", "--short", "HEAD"]).toString().trim()
 
 interface Result {
   readonly subject: string
@@ -129,7 +127,6 @@ const measure = async (subject: string, count: number, checkout?: string): Promi
 
 const loadAtStart = loadavg()
 const results: Array<Result> = []
-const here = join(import.meta.dirname, "..")
 const before = args.against === undefined ? undefined : resolve(args.against)
 // One replica of each release first, in pairs (the order alternating: the machine drifts), then this release's
 // 2 and 3: the comparison side by side, in one run.
@@ -161,7 +158,7 @@ const report = [
   "# The server scaled out (npm run bench:replicas)",
   "",
   `Produced by \`npm run bench:replicas${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(" ")}` : ""}\` ` +
-  `at ${commitOf(here)} on ${new Date().toISOString().slice(0, 10)}: ${clients} SDK clients, each on a thread of its ` +
+  `at ${commitOf()} on ${runDate()}: ${clients} SDK clients, each on a thread of its ` +
   `own, looping chat turns (streamed, \`values\` and \`messages-tuple\`, checked) for ${seconds} s after a ` +
   `${warmup} s warm-up against each ` +
   "set of `serve` processes on a fresh PostgreSQL database; client i sends every call to replica i mod N.",
@@ -190,5 +187,5 @@ const report = [
   ]),
   ""
 ].join("\n")
-writeFileSync(args.out, report)
+writeResult(resolve(args.out), report)
 console.log(report)

@@ -12,8 +12,9 @@
  * messages per acknowledged turn, in order, each answer `echo: <text>`.
  * Heap after a full GC and RSS are sampled when a round's server has
  * started and when its load has ended (the server still open: what it
- * keeps). Writes bench/SERVER.md; `npm run bench:server` then runs
- * `bench/replicas.ts` (1, 2 and 3 replicas on one database: bench/REPLICAS.md).
+ * keeps). Writes bench/results/SERVER.md; `npm run bench:server` then runs
+ * `bench/replicas.ts` (1, 2 and 3 replicas on one database:
+ * bench/results/REPLICAS.md).
  *
  *   npm run bench:server                  # 60 s per server
  *   npm run bench:server -- --seconds 20 --rounds 2 --clients 50
@@ -21,10 +22,8 @@
  * Uses DATABASE_URL, or starts a throwaway server.
  */
 import type { Client } from "@langchain/langgraph-sdk"
-import { execFileSync } from "node:child_process"
-import { readFileSync, writeFileSync } from "node:fs"
 import { cpus, loadavg, totalmem } from "node:os"
-import { join } from "node:path"
+import { resolve } from "node:path"
 import { parseArgs } from "node:util"
 import { chatGraph, type Message, messagesOf, replyTo } from "../harness/chatGraph.ts"
 import { admin } from "../harness/databases.ts"
@@ -32,15 +31,16 @@ import { loadClients } from "../harness/loadClients.ts"
 import { ensureServer } from "../harness/postgresServer.ts"
 import { referenceServer } from "../harness/referenceServer.ts"
 import { serve } from "../src/server.ts"
-import { scratchDatabases } from "./databases.ts"
-import { percentile } from "./measure.ts"
+import { scratchDatabases } from "./support/databases.ts"
+import { percentile } from "./support/measure.ts"
+import { commitOf, packageVersion, resultPath, runDate, writeResult } from "./support/report.ts"
 
 const { values: args } = parseArgs({
   options: {
     seconds: { type: "string", default: "60" },
     rounds: { type: "string", default: "3" },
     clients: { type: "string", default: "50" },
-    out: { type: "string", default: join(import.meta.dirname, "SERVER.md") }
+    out: { type: "string", default: resultPath("SERVER.md") }
   }
 })
 /** Seconds of load per server, split over the rounds. */
@@ -268,17 +268,6 @@ const spread = (rates: ReadonlyArray<number>) =>
   (Math.max(...rates) - Math.min(...rates)) / (rates.reduce((a, b) => a + b, 0) / rates.length)
 const noisy = Math.max(spread(ours.rates), spread(reference.rates))
 
-const version = (name: string) =>
-  (JSON.parse(readFileSync(join(import.meta.dirname, "..", "node_modules", name, "package.json"), "utf8")) as {
-    version: string
-  }).version
-const commit = (() => {
-  try {
-    return execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: import.meta.dirname, encoding: "utf8" }).trim()
-  } catch {
-    return "unknown"
-  }
-})()
 const command = process.argv.slice(2).length === 0
   ? "npm run bench:server"
   : `npm run bench:server -- ${process.argv.slice(2).join(" ")}`
@@ -287,7 +276,7 @@ const load3 = (values: ReadonlyArray<number>) => values.map((value) => value.toF
 const report = [
   "# The server under load (npm run bench:server)",
   "",
-  `Produced by \`${command}\` at ${commit} on ${new Date().toISOString().slice(0, 10)}: ` +
+  `Produced by \`${command}\` at ${commitOf()} on ${runDate()}: ` +
   `${clients} clients (\`@langchain/langgraph-sdk\`'s \`Client\`, no retries), each on a thread of its own, ` +
   `looping chat turns (a run streamed with a new human message, \`values\` and \`messages-tuple\`, read to its end; ` +
   "the scripted `chatGraph` of harness/chatGraph.ts answers `echo: <text>` in 3-character tokens) " +
@@ -299,12 +288,12 @@ const report = [
   `Machine: ${cpus()[0]?.model ?? "unknown CPU"}, ${cpus().length} cores, ${mib(totalmem())} MiB; ` +
   `load average ${load3(loadAtStart)} at the start, ${load3(loadAtEnd)} at the end (1, 5, 15 min). ` +
   `Node ${process.version}; ${postgresVersion}, on loopback; @langchain/langgraph ${
-    version("@langchain/langgraph")
+    packageVersion("@langchain/langgraph")
   }, ` +
-  `@langchain/langgraph-api ${version("@langchain/langgraph-api")}, @langchain/langgraph-sdk ${
-    version("@langchain/langgraph-sdk")
-  }, @langchain/core ${version("@langchain/core")}, hono ${version("hono")}, @hono/node-server ${
-    version("@hono/node-server")
+  `@langchain/langgraph-api ${packageVersion("@langchain/langgraph-api")}, @langchain/langgraph-sdk ${
+    packageVersion("@langchain/langgraph-sdk")
+  }, @langchain/core ${packageVersion("@langchain/core")}, hono ${packageVersion("hono")}, @hono/node-server ${
+    packageVersion("@hono/node-server")
   }.`,
   "",
   `Ours: \`serve({ graphs, database })\` on a fresh PostgreSQL database (the saver's defaults, runs with no durability given: LangGraph's default). ` +
@@ -360,5 +349,5 @@ const report = [
     ]
   )
 ].join("\n")
-writeFileSync(args.out, report)
+writeResult(resolve(args.out), report)
 console.log(report)

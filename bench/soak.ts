@@ -10,20 +10,20 @@
  * seconds the heap after a full GC and the RSS are sampled. At the end:
  * turns acknowledged, lost (fewer messages stored than acknowledged turns
  * wrote), refused, the longest turn, and memory at minute 2 against the end.
- * Writes bench/SOAK.md, and its verdict to bench/soak.json (`SoakVerdict`),
- * which `npm run bench` reports.
+ * Writes bench/results/SOAK.md, and its verdict to bench/results/soak.json
+ * (`SoakVerdict`), which `npm run bench` reports.
  *
  *   npm run soak                      # 10 minutes, 32 writers, faults
  *   SOAK_MINUTES=3 SOAK_FAULTS=0 npm run soak
  */
-import { writeFileSync } from "node:fs"
-import { join } from "node:path"
+import { resolve } from "node:path"
 import { Client } from "pg"
 import { startPgBouncer } from "../harness/pgbouncer.ts"
 import { startReplicated } from "../harness/replication.ts"
 import { chatWriters, lostTurns } from "../harness/writers.ts"
 import { EffectCheckpointSaver } from "../src/index.ts"
-import type { SoakVerdict } from "./doneWhen.ts"
+import type { SoakVerdict } from "./support/goals.ts"
+import { runDate, writeResult } from "./support/report.ts"
 
 const minutes = Number(process.env.SOAK_MINUTES ?? 10)
 const writers = Number(process.env.SOAK_WRITERS ?? 32)
@@ -160,7 +160,7 @@ const ratio = (a: number, b: number) => (a / b).toFixed(2)
 const report = [
   "# Soak (npm run soak)",
   "",
-  `Run on ${new Date().toISOString().slice(0, 10)}, Node ${process.version}: ${writers} writers of chat turns ` +
+  `Run on ${runDate()}, Node ${process.version}: ${writers} writers of chat turns ` +
   `(a new thread every ${turnsPerThread} turns) for ${minutes} minutes through PgBouncer (transaction mode) in front of a primary with a synchronous standby; ` +
   (faults ? `a fault every 8–15 s (${injected.length} in all: ${summarise(injected)}).` : "no faults."),
   "",
@@ -187,10 +187,10 @@ const report = [
     ? []
     : ["Refused (first 5):", ...outcome.rejected.slice(0, 5).map((error) => `- ${String(error)}`), ""])
 ].join("\n")
-writeFileSync(process.env.SOAK_OUT ?? join(import.meta.dirname, "SOAK.md"), report)
-// What `npm run bench` reads for issue 38's soak line (only a run as the issue words it counts there).
+writeResult(process.env.SOAK_OUT === undefined ? "SOAK.md" : resolve(process.env.SOAK_OUT), report)
+// What `npm run bench` reads for its soak goal (only a run of 10 minutes, 32 writers and faults counts there).
 const verdict: SoakVerdict = {
-  date: new Date().toISOString().slice(0, 10),
+  date: runDate(),
   minutes,
   writers,
   faults: injected.length,
@@ -201,7 +201,7 @@ const verdict: SoakVerdict = {
   rss: last.rss / at2.rss
 }
 if (process.env.SOAK_OUT === undefined) {
-  writeFileSync(join(import.meta.dirname, "soak.json"), JSON.stringify(verdict, null, 2) + "\n")
+  writeResult("soak.json", JSON.stringify(verdict, null, 2) + "\n")
 }
 console.log(report)
 

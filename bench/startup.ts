@@ -13,19 +13,20 @@
  * `-- --before <git ref>` also builds that commit and measures it,
  * interleaved run by run with the working tree, and checks that both print
  * the same. Node's compile cache (which the CLI turns on) goes to a fresh
- * directory, so the first run is a cold start. Writes bench/STARTUP.md.
+ * directory, so the first run is a cold start. Writes
+ * bench/results/STARTUP.md.
  */
 import { execFile, execFileSync } from "node:child_process"
 import { existsSync, readFileSync } from "node:fs"
-import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises"
+import { mkdir, mkdtemp, rm, symlink } from "node:fs/promises"
 import { cpus, loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import { createDatabase } from "../harness/databases.ts"
 import { writeInspected } from "../harness/inspectedGraph.ts"
 import { buildPackage } from "../scripts/bundle-cli.ts"
 import { EffectCheckpointSaver } from "../src/index.ts"
+import { root, runDate, writeResult } from "./support/report.ts"
 
-const root = join(import.meta.dirname, "..")
 const runs = Number(process.env.STARTUP_RUNS ?? "7")
 const before = process.argv.indexOf("--before") > 0 ? process.argv[process.argv.indexOf("--before") + 1] : undefined
 const serverUrl = process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:5432/postgres"
@@ -100,7 +101,7 @@ await writeThreads(pgliteUrl)
 interface Case {
   readonly label: string
   readonly args: ReadonlyArray<string>
-  /** The issue's target, in seconds. */
+  /** The target, in seconds. */
   readonly target?: number
 }
 
@@ -223,9 +224,11 @@ const rows = results.map(([entry, measured]) => {
 
 const report = `# Start-up times of \`langgraph-checkpoints\`
 
-Produced by \`npm run bench:startup${before === undefined ? "" : ` -- --before ${before}`}\` (bench/startup.ts) on ${
-  new Date().toISOString().slice(0, 10)
-}: ${cpus().length} cores (${cpus()[0]?.model.trim()}), Node ${process.version}, load average ${
+Produced by \`npm run bench:startup${
+  before === undefined ? "" : ` -- --before ${before}`
+}\` (bench/startup.ts) on ${runDate()}: ${cpus().length} cores (${
+  cpus()[0]?.model.trim()
+}), Node ${process.version}, load average ${
   load.map((value) => value.toFixed(2)).join(" ")
 } at the start. Each command is a fresh \`node <the package's bin> …\` process, timed from spawn to exit (and its CPU time, user
 and system, which does not grow with the machine's load); the median of ${runs} runs after a first run (whose time is given too: for the working tree it fills Node's compile cache,
@@ -235,6 +238,6 @@ ${header}
 |---|${subjects.map(() => "---:|").join("")}---|
 ${rows.join("\n")}
 `
-await writeFile(join(root, "bench", "STARTUP.md"), report)
+const written = writeResult("STARTUP.md", report)
 process.stdout.write(report)
-log("wrote bench/STARTUP.md")
+log(`wrote ${written}`)

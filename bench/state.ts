@@ -11,7 +11,7 @@
  * the unique content, turns per second, and `getState` at the end (median
  * of 20); then `copyThread`, whole and latest only, of a thread of 1,000
  * and of 10 small checkpoints: its time and the storage it adds. Writes
- * bench/STATE.md.
+ * bench/results/STATE.md.
  *
  * Uses DATABASE_URL (default the local server); its databases are dropped
  * afterwards.
@@ -30,15 +30,16 @@ import {
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres"
 import { randomBytes } from "node:crypto"
-import { mkdtemp, rm, writeFile } from "node:fs/promises"
+import { mkdtemp, rm } from "node:fs/promises"
 import { cpus, tmpdir } from "node:os"
 import { join } from "node:path"
 import { Pool } from "pg"
 import { z } from "zod"
 import { EffectCheckpointSaver } from "../src/index.ts"
-import { scratchDatabases, tableSizes } from "./databases.ts"
-import { p50 } from "./measure.ts"
-import { rotated, serializedSize, text, time } from "./workload.mjs"
+import { scratchDatabases, tableSizes } from "./support/databases.ts"
+import { p50 } from "./support/measure.ts"
+import { runDate, writeResult } from "./support/report.ts"
+import { rotated, serializedSize, text, time } from "./support/workload.mjs"
 
 const TURNS = Number(process.env.STATE_TURNS ?? "30")
 const serverUrl = process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:5432/postgres"
@@ -301,7 +302,7 @@ await rm(scratch, { recursive: true, force: true })
 const report = [
   "# What an agent's state costs to store",
   "",
-  `\`npm run bench:state\` (bench/state.ts), ${new Date().toISOString().slice(0, 10)}, ${cpus().length} cores, ` +
+  `\`npm run bench:state\` (bench/state.ts), ${runDate()}, ${cpus().length} cores, ` +
   `Node ${process.version}, PostgreSQL at DATABASE_URL. One agent graph, ${TURNS} turns on one thread, each ` +
   "adding a user message with a 50 KiB base64 image (a `data:` URL block), a tool call, a 10 KiB JSON tool " +
   "result, a 1 KiB answer and a 4 KiB entry in a `files` record channel (the node returns the whole record). " +
@@ -323,5 +324,4 @@ const report = [
   ...copies,
   ""
 ].join("\n")
-await writeFile(join(import.meta.dirname, "STATE.md"), report)
-log("wrote bench/STATE.md")
+log(`wrote ${writeResult("STATE.md", report)}`)

@@ -1,13 +1,14 @@
 /**
- * `node bench/walks.ts`: the cost of the walks over parent links, for the
- * numbers issue 24 asks for — `getDeltaChannelHistory` of the latest
+ * `npm run bench:walks`: the cost of the walks over parent links —
+ * `getDeltaChannelHistory` of the latest
  * checkpoint of a 1,000-step DeltaChannel thread (every step a write to the
  * channel, no snapshot: the walk goes to the root; and a snapshot every 100
  * steps, as `MessagesDeltaValue` stores them) on PostgreSQL and PGlite;
  * `prune` keep-latest of a 60,000-checkpoint thread, whole on memory and
  * PostgreSQL, and its plan alone.
  *
- * Uses DATABASE_URL, or starts a throwaway server.
+ * Prints its figures; writes no report. Uses DATABASE_URL, or starts a
+ * throwaway server.
  */
 import { uuid6 } from "@langchain/langgraph-checkpoint"
 import { Layer, ManagedRuntime, Result } from "effect"

@@ -54,7 +54,8 @@ const inspector = (url: string) => async (methods: ReadonlyArray<string>): Promi
  * `serve` they run (default this one; a bench compares another release).
  */
 export const replicas = (database: string, checkout = join(import.meta.dirname, "..")) => {
-  const main = join(checkout, "src/internal/cli/main.ts")
+  // A checkout from before the sources moved under src/internal/ keeps the CLI at src/cli/main.ts.
+  const main = [join(checkout, "src/internal/cli/main.ts"), join(checkout, "src/cli/main.ts")].find(existsSync)!
   const marks = mkdtempSync(join(tmpdir(), "lce-replicas-"))
   const running: Array<Replica> = []
   /** Starts a replica; `inspect`: with its debugger open on the loopback, so `heapAfterGc` can ask. */

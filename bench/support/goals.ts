@@ -1,11 +1,13 @@
 /**
- * Issue 38's "Done when" list, line by line as the issue words it, with
- * what this library did before it ("today"), and the verdict table at the
- * top of bench/RESULTS.md.
+ * The goals `npm run bench` checks, one line each (write cost against the
+ * floors, concurrency, the embedded driver, storage, the soak, the invoke
+ * loop, no regression), with this library's figures before the work that
+ * set them ("today"), and the verdict table at the top of
+ * bench/results/RESULTS.md.
  */
 import type { Verdict } from "./measure.ts"
 
-export const doneWhenLines = {
+export const goalLines = {
   putCpu: "put CPU (p50, beyond the commit) below `MemorySaver.put`'s on the same state, at 300 and 3,000 steps",
   putWrites: "putWrites of one message ≤ 1.5× one commit of the same bytes",
   superStep: "super-step ≤ 2× the two-commit floor on a server where a commit costs ≤ 0.3 ms",
@@ -14,13 +16,13 @@ export const doneWhenLines = {
   storage: "a 300-turn chat graph stores less than the official saver with `MessagesDeltaValue`, either schema",
   soak: "a 10-minute soak with 32 writers and faults through PgBouncer: 0 lost, 0 rejected, heap after GC and " +
     "RSS at the end within 15% of their values at minute 2",
-  invoke: "`StateGraph.invoke` loop ≥ 1.0× `MemorySaver` (issue 27's target, kept)",
+  invoke: "`StateGraph.invoke` loop ≥ 1.0× `MemorySaver` (an earlier target, kept)",
   noRegression: "no workload slower than today, every suite green"
 } as const
 
-export type DoneWhenLine = keyof typeof doneWhenLines
+export type GoalLine = keyof typeof goalLines
 
-/** What `npm run soak` found (bench/soak.json): turns, and memory at the end over minute 2. */
+/** What `npm run soak` found (bench/results/soak.json): turns, and memory at the end over minute 2. */
 export interface SoakVerdict {
   readonly date: string
   readonly minutes: number
@@ -36,8 +38,8 @@ export interface SoakVerdict {
 }
 
 /**
- * "Today": this library's figures at the commit before issue 38's work
- * (f28af20), in a full `npm run bench` of 2026-12-04 on this machine, each
+ * "Today": this library's figures at the commit before the work on these
+ * goals (f28af20), in a full `npm run bench` of 2026-12-04 on this machine, each
  * as a ratio to the official saver's in the same run (absolute latencies
  * follow the machine's load, the ratios far less); storage in MiB.
  */
@@ -71,15 +73,18 @@ export type StorageName = keyof typeof today.storage
 /** A speed-up may be this much below today's before it counts as slower: run-to-run noise. */
 export const noise = 1.05
 
-/** The verdict table: one row per line of the issue, in its order; a line no scenario measured says so. */
-export const renderDoneWhen = (verdicts: Partial<Record<DoneWhenLine, Verdict>>) =>
+/** The title of the verdict table, in the report and on the console. */
+export const goalsTitle = "Goals: write cost, concurrency, embedded, storage, soak, invoke, no regression"
+
+/** The verdict table: one row per goal, in their order; a goal no scenario measured says so. */
+export const renderGoals = (verdicts: Partial<Record<GoalLine, Verdict>>) =>
   [
-    "| done when (issue 38) | measured | target | |",
+    "| goal | measured | target | |",
     "|---|---|---|---|",
-    ...(Object.keys(doneWhenLines) as Array<DoneWhenLine>).map((line) => {
+    ...(Object.keys(goalLines) as Array<GoalLine>).map((line) => {
       const verdict = verdicts[line]
       return verdict === undefined
-        ? `| ${doneWhenLines[line]} | not measured | | **missed** |`
-        : `| ${doneWhenLines[line]} | ${verdict.value} | ${verdict.target} | ${verdict.met ? "met" : "**missed**"} |`
+        ? `| ${goalLines[line]} | not measured | | **missed** |`
+        : `| ${goalLines[line]} | ${verdict.value} | ${verdict.target} | ${verdict.met ? "met" : "**missed**"} |`
     })
   ].join("\n")

@@ -1,13 +1,13 @@
 /**
  * One profiled case, run by bench/profile.ts in a child process under
- * `node --cpu-prof`: `node bench/profiling/cases.ts <case> <postgres url>`.
+ * `node --cpu-prof`: `node bench/support/profiling/cases.ts <case> <postgres url>`.
  * Prints the workload's window (see cpuProfile.ts `Window`) as its last
  * line of output, so the summary leaves start-up out.
  */
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { EffectCheckpointSaver } from "../../src/index.ts"
+import { EffectCheckpointSaver } from "../../../src/index.ts"
 import { agentGraph, agentTurn } from "../agentGraph.ts"
 import { ChatThread, message } from "../workload.mjs"
 import { profileClock, type Window } from "./cpuProfile.ts"

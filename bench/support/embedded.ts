@@ -3,7 +3,7 @@
  * directory, as `pglite:<dir>` makes it) against `SqliteSaver` on a file,
  * each beside a MemorySaver of its own process, which normalises it: the
  * SQLite side runs in a child process on the machine's Node (see
- * embedded/sqliteSide.mjs), so the two processes need not run equally fast.
+ * bench/support/sqliteSide.mjs), so the two processes need not run equally fast.
  */
 import { MemorySaver } from "@langchain/langgraph-checkpoint"
 import { execFileSync } from "node:child_process"
@@ -11,7 +11,7 @@ import { accessSync, constants, mkdtempSync, realpathSync, rmSync } from "node:f
 import { tmpdir } from "node:os"
 import { delimiter, join } from "node:path"
 import { EffectCheckpointSaver } from "../../src/index.ts"
-import { type EmbeddedParameters, type EmbeddedSamples, embeddedWorkload } from "../workload.mjs"
+import { type EmbeddedParameters, type EmbeddedSamples, embeddedWorkload } from "./workload.mjs"
 
 /**
  * The machine's own `node`: `BENCH_SYSTEM_NODE`, or the first `node` on the
@@ -58,7 +58,7 @@ const pgliteSide = async (parameters: EmbeddedParameters): Promise<EmbeddedSampl
 const sqliteSide = (parameters: EmbeddedParameters): EmbeddedResult["sqlite"] => {
   const output = execFileSync(
     systemNode(),
-    [join(import.meta.dirname, "..", "embedded", "sqliteSide.mjs"), JSON.stringify(parameters)],
+    [join(import.meta.dirname, "sqliteSide.mjs"), JSON.stringify(parameters)],
     { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], maxBuffer: 64 << 20 }
   )
   return JSON.parse(output) as EmbeddedResult["sqlite"]

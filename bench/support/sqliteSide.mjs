@@ -1,5 +1,5 @@
 /**
- * The SQLite side of the embedded comparison, run by bench/scenarios/embedded.ts
+ * The SQLite side of the embedded comparison, run by bench/support/embedded.ts
  * in a child process on the machine's Node: better-sqlite3 is built for the
  * Node that ran `npm ci` (Node 20 here) and does not load in the
  * repository's Node 24. Needs nothing of this library.
@@ -13,7 +13,7 @@ import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { embeddedWorkload } from "../workload.mjs"
+import { embeddedWorkload } from "./workload.mjs"
 
 const parameters = JSON.parse(process.argv[2] ?? "{}")
 const directory = mkdtempSync(join(tmpdir(), "lce-bench-sqlite-"))

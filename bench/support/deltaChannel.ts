@@ -12,8 +12,8 @@ import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres"
 import { Pool } from "pg"
 import { EffectCheckpointSaver } from "../../src/index.ts"
-import { type ScratchDatabases, type TableSize, tableSizes } from "../databases.ts"
-import { rotated, serializedSize, text, time } from "../workload.mjs"
+import { type ScratchDatabases, type TableSize, tableSizes } from "./databases.ts"
+import { rotated, serializedSize, text, time } from "./workload.mjs"
 
 export type SchemaName = "MessagesValue" | "MessagesDeltaValue"
 export type SaverName = "EffectCheckpointSaver" | "PostgresSaver (official)"
@@ -37,7 +37,7 @@ export interface DeltaChannelResult {
   readonly runs: ReadonlyArray<GraphRun>
 }
 
-/** Words of each message: a turn's two messages take ~800 bytes as JSON, as issue 27's graph did. */
+/** Words of each message: a turn's two messages take ~800 bytes as JSON, as the earlier chat graph's did. */
 const wordsPerMessage = 45
 
 const schemas = { MessagesValue, MessagesDeltaValue } as const

@@ -71,7 +71,7 @@ const moduleOf = (frame: CallFrame, root: string) => {
 }
 
 /**
- * What a frame's code does for a call, as the issue asks to see it: the
+ * What a frame's code does for a call, by part: the
  * Effect runtime, input decoding, the codec, hashing, building statements,
  * the SQL client, the socket, and the rest.
  */

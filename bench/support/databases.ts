@@ -3,7 +3,7 @@
  * by the tests' `createDatabase` and all dropped at the end; and what they
  * take on disk.
  */
-import { admin, createDatabase } from "../harness/databases.ts"
+import { admin, createDatabase } from "../../harness/databases.ts"
 
 /** Databases made on the server at `serverUrl`, remembered so that `dropAll` removes every one. */
 export const scratchDatabases = (serverUrl: string) => {
