@@ -78,6 +78,7 @@ import type { RunLimits } from "../../ServerOptions.ts"
 import * as ConnectionString from "../ConnectionString.ts"
 import * as Crons from "./Crons.ts"
 import { objectOf } from "./Json.ts"
+import type { Left } from "./Left.ts"
 import { EPOCH_SPAN, frame, pump, Registry, type RunEvent } from "./Runs.ts"
 import { stored } from "./Stored.ts"
 import * as Streamed from "./Streamed.ts"
@@ -241,18 +242,6 @@ const runRecord = (thread_id: string, payload: Payload, status: RunStatus): RunR
   created_at: new Date(payload.created_at),
   updated_at: new Date()
 })
-
-/**
- * What a run left on its thread: the values as LangGraph's API shows them
- * (undefined when they cannot be read), and whether it paused at an
- * `interrupt()`.
- *
- * @since 0.4.0
- */
-export interface Left {
-  readonly values: Record<string, unknown> | undefined
-  readonly interrupted: boolean
-}
 
 /** The entity's handlers, built once per thread: its queue of admitted runs lives here. */
 const handlers = Thread.toLayer(

@@ -7,8 +7,19 @@
  * @since 0.4.0
  */
 import type { EffectCheckpointSaver } from "../../Saver.ts"
-import type { Left } from "./Engine.ts"
 import type { Graphs } from "./Graphs.ts"
+
+/**
+ * What a run left on its thread: the values as LangGraph's API shows them
+ * (undefined when they cannot be read), and whether it paused at an
+ * `interrupt()`.
+ *
+ * @since 0.4.0
+ */
+export interface Left {
+  readonly values: Record<string, unknown> | undefined
+  readonly interrupted: boolean
+}
 
 interface Dictable {
   readonly toDict: () => { readonly type: string; readonly data: object }

@@ -9,7 +9,7 @@
  *
  * @since 0.4.0
  */
-import type { Left } from "./Engine.ts"
+import type { Left } from "./Left.ts"
 
 /** How an interrupt's `values` event begins (the embed server's `JSON.stringify`: no space). */
 const INTERRUPT = "{\"__interrupt__\":"
