@@ -16,14 +16,14 @@
 import { MemorySaver } from "@langchain/langgraph-checkpoint"
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres"
 import { mkdtemp, rm } from "node:fs/promises"
-import { cpus, tmpdir } from "node:os"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Pool } from "pg"
 import { EffectCheckpointSaver } from "../src/index.ts"
 import { agentGraph, agentInput, agentTurn } from "./support/agentGraph.ts"
 import { scratchDatabases } from "./support/databases.ts"
 import { ms, percentile } from "./support/measure.ts"
-import { runDate, writeResult } from "./support/report.ts"
+import { ranBy, writeResult } from "./support/report.ts"
 import { ChatThread, message, rotated, time } from "./support/workload.mjs"
 
 const TURNS = 100
@@ -95,8 +95,9 @@ await rm(scratch, { recursive: true, force: true })
 const report = [
   "# The invoke loop",
   "",
-  `\`npm run bench:invoke\` (bench/invoke.ts), ${runDate()}, ${cpus().length} cores, ` +
-  `Node ${process.version}, PostgreSQL at DATABASE_URL. A StateGraph (one agent node answering each human ` +
+  `${
+    ranBy("npm run bench:invoke", "bench/invoke.ts")
+  }, PostgreSQL at DATABASE_URL. A StateGraph (one agent node answering each human ` +
   `message, bench/support/agentGraph.ts) invoked ${TURNS} times on one thread, the savers taking turns, one invoke each: ` +
   "first in a fresh process, then in the same process after other work (32 threads of 50 super-steps at " +
   "once, a thread of 300 steps written and read, on every saver). Latencies per invoke in ms; speed is " +

@@ -31,14 +31,14 @@ import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres"
 import { randomBytes } from "node:crypto"
 import { mkdtemp, rm } from "node:fs/promises"
-import { cpus, tmpdir } from "node:os"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Pool } from "pg"
 import { z } from "zod"
 import { EffectCheckpointSaver } from "../src/index.ts"
 import { scratchDatabases, tableSizes } from "./support/databases.ts"
 import { p50 } from "./support/measure.ts"
-import { runDate, writeResult } from "./support/report.ts"
+import { ranBy, writeResult } from "./support/report.ts"
 import { rotated, serializedSize, text, time } from "./support/workload.mjs"
 
 const TURNS = Number(process.env.STATE_TURNS ?? "30")
@@ -302,8 +302,9 @@ await rm(scratch, { recursive: true, force: true })
 const report = [
   "# What an agent's state costs to store",
   "",
-  `\`npm run bench:state\` (bench/state.ts), ${runDate()}, ${cpus().length} cores, ` +
-  `Node ${process.version}, PostgreSQL at DATABASE_URL. One agent graph, ${TURNS} turns on one thread, each ` +
+  `${
+    ranBy("npm run bench:state", "bench/state.ts")
+  }, PostgreSQL at DATABASE_URL. One agent graph, ${TURNS} turns on one thread, each ` +
   "adding a user message with a 50 KiB base64 image (a `data:` URL block), a tool call, a 10 KiB JSON tool " +
   "result, a 1 KiB answer and a 4 KiB entry in a `files` record channel (the node returns the whole record). " +
   `Unique content: ${mib(unique)} MiB (as JSON). Storage added: tables, indexes and TOAST after a VACUUM, ` +

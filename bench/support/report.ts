@@ -5,6 +5,7 @@
  */
 import { execFileSync } from "node:child_process"
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { cpus } from "node:os"
 import { dirname, isAbsolute, join, relative } from "node:path"
 
 /** The repository's root. */
@@ -18,6 +19,10 @@ export const resultPath = (...names: ReadonlyArray<string>) => join(results, ...
 
 /** The day of the run, as a report dates it (YYYY-MM-DD). */
 export const runDate = () => new Date().toISOString().slice(0, 10)
+
+/** How a report opens: the command and its file, the day, the cores and the Node that ran it. */
+export const ranBy = (command: string, file: string) =>
+  `\`${command}\` (${file}), ${runDate()}, ${cpus().length} cores, Node ${process.version}`
 
 /** The short commit checked out in `checkout` (default this repository), or "unknown" outside a git checkout. */
 export const commitOf = (checkout = root) => {
