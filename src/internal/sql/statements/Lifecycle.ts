@@ -11,7 +11,7 @@ import * as StorageFormat from "../../StorageFormat.ts"
 import * as Jsonb from "../Jsonb.ts"
 import { derivedBaseOf, hashesOf, listTypes, threadProjection, type ThreadRow, toThreadRows } from "../Projection.ts"
 import type { Tables } from "../Tables.ts"
-import { blobColumns, checkpointColumns, columns, ofThread, pieceColumns, writeColumns } from "./Common.ts"
+import { blobColumns, checkpointColumns, columns, ofThread, pieceColumns, writeColumns } from "./Columns.ts"
 import { rowStatement } from "./Rows.ts"
 import { statement } from "./Statement.ts"
 

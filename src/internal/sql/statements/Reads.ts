@@ -18,7 +18,7 @@ import type {
 import * as Jsonb from "../Jsonb.ts"
 import { toStoredPage, tupleProjection, type TupleRow } from "../Projection.ts"
 import type { Tables } from "../Tables.ts"
-import { type CheckpointAddress, columns, ofThread } from "./Common.ts"
+import { type CheckpointAddress, columns, ofThread } from "./Columns.ts"
 import { statement } from "./Statement.ts"
 
 /** The metadata filter of a `list` as one `jsonb` object. */

@@ -10,7 +10,7 @@ import { Option } from "effect"
 import type { RunRecordRow, ThreadRecordQuery, ThreadRecordRow } from "../../../StorageDriver.ts"
 import * as Jsonb from "../Jsonb.ts"
 import type { Tables } from "../Tables.ts"
-import { ofThread } from "./Common.ts"
+import { ofThread } from "./Columns.ts"
 import { byShape } from "./Rows.ts"
 import { statement } from "./Statement.ts"
 

@@ -22,6 +22,16 @@ export interface Statement<Input, Row extends object, Output> {
 }
 
 /**
+ * A statement as the catalogue declares it (see `Statements`): what it
+ * takes and what it answers. Its rows are its own (any statement's rows
+ * fit), unless they are a shape others read too (`Projection`'s), named as
+ * `Row`.
+ *
+ * @since 0.4.0
+ */
+export type StatementOf<Input, Output, Row extends object = never> = Statement<Input, Row, Output>
+
+/**
  * A statement from its parts. `params` gives the values it takes, by name,
  * once per input; `text` refers to each as `${param.name}`, which gives a
  * name its `$n` the first time the text uses it, or to a value worked out

@@ -15,7 +15,7 @@ import {
   columns,
   pieceColumns,
   writeColumns
-} from "./Common.ts"
+} from "./Columns.ts"
 import { byShape, type Count, countOf, type Kind, over, rowStatement } from "./Rows.ts"
 
 /** Rows tagged with the put they belong to (1-based, as `input.i`). */

@@ -1,7 +1,9 @@
 /**
- * What several parts of the catalogue share: the columns of a checkpoint
- * row, a thread's input, and each stored row's columns as statements take
- * them (see `Rows`).
+ * Each stored row's columns as the statements that write them take them,
+ * declared once (the one encoding of a checkpoint, blob, write and piece
+ * row: JSON as text, "" and -1 for none), with what else several parts of
+ * the catalogue share: a checkpoint row's column list, a checkpoint's
+ * address and a thread's input. See `Rows` for how a statement takes them.
  *
  * @since 0.1.0
  */
