@@ -4,7 +4,9 @@
  * {@link StorageDriver}: validation, ordering and tracing happen here, and
  * encoding, sealing and decoding in its codec (`codec/Codec`), once, before
  * a driver is touched; the thread operations (copy, import, prune,
- * retention, re-encryption) are `lifecycle/ThreadLifecycle`'s.
+ * retention, re-encryption) are `lifecycle/ThreadLifecycle`'s, and the
+ * guard that refuses every operation once the store's format level or
+ * schema moved past this process is `level/Guard`'s.
  *
  * @since 0.1.0
  */
@@ -28,17 +30,17 @@ import {
   CheckpointNotFound,
   CorruptedCheckpoint,
   formatIssue,
-  type IncompatibleFormat,
-  IncompatibleSchema,
+  type IncompatibleSchema,
   InvalidConfig,
-  InvalidInput,
+  type InvalidInput,
   type SerializationFailed,
-  StorageFailure,
+  type StorageFailure,
   ThreadConflict,
   type ThreadExists,
   type ThreadNotFound
 } from "./CheckpointError.ts"
 import * as FormatLevel from "./FormatLevel.ts"
+import type { FormatError } from "./FormatLevel.ts"
 import * as Codec from "./internal/codec/Codec.ts"
 import * as Walks from "./internal/codec/Walks.ts"
 import {
@@ -49,6 +51,7 @@ import {
   invalidInput,
   writerEpochOf
 } from "./internal/Input.ts"
+import * as Guard from "./internal/level/Guard.ts"
 import * as ThreadLifecycle from "./internal/lifecycle/ThreadLifecycle.ts"
 import * as Settings from "./internal/Settings.ts"
 import * as MemoryDriver from "./MemoryDriver.ts"
@@ -61,14 +64,7 @@ import type { ThreadPage, ThreadQuery, ThreadRecord, ThreadState, ThreadUpdate }
 import * as ThreadRuns from "./ThreadRuns.ts"
 import type { RunQuery, RunRecord } from "./ThreadRuns.ts"
 
-/**
- * A store this process must not go on with: raised to a storage format
- * level it does not read, or migrated by a newer release (see Upgrading in
- * the README).
- *
- * @since 0.1.0
- */
-export type FormatError = IncompatibleFormat | IncompatibleSchema
+export type { FormatError } from "./FormatLevel.ts"
 
 /** @since 0.1.0 */
 export type WriteError = InvalidConfig | InvalidInput | SerializationFailed | StorageFailure | FormatError
@@ -273,7 +269,7 @@ export class CheckpointStorage extends Context.Service<CheckpointStorage, {
   ) => Effect.Effect<Record<string, DeltaChannelHistory>, ReadError>
   /**
    * The store's storage format level, read now, beside the highest this
-   * process supports (see `StorageFormat.LEVELS` and Upgrading in the
+   * process supports (see `FormatLevel.LEVELS` and Upgrading in the
    * README). `IncompatibleFormat` when the store is above it.
    */
   readonly formatLevel: () => Effect.Effect<FormatReport, StorageFailure | FormatError>
@@ -507,7 +503,7 @@ export const make = (
 
 /** The service over `driver`: its format level opened, its codec built, the operations composed. */
 const service = Effect.fnUntraced(function*(driver: StorageDriver) {
-  const format = yield* openFormat(driver)
+  const format = yield* Guard.open(driver)
   const codec = yield* Codec.make(format)
   const deleteThread = Effect.fn("CheckpointStorage.deleteThread")(function*(thread_id: string) {
     const id = yield* decodeThreadId("deleteThread", thread_id)
@@ -516,7 +512,7 @@ const service = Effect.fnUntraced(function*(driver: StorageDriver) {
   })
   const enableRecords = ThreadRecords.enabler(driver)
   return CheckpointStorage.of({
-    ...guarded(driver, format, {
+    ...Guard.guarded(driver, format, {
       ...writing(driver, codec, enableRecords),
       ...reading(driver, codec),
       deleteThread,
@@ -525,103 +521,7 @@ const service = Effect.fnUntraced(function*(driver: StorageDriver) {
       ...ThreadRuns.make(driver, enableRecords),
       ...ThreadCrons.make(driver, enableRecords)
     }),
-    ...formatLevels(driver, format)
-  })
-})
-
-/**
- * The store's format level, read now: a store above what this process
- * supports is `IncompatibleFormat`. Read again every `FormatLevel.Refresh`
- * while the service lives (see `FormatLevel`).
- */
-const openFormat = Effect.fnUntraced(function*(driver: StorageDriver) {
-  const supported = yield* FormatLevel.supported
-  const status = yield* driver.formatStatus
-  if (status.level > supported) return yield* FormatLevel.tooNew("open", status, supported)
-  const format = FormatLevel.make(status, supported)
-  const refresh = driver.formatStatus.pipe(
-    Effect.map(format.update),
-    Effect.catchTag("IncompatibleSchema", (error) => Effect.sync(() => format.stop(error))),
-    // A store that cannot be reached now is read again next time; the operations say why meanwhile.
-    Effect.ignore
-  )
-  yield* Effect.forkScoped(Effect.forever(Effect.andThen(Effect.sleep(yield* FormatLevel.Refresh), refresh)))
-  return format
-})
-
-/** Operations that may also fail with a {@link FormatError}. */
-type Guarded<S> = {
-  readonly [K in keyof S]: S[K] extends (...args: infer P) => Effect.Effect<infer A, infer E, infer R>
-    ? (...args: P) => Effect.Effect<A, E | FormatError, R>
-    : S[K] extends (...args: infer P) => Stream.Stream<infer A, infer E, infer R>
-      ? (...args: P) => Stream.Stream<A, E | FormatError, R>
-    : S[K]
-}
-
-/**
- * SQLSTATEs of a statement that names what the schema no longer has (a
- * table, a column, a function, a type): a newer release's migration landed
- * while this process ran.
- */
-const SCHEMA_CHANGED: ReadonlySet<string> = new Set(["42P01", "42703", "42883", "42804"])
-
-/**
- * The service's operations, each refused once the store's format level (or
- * schema) says this process must stop; a statement that fails on a schema
- * changed under it is `IncompatibleSchema` when a newer release changed it.
- */
-const guarded = <S extends object>(driver: StorageDriver, format: FormatLevel.FormatLevel, service: S): Guarded<S> => {
-  const changed = (error: unknown): error is StorageFailure =>
-    error instanceof StorageFailure && SCHEMA_CHANGED.has(error.sqlState ?? "")
-  // The failure as it is, unless the schema is now one this release does not know.
-  const explained = (failure: StorageFailure) =>
-    Effect.andThen(
-      driver.formatStatus.pipe(
-        Effect.tapError((error) => Effect.sync(() => error instanceof IncompatibleSchema && format.stop(error)))
-      ),
-      Effect.fail(failure)
-    )
-  return Object.fromEntries(
-    Object.entries(service).map(([name, operation]: [string, (...args: ReadonlyArray<unknown>) => unknown]) => [
-      name,
-      (...args: ReadonlyArray<unknown>) => {
-        const result = operation(...args)
-        return Stream.isStream(result)
-          ? Stream.unwrap(
-            Effect.as(
-              format.usable,
-              Stream.catchIf(result, changed, (failure) => Stream.fromEffect(explained(failure)))
-            )
-          )
-          : format.usable.pipe(
-            Effect.andThen(result as Effect.Effect<unknown, unknown, unknown>),
-            Effect.catchIf(changed, explained)
-          )
-      }
-    ])
-  ) as Guarded<S>
-}
-
-/** The service's view of the store's format level: read it, raise it. */
-const formatLevels = (driver: StorageDriver, format: FormatLevel.FormatLevel) => ({
-  formatLevel: Effect.fn("CheckpointStorage.formatLevel")(function*() {
-    const status = yield* driver.formatStatus
-    format.update(status)
-    yield* format.usable
-    return { ...status, supported: format.supported }
-  }),
-  upgradeFormat: Effect.fn("CheckpointStorage.upgradeFormat")(function*(level?: number) {
-    const target = level ?? format.supported
-    if (!Number.isInteger(target) || target < 1 || target > format.supported) {
-      return yield* new InvalidInput({
-        operation: "upgradeFormat",
-        argument: "level",
-        detail: `expected a storage format level from 1 to ${format.supported}, got ${String(level)}`
-      })
-    }
-    const status = yield* driver.raiseFormat(target)
-    format.update(status)
-    return { ...status, supported: format.supported }
+    ...Guard.operations(driver, format)
   })
 })
 

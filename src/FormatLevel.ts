@@ -1,21 +1,88 @@
 /**
- * The storage format level of the store a storage service has open, as this
- * process knows it (see `StorageFormat.LEVELS`): what it may write (the
- * store's level), what it reads (up to `Supported`), and whether it may go
- * on at all. Read when the service is built; read again while it runs
- * (every `Refresh`), so a process starts writing a level's encodings once the
- * store is raised to it, and one that does not support the new level stops
- * with `IncompatibleFormat` instead of misreading what others then write.
+ * The storage format levels, and the level of the store a storage service
+ * has open. {@link LEVELS} is every level and what each adds (the one table
+ * the level steps of the migrations, the fixtures and the readers follow);
+ * a process reads and writes up to {@link Supported}; a service holds its
+ * store's level ({@link FormatLevel}): what it may write (the store's
+ * level), what it reads, and whether it may go on at all. Read when the
+ * service is built and again while it runs (every {@link Refresh}), so a
+ * process starts writing a level's encodings once the store is raised to
+ * it, and one that does not support the new level stops with
+ * {@link FormatError} instead of misreading what others then write.
  *
  * @since 0.1.0
  */
 import { Context, Duration, Effect } from "effect"
 import { IncompatibleFormat, type IncompatibleSchema, InvalidConfig } from "./CheckpointError.ts"
-import { NEWEST_LEVEL } from "./internal/StorageFormat.ts"
+import {
+  COMPRESSED,
+  COMPRESSED_PIECE,
+  DERIVED,
+  FRAMED,
+  HEADER_WITHOUT_ID,
+  RECORD,
+  SHARED
+} from "./internal/StorageFormat.ts"
 import type { FormatStatus } from "./StorageDriver.ts"
 
-/** The levels and what each adds, as the storage format defines them. */
-export { LEVELS, NEWEST_LEVEL } from "./internal/StorageFormat.ts"
+/**
+ * A storage format level: what a database may hold, and so what every
+ * process on it must read. Each level adds encodings to the one below; a
+ * process writes only the encodings of the database's level and below, so a
+ * release that reads that level keeps reading everything, through a rolling
+ * deploy and a rollback, until the level is raised (`upgradeFormat`).
+ *
+ * @since 0.1.0
+ */
+export interface Level {
+  readonly level: number
+  /** The stored types (and frames) it adds. */
+  readonly encodings: ReadonlyArray<string>
+  /** The release of this library that reads and writes it first. */
+  readonly since: string
+  /** What it adds, in words. */
+  readonly adds: string
+}
+
+/**
+ * Every level, oldest first. Level 1 is every database written before
+ * levels were recorded: the serializer's own types (LangGraph's encoding),
+ * shared lists, and sealed rows (version 1 frames; sealed metadata under
+ * `$sealed`). Level 2 adds framed lists. A new encoding gets a new level, a
+ * fixture under `test/fixtures/formats/`, and a level step of the
+ * migrations that raises a database to it (tested:
+ * `test/unit/formatLevels.test.ts`).
+ *
+ * @since 0.1.0
+ */
+export const LEVELS: ReadonlyArray<Level> = [
+  {
+    level: 1,
+    encodings: ["json", "bytes", SHARED, "sealed frame 1"],
+    since: "0.1.0",
+    adds: "the serializer's values, shared lists and sealed rows"
+  },
+  { level: 2, encodings: [FRAMED], since: "0.2.0", adds: "framed lists" },
+  {
+    level: 3,
+    encodings: [DERIVED, HEADER_WITHOUT_ID],
+    since: "0.3.0",
+    adds: "derived pieces, headers without their id"
+  },
+  {
+    level: 4,
+    encodings: [RECORD, COMPRESSED, COMPRESSED_PIECE],
+    since: "0.4.0",
+    adds: "record lists, compressed values and pieces"
+  }
+]
+
+/**
+ * The newest level this release knows.
+ *
+ * @since 0.1.0
+ */
+export const NEWEST_LEVEL: number = LEVELS.at(-1)!.level
 
 /**
  * The highest storage format level this process reads and writes (default:
@@ -54,6 +121,15 @@ export const Refresh = Context.Reference<Duration.Duration>("langgraph-checkpoin
 })
 
 /**
+ * A store this process must not go on with: raised to a storage format
+ * level it does not read, or migrated by a newer release (see Upgrading in
+ * the README). Every operation of a storage service may fail with it.
+ *
+ * @since 0.1.0
+ */
+export type FormatError = IncompatibleFormat | IncompatibleSchema
+
+/**
  * A store at a level above what this process supports.
  *
  * @since 0.1.0
@@ -72,11 +148,11 @@ export interface FormatLevel {
   /** The store's level as last read: what this process writes. */
   readonly level: () => number
   /** Fails once the store is found at a level, or with a schema, this process does not support. */
-  readonly usable: Effect.Effect<void, IncompatibleFormat | IncompatibleSchema>
+  readonly usable: Effect.Effect<void, FormatError>
   /** Takes a status read from the store; one above `supported` makes the service unusable. */
   readonly update: (status: FormatStatus) => void
   /** Makes the service unusable (a newer schema found while it runs). */
-  readonly stop: (error: IncompatibleFormat | IncompatibleSchema) => void
+  readonly stop: (error: FormatError) => void
 }
 
 /**
@@ -87,8 +163,8 @@ export interface FormatLevel {
  */
 export const make = (status: FormatStatus, supported: number): FormatLevel => {
   let level = Math.min(status.level, supported)
-  let stopped: Effect.Effect<never, IncompatibleFormat | IncompatibleSchema> | undefined
-  const stop = (error: IncompatibleFormat | IncompatibleSchema) => {
+  let stopped: Effect.Effect<never, FormatError> | undefined
+  const stop = (error: FormatError) => {
     stopped ??= Effect.fail(error)
   }
   const update = (found: FormatStatus) => {

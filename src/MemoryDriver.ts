@@ -8,12 +8,12 @@
  * @since 0.1.0
  */
 import { Context, Effect, Layer, Semaphore } from "effect"
+import { NEWEST_LEVEL } from "./FormatLevel.ts"
 import { crons } from "./internal/memory/Crons.ts"
 import { reads } from "./internal/memory/Reads.ts"
 import { records } from "./internal/memory/Records.ts"
 import type { Threads } from "./internal/memory/ThreadState.ts"
 import { writes } from "./internal/memory/Writes.ts"
-import { NEWEST_LEVEL } from "./internal/StorageFormat.ts"
 import type { ThreadState } from "./MemoryState.ts"
 import type { StorageDriver } from "./StorageDriver.ts"
 

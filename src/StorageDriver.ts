@@ -312,7 +312,7 @@ export interface StorageDriver {
    */
   readonly writeThread: (rows: ThreadRows) => Effect.Effect<void, StorageFailure>
   /**
-   * The store's storage format level (see `StorageFormat.LEVELS`). Fails
+   * The store's storage format level (see `FormatLevel.LEVELS`). Fails
    * with `IncompatibleSchema` when a newer release changed the store's
    * schema in a way this one does not know.
    */

@@ -1,17 +1,20 @@
 /**
- * The storage format of shared lists, and nothing else: the stored types,
- * the hash of a piece and its key, how a list's hashes are packed, which
- * pieces a row refers to, and how deep bases go. Drivers and the inspector
- * read stored rows through this module alone, so they never load the codec
- * (LangChain's message classes, the serializer); it is pure and has no state.
- * It lives beside `StorageDriver.ts`, beneath the codec and the drivers
- * alike, so that no driver imports anything from `codec/`.
+ * The storage format of stored rows, and nothing else: the stored types
+ * (shared, framed and record lists, compressed values, derived and
+ * compressed pieces, headers without their id), the hash of a piece and its
+ * key, how a list's hashes are packed, which pieces a row refers to, and how
+ * deep bases go. The level each encoding belongs to is `FormatLevel`'s
+ * (`LEVELS`). Drivers and the inspector read stored rows through this module
+ * alone, so they never load the codec (LangChain's message classes, the
+ * serializer); it is pure and has no state. It lives beside
+ * `StorageDriver.ts`, beneath the codec and the drivers alike, so that no
+ * driver imports anything from `codec/`.
  *
  * @since 0.1.0
  */
 import { hash } from "node:crypto"
 import { constants, zstdCompressSync, zstdDecompressSync } from "node:zlib"
-import type { Piece, SharedBase, ThreadRows } from "../StorageDriver.ts"
+import type { Piece, SharedBase } from "../StorageDriver.ts"
 
 /**
  * The storage `type` of a shared list (format 1). Its bytes are the
@@ -238,105 +241,6 @@ export const isList = (type: string): boolean => LISTS.includes(type)
  * @since 0.1.0
  */
 export const LIST_TYPES: ReadonlyArray<string> = LISTS.flatMap((type) => [type, type + SEALED_SUFFIX])
-
-/**
- * A storage format level: what a database may hold, and so what every
- * process on it must read. Each level adds encodings to the one below; a
- * process writes only the encodings of the database's level and below, so a
- * release that reads that level keeps reading everything, through a rolling
- * deploy and a rollback, until the level is raised (`Migrations.raise`).
- *
- * @since 0.1.0
- */
-export interface FormatLevel {
-  readonly level: number
-  /** The stored types (and frames) it adds. */
-  readonly encodings: ReadonlyArray<string>
-  /** The release of this library that reads and writes it first. */
-  readonly since: string
-  /** What it adds, in words. */
-  readonly adds: string
-}
-
-/**
- * Every level, oldest first. Level 1 is every database written before
- * levels were recorded: the serializer's own types (LangGraph's encoding),
- * shared lists, and sealed rows (version 1 frames; sealed metadata under
- * `$sealed`). Level 2 adds framed lists. A new encoding gets a new level, a
- * fixture under `test/fixtures/formats/`, and a migration step that raises a
- * database to it (tested: `test/unit/formatLevels.test.ts`).
- *
- * @since 0.1.0
- */
-export const LEVELS: ReadonlyArray<FormatLevel> = [
-  {
-    level: 1,
-    encodings: ["json", "bytes", SHARED, "sealed frame 1"],
-    since: "0.1.0",
-    adds: "the serializer's values, shared lists and sealed rows"
-  },
-  { level: 2, encodings: [FRAMED], since: "0.2.0", adds: "framed lists" },
-  {
-    level: 3,
-    encodings: [DERIVED, HEADER_WITHOUT_ID],
-    since: "0.3.0",
-    adds: "derived pieces, headers without their id"
-  },
-  {
-    level: 4,
-    encodings: [RECORD, COMPRESSED, COMPRESSED_PIECE],
-    since: "0.4.0",
-    adds: "record lists, compressed values and pieces"
-  }
-]
-
-/**
- * The newest level this release knows.
- *
- * @since 0.1.0
- */
-export const NEWEST_LEVEL: number = LEVELS.at(-1)!.level
-
-/** What a stored type of this library's own (not a serializer's) looks like: `shared-…` or `…/<n>`. */
-const OWN_TYPE = /^shared-|\/\d+$/
-
-const levels = new Map<string, number | undefined>()
-
-/**
- * The level a stored type (sealed or not) belongs to; `undefined` for a type
- * that looks like one of this library's (`shared-…`, `…/<n>`) but that this
- * release does not know, written by a newer one. Any other type is a
- * serializer's (LangGraph's `json` and `bytes`, or a custom `serde`'s): level 1.
- *
- * @since 0.1.0
- */
-export const levelOf = (type: string): number | undefined => {
-  // Asked for every value read: the answers of the few types a store holds are kept.
-  if (levels.has(type)) return levels.get(type)
-  const base = type.endsWith(SEALED_SUFFIX) ? type.slice(0, -SEALED_SUFFIX.length) : type
-  const found = LEVELS.find((level) => level.encodings.includes(base))
-  const level = found !== undefined ? found.level : OWN_TYPE.test(base) ? undefined : 1
-  if (levels.size < 256) levels.set(type, level)
-  return level
-}
-
-/**
- * The encodings a thread's rows are written in: their stored types, and
- * {@link DERIVED}, {@link COMPRESSED_PIECE} and {@link HEADER_WITHOUT_ID}
- * where they hold those.
- * `levelOf` each says which level a store must be at to take the rows.
- *
- * @since 0.3.0
- */
-export const encodingsOf = (rows: ThreadRows): ReadonlySet<string> => {
-  const found = new Set<string>()
-  for (const { type } of rows.blobs) found.add(type)
-  for (const { type } of rows.writes) found.add(type)
-  if (rows.pieces.some((piece) => isDerived(piece.bytes))) found.add(DERIVED)
-  if (rows.pieces.some((piece) => isCompressed(piece.bytes))) found.add(COMPRESSED_PIECE)
-  if (rows.checkpoints.some((row) => withoutId(row.checkpoint))) found.add(HEADER_WITHOUT_ID)
-  return found
-}
 
 /**
  * The bytes of a piece's hash: a list's bytes are its entries' hashes, back to back.

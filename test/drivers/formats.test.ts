@@ -16,8 +16,8 @@ import { join } from "node:path"
 import { describe, expect, it } from "vitest"
 import { admin } from "../../harness/databases.ts"
 import { chatGraph } from "../../harness/inspectedGraph.ts"
+import { LEVELS, NEWEST_LEVEL } from "../../src/FormatLevel.ts"
 import { CheckpointStorage, type EffectCheckpointSaver, ExportFormat, type SaverOptions } from "../../src/index.ts"
-import { NEWEST_LEVEL } from "../../src/internal/StorageFormat.ts"
 import { type FixtureThread, observe } from "../fixtures/formats/observe.ts"
 import { type Driver, drivers } from "../support/drivers.ts"
 
@@ -142,7 +142,7 @@ describe.each(matrix.all.map((driver) => [driver.name, driver] as const))("forma
 })
 
 it("the fixtures cover every level, each holding the encodings its level adds", async () => {
-  const { encodingsOf, LEVELS } = await import("../../src/internal/StorageFormat.ts")
+  const { encodingsOf } = await import("../../src/internal/level/Encodings.ts")
   expect(fixtures.map((fixture) => fixture.level)).toEqual(LEVELS.map((level) => level.level))
   for (const level of LEVELS) {
     const fixture = fixtures.find((candidate) => candidate.level === level.level)!

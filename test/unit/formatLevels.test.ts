@@ -1,5 +1,5 @@
 /**
- * The storage format levels (`StorageFormat.LEVELS`): every stored type this
+ * The storage format levels (`FormatLevel.LEVELS`): every stored type this
  * release writes belongs to a level, each level has a schema step that
  * raises a database to it and a fixture (read by `test/drivers/formats.test.ts`),
  * a process writes a level's encodings only once its store is at that level,
@@ -14,7 +14,9 @@ import { join } from "node:path"
 import { describe, expect, it } from "vitest"
 import * as FormatLevel from "../../src/FormatLevel.ts"
 import { CheckpointError, CheckpointStorage, EffectCheckpointSaver, MemoryDriver } from "../../src/index.ts"
+import * as Encodings from "../../src/internal/level/Encodings.ts"
 import * as Migrations from "../../src/internal/sql/Migrations.ts"
+import * as Tables from "../../src/internal/sql/Tables.ts"
 import * as StorageFormat from "../../src/internal/StorageFormat.ts"
 import { VERSION } from "../../src/internal/Version.ts"
 import { keyOf } from "../scenarios/encryption.ts"
@@ -86,11 +88,11 @@ const writeEverything = async (memory: MemoryDriver.MemoryDriver["Service"], enc
 
 describe("storage format levels", () => {
   it("are numbered from 1, each adding encodings; the newest is the last", () => {
-    expect(StorageFormat.LEVELS.map((level) => level.level)).toEqual(
-      StorageFormat.LEVELS.map((_, i) => i + 1)
+    expect(FormatLevel.LEVELS.map((level) => level.level)).toEqual(
+      FormatLevel.LEVELS.map((_, i) => i + 1)
     )
-    expect(StorageFormat.NEWEST_LEVEL).toBe(StorageFormat.LEVELS.length)
-    for (const level of StorageFormat.LEVELS) expect(level.encodings.length).toBeGreaterThan(0)
+    expect(FormatLevel.NEWEST_LEVEL).toBe(FormatLevel.LEVELS.length)
+    for (const level of FormatLevel.LEVELS) expect(level.encodings.length).toBeGreaterThan(0)
   })
 
   it("give every stored type its level, and none to an encoding of a newer release", () => {
@@ -107,16 +109,26 @@ describe("storage format levels", () => {
       ["shared-json-derived/1+sealed", undefined],
       ["json/2", undefined]
     ]
-    for (const [type, level] of cases) expect(StorageFormat.levelOf(type), type).toBe(level)
+    for (const [type, level] of cases) expect(Encodings.levelOf(type), type).toBe(level)
   })
 
   it("each have a schema step that raises a database to them, and a fixture", () => {
     const versions = new Set(Array.from({ length: Migrations.latest + 1 }, (_, v) => v))
-    expect(Migrations.levelOf(versions)).toBe(StorageFormat.NEWEST_LEVEL)
-    expect(Migrations.levelOf(new Set([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 100, 101, 102]))).toBe(1)
-    for (const level of StorageFormat.LEVELS) {
+    expect(Migrations.raisedLevel(versions)).toBe(FormatLevel.NEWEST_LEVEL)
+    expect(Migrations.raisedLevel(new Set([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 100, 101, 102]))).toBe(1)
+    for (const level of FormatLevel.LEVELS) {
       const fixture = join(import.meta.dirname, "..", "fixtures", "formats", `level-${level.level}`)
       expect(existsSync(join(fixture, "observations.json")), `a fixture of level ${level.level}`).toBe(true)
+    }
+  })
+
+  it("are raised by the migrations' level steps, one a level above 1, each recording its level", () => {
+    const levelSteps = Migrations.STEPS.filter((step) => step.kind === "level")
+    expect(levelSteps.map((step) => step.level)).toEqual(FormatLevel.LEVELS.slice(1).map((level) => level.level))
+    for (const step of Migrations.STEPS) expect(step.level !== undefined, `${step.version}`).toBe(step.kind === "level")
+    const tables = Tables.make()
+    for (const step of levelSteps) {
+      expect(step.statements(tables).at(-1)).toContain(`VALUES (${step.level}, '${VERSION}')`)
     }
   })
 
@@ -125,7 +137,7 @@ describe("storage format levels", () => {
       const memory = MemoryDriver.makeInspectable()
       await writeEverything(memory, encrypted)
       const types = storedTypes(memory)
-      for (const type of types) expect(StorageFormat.levelOf(type), type).toBeDefined()
+      for (const type of types) expect(Encodings.levelOf(type), type).toBeDefined()
       expect(types).toContain(StorageFormat.HEADER_WITHOUT_ID)
       expect(types).toContain(encrypted ? `${StorageFormat.COMPRESSED}+sealed` : StorageFormat.COMPRESSED)
       expect(types).toContain(encrypted ? `${StorageFormat.RECORD}+sealed` : StorageFormat.RECORD)
@@ -135,7 +147,7 @@ describe("storage format levels", () => {
 
       const older = MemoryDriver.makeInspectable({ formatLevel: 1 })
       await writeEverything(older, encrypted, 1)
-      expect([...storedTypes(older)].filter((type) => StorageFormat.levelOf(type) !== 1)).toEqual([])
+      expect([...storedTypes(older)].filter((type) => Encodings.levelOf(type) !== 1)).toEqual([])
     }
   })
 
@@ -146,12 +158,12 @@ describe("storage format levels", () => {
     )
     const error = await Effect.runPromise(Effect.flip(Layer.build(pinned).pipe(Effect.scoped)))
     expect(error).toBeInstanceOf(CheckpointError.IncompatibleFormat)
-    expect(error.message).toContain(`format level ${StorageFormat.NEWEST_LEVEL}`)
+    expect(error.message).toContain(`format level ${FormatLevel.NEWEST_LEVEL}`)
     expect(error.message).toContain("format levels up to 1")
     const unknown = await EffectCheckpointSaver.fromLayer(CheckpointStorage.layerMemory, { formatLevel: 9 }).ready()
       .then(() => undefined, (failure: unknown) => failure)
     expect(unknown).toBeInstanceOf(CheckpointError.InvalidConfig)
-    expect(String(unknown)).toContain(`from 1 to ${StorageFormat.NEWEST_LEVEL}, got 9`)
+    expect(String(unknown)).toContain(`from 1 to ${FormatLevel.NEWEST_LEVEL}, got 9`)
   })
 
   it("a running process notices a raise: the newer starts writing it, the pinned stops", async () => {
@@ -182,7 +194,7 @@ describe("storage format levels", () => {
     const newest = MemoryDriver.makeInspectable()
     await writeEverything(newest, false)
     const rows = await Effect.runPromise(newest.driver.threadRows("everything-false"))
-    expect(StorageFormat.encodingsOf(rows)).toContain(StorageFormat.DERIVED)
+    expect(Encodings.encodingsOf(rows)).toContain(StorageFormat.DERIVED)
     const older = MemoryDriver.makeInspectable({ formatLevel: 2 })
     const importing = (changed: typeof rows) =>
       Effect.runPromise(
@@ -202,7 +214,7 @@ describe("storage format levels", () => {
     expect(unknown.message).toContain("shared-json/9, an encoding of a newer release")
 
     // Raised, the store takes them, and they read back as written.
-    await Effect.runPromise(older.driver.raiseFormat(StorageFormat.NEWEST_LEVEL))
+    await Effect.runPromise(older.driver.raiseFormat(FormatLevel.NEWEST_LEVEL))
     await Effect.runPromise(
       CheckpointStorage.CheckpointStorage.use((storage) => storage.importThread(rows)).pipe(
         Effect.provide(CheckpointStorage.layerDriver(Effect.succeed(older.driver)))
@@ -259,7 +271,7 @@ describe("storage format levels", () => {
       ] as const
     ) {
       const rows = await Effect.runPromise(newest.driver.threadRows(thread_id))
-      expect(StorageFormat.encodingsOf(rows)).toContain(encoding)
+      expect(Encodings.encodingsOf(rows)).toContain(encoding)
       // One encoding of level 4 at a time: other pieces as their texts, other channels' values left out.
       const pieces = encoding === StorageFormat.COMPRESSED_PIECE ? rows.pieces : rows.pieces.map((piece) => ({
         ...piece,
@@ -268,7 +280,7 @@ describe("storage format levels", () => {
           : piece.bytes
       }))
       const blobs = rows.blobs.filter((blob) =>
-        encoding === StorageFormat.COMPRESSED_PIECE || StorageFormat.levelOf(blob.type) !== 4 || blob.type === encoding
+        encoding === StorageFormat.COMPRESSED_PIECE || Encodings.levelOf(blob.type) !== 4 || blob.type === encoding
       )
       const store = MemoryDriver.makeInspectable({ formatLevel: 3 })
       await Effect.runPromise(store.driver.writeThread({ ...rows, blobs, pieces }))
@@ -318,5 +330,21 @@ describe("storage format levels", () => {
   it("name this release as package.json does", () => {
     const pkg = JSON.parse(readFileSync(join(import.meta.dirname, "..", "..", "package.json"), "utf8"))
     expect(VERSION).toBe(pkg.version)
+  })
+})
+
+describe("migration steps", () => {
+  it("are forever: versions are added, never renumbered nor removed; the latest derives from them", () => {
+    const versions = Migrations.STEPS.map((step) => step.version)
+    expect(versions).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 100, 101, 102, 103, 104, 105, 1000, 1001, 1002])
+    expect(Migrations.latest).toBe(105)
+  })
+
+  it("are LangGraph's below 100, this library's from it, features from 1000 (what older releases ignore)", () => {
+    for (const step of Migrations.STEPS) {
+      const range = step.version < 100 ? "langgraph" : step.version < 1000 ? "own" : "feature"
+      const expected = step.kind === "index" || step.kind === "level" ? "own" : step.kind
+      expect(range, `${step.version}`).toBe(expected)
+    }
   })
 })

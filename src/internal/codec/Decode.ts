@@ -28,13 +28,13 @@ import {
 import { type CorruptedCheckpoint, formatIssue, type IncompatibleFormat } from "../../CheckpointError.ts"
 import * as Serializer from "../../Serializer.ts"
 import type { BlobRow, CheckpointRow, StoredCheckpoint, WriteRow } from "../../StorageDriver.ts"
+import { levelOf } from "../level/Encodings.ts"
 import {
   DERIVED,
   header,
   HEADER_WITHOUT_ID,
   isDerived,
   isList,
-  levelOf,
   RECORD,
   record,
   references,

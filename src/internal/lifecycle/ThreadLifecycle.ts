@@ -17,6 +17,7 @@ import type { ReencryptProgress, RetentionPolicy } from "../../Reports.ts"
 import type { StorageDriver, ThreadRows } from "../../StorageDriver.ts"
 import type { Codec } from "../codec/Codec.ts"
 import { decodeThreadId, invalidInput } from "../Input.ts"
+import * as Encodings from "../level/Encodings.ts"
 import * as Settings from "../Settings.ts"
 import * as StorageFormat from "../StorageFormat.ts"
 import * as ParentLinks from "./ParentLinks.ts"
@@ -119,8 +120,8 @@ const moving = (driver: StorageDriver, codec: Codec, format: Pick<FormatLevel, "
     }
     // Rows go in as they are: only in encodings every process of the store reads.
     const level = format.level()
-    const above = [...StorageFormat.encodingsOf(rows)]
-      .map((encoding) => ({ encoding, level: StorageFormat.levelOf(encoding) }))
+    const above = [...Encodings.encodingsOf(rows)]
+      .map((encoding) => ({ encoding, level: Encodings.levelOf(encoding) }))
       .find((found) => found.level === undefined || found.level > level)
     if (above !== undefined) {
       return yield* new InvalidInput({

@@ -7,28 +7,82 @@
  * missing steps run, then this library's own (from 100). Every step is
  * written to be harmless when repeated.
  *
+ * One table, {@link STEPS}, holds every step as a record (its version, its
+ * kind, a level step's storage format level, its statements); which steps
+ * run when (kinds), the level applied steps give a database
+ * ({@link raisedLevel}) and the version this release brings one to
+ * ({@link latest}) derive from it.
+ *
  * @since 0.1.0
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { IncompatibleSchema, StorageFailure } from "../../CheckpointError.ts"
+import { NEWEST_LEVEL } from "../../FormatLevel.ts"
 import * as Retry from "../../Retry.ts"
 import type { Dialect } from "../../SqlOptions.ts"
 import type { FormatStatus } from "../../StorageDriver.ts"
-import { NEWEST_LEVEL } from "../StorageFormat.ts"
 import { VERSION } from "../Version.ts"
 import { migrationLock } from "./Dialect.ts"
 import * as RetryLoop from "./RetryLoop.ts"
 import type { Tables } from "./Tables.ts"
 
 /**
- * The steps, by version. 0–9 are LangGraph's (kept equivalent, so its
- * databases are adopted in place); this library's own start at 100, so a
- * later LangGraph step can never be mistaken for one of ours.
+ * What a step is, which says when it runs:
+ * - `langgraph`: one of LangGraph's own (0–9, kept equivalent, so its
+ *   databases are adopted in place); always run.
+ * - `own`: one of this library's (from 100, so a later LangGraph step can
+ *   never be mistaken for one of ours); always run.
+ * - `index`: one that only adds an index. Everything works without it, only
+ *   slower, so a database a previous version migrated stays current enough
+ *   to read (read-only opens apply nothing) until the next migration adds it.
+ * - `level`: one that raises the storage format level (see
+ *   `FormatLevel.LEVELS`) to its `level`. Run on a new database, and on an
+ *   existing one only when it is raised ({@link raise}), never by itself: a
+ *   release older than the level would then find a step it does not know
+ *   and refuse the database, in the middle of a rolling deploy.
+ * - `feature`: one of a feature a store takes only when asked (see
+ *   {@link enableThreadRecords}), never by itself, from `COMPATIBLE_FROM`
+ *   on: every release since that convention was known ignores it, but an
+ *   older one (0.1.0) would refuse the database, so a feature is turned on
+ *   once no process of such a release is left.
+ *
+ * Other steps never depend on level and feature steps, and a database
+ * without them is current.
  */
-const steps = (t: Tables): ReadonlyArray<readonly [version: number, statements: ReadonlyArray<string>]> => [
-  [0, [`CREATE TABLE IF NOT EXISTS ${t.migrations} (v INTEGER PRIMARY KEY)`]],
-  [1, [`CREATE TABLE IF NOT EXISTS ${t.checkpoints} (
+export type Kind = "langgraph" | "own" | "index" | "level" | "feature"
+
+/**
+ * A step: its version (recorded in `checkpoint_migrations` once it ran),
+ * its kind, and the statements it runs over the tables. Stored formats are
+ * forever: a released step's version and statements never change.
+ *
+ * @since 0.4.0
+ */
+export interface Step {
+  readonly version: number
+  readonly kind: Kind
+  /** A level step's storage format level: the one it raises a database to. */
+  readonly level?: number
+  readonly statements: (t: Tables) => ReadonlyArray<string>
+}
+
+/**
+ * Every step, in the order they run, from which everything this module
+ * knows of versions derives.
+ *
+ * @since 0.4.0
+ */
+export const STEPS: ReadonlyArray<Step> = [
+  {
+    version: 0,
+    kind: "langgraph",
+    statements: (t) => [`CREATE TABLE IF NOT EXISTS ${t.migrations} (v INTEGER PRIMARY KEY)`]
+  },
+  {
+    version: 1,
+    kind: "langgraph",
+    statements: (t) => [`CREATE TABLE IF NOT EXISTS ${t.checkpoints} (
     thread_id TEXT NOT NULL,
     checkpoint_ns TEXT NOT NULL DEFAULT '',
     checkpoint_id TEXT NOT NULL,
@@ -37,8 +91,12 @@ const steps = (t: Tables): ReadonlyArray<readonly [version: number, statements: 
     checkpoint JSONB NOT NULL,
     metadata JSONB NOT NULL DEFAULT '{}',
     PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
-  )`]],
-  [2, [`CREATE TABLE IF NOT EXISTS ${t.blobs} (
+  )`]
+  },
+  {
+    version: 2,
+    kind: "langgraph",
+    statements: (t) => [`CREATE TABLE IF NOT EXISTS ${t.blobs} (
     thread_id TEXT NOT NULL,
     checkpoint_ns TEXT NOT NULL DEFAULT '',
     channel TEXT NOT NULL,
@@ -46,8 +104,12 @@ const steps = (t: Tables): ReadonlyArray<readonly [version: number, statements: 
     type TEXT NOT NULL,
     blob BYTEA,
     PRIMARY KEY (thread_id, checkpoint_ns, channel, version)
-  )`]],
-  [3, [`CREATE TABLE IF NOT EXISTS ${t.writes} (
+  )`]
+  },
+  {
+    version: 3,
+    kind: "langgraph",
+    statements: (t) => [`CREATE TABLE IF NOT EXISTS ${t.writes} (
     thread_id TEXT NOT NULL,
     checkpoint_ns TEXT NOT NULL DEFAULT '',
     checkpoint_id TEXT NOT NULL,
@@ -57,81 +119,110 @@ const steps = (t: Tables): ReadonlyArray<readonly [version: number, statements: 
     type TEXT,
     blob BYTEA NOT NULL,
     PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
-  )`]],
-  [4, [`ALTER TABLE ${t.blobs} ALTER COLUMN blob DROP NOT NULL`]],
+  )`]
+  },
+  { version: 4, kind: "langgraph", statements: (t) => [`ALTER TABLE ${t.blobs} ALTER COLUMN blob DROP NOT NULL`] },
   // 5: a step LangGraph later emptied.
-  [5, []],
+  { version: 5, kind: "langgraph", statements: () => [] },
   // 6-8: LangGraph's Python saver adds an index on thread_id to each table.
   // Every primary key already starts with thread_id, so they would only slow writes.
-  [6, []],
-  [7, []],
-  [8, []],
-  [9, [`ALTER TABLE ${t.writes} ADD COLUMN IF NOT EXISTS task_path TEXT NOT NULL DEFAULT ''`]],
+  { version: 6, kind: "langgraph", statements: () => [] },
+  { version: 7, kind: "langgraph", statements: () => [] },
+  { version: 8, kind: "langgraph", statements: () => [] },
+  {
+    version: 9,
+    kind: "langgraph",
+    statements: (t) => [`ALTER TABLE ${t.writes} ADD COLUMN IF NOT EXISTS task_path TEXT NOT NULL DEFAULT ''`]
+  },
   // Each thread's last activity, touched by every put: what thread-level
   // expiry (CockroachDB TTL) and retention work from.
-  [100, [
-    `CREATE TABLE IF NOT EXISTS ${t.threads} (
+  {
+    version: 100,
+    kind: "own",
+    statements: (t) => [
+      `CREATE TABLE IF NOT EXISTS ${t.threads} (
       thread_id TEXT PRIMARY KEY,
       last_activity TIMESTAMPTZ NOT NULL DEFAULT now()
     )`,
-    `INSERT INTO ${t.threads} (thread_id) SELECT DISTINCT thread_id FROM ${t.checkpoints}
+      `INSERT INTO ${t.threads} (thread_id) SELECT DISTINCT thread_id FROM ${t.checkpoints}
      ON CONFLICT (thread_id) DO NOTHING`
-  ]],
+    ]
+  },
   // Structural sharing (see `Sharing`): pieces stored once per thread, and
   // the base a shared list extends.
-  [101, [
-    `CREATE TABLE IF NOT EXISTS ${t.pieces} (
+  {
+    version: 101,
+    kind: "own",
+    statements: (t) => [
+      `CREATE TABLE IF NOT EXISTS ${t.pieces} (
       thread_id TEXT NOT NULL,
       hash BYTEA NOT NULL,
       blob BYTEA NOT NULL,
       PRIMARY KEY (thread_id, hash)
     )`,
-    `ALTER TABLE ${t.blobs} ADD COLUMN IF NOT EXISTS base TEXT`,
-    `ALTER TABLE ${t.blobs} ADD COLUMN IF NOT EXISTS keep INTEGER`
-  ]],
+      `ALTER TABLE ${t.blobs} ADD COLUMN IF NOT EXISTS base TEXT`,
+      `ALTER TABLE ${t.blobs} ADD COLUMN IF NOT EXISTS keep INTEGER`
+    ]
+  },
   // Threads by last activity, newest first: the inspector's pages (keyset on
   // activity and id) and retention's scan read it instead of sorting the table.
-  [102, [
-    `CREATE INDEX IF NOT EXISTS checkpoint_threads_activity ON ${t.threads} (last_activity DESC, thread_id DESC)`
-  ]],
+  {
+    version: 102,
+    kind: "index",
+    statements: (t) => [
+      `CREATE INDEX IF NOT EXISTS checkpoint_threads_activity ON ${t.threads} (last_activity DESC, thread_id DESC)`
+    ]
+  },
   // Storage format level 2 (framed lists), and the table recording each
-  // level a database was raised to: a level step (see `levelSteps`).
-  [103, [
-    `CREATE TABLE IF NOT EXISTS ${t.format} (
+  // level a database was raised to: a level step (see `Kind`).
+  {
+    version: 103,
+    kind: "level",
+    level: 2,
+    statements: (t) => [
+      `CREATE TABLE IF NOT EXISTS ${t.format} (
       level INTEGER PRIMARY KEY,
       release TEXT NOT NULL,
       raised_at TIMESTAMPTZ NOT NULL DEFAULT now()
     )`,
-    raisedTo(t, 2)
-  ]],
+      raisedTo(t, 2)
+    ]
+  },
   // Storage format level 3: derived pieces (StorageFormat.DERIVED). Nothing
-  // in the schema changes; a level step all the same (see `levelSteps`).
-  [104, [raisedTo(t, 3)]],
+  // in the schema changes; a level step all the same (see `Kind`).
+  { version: 104, kind: "level", level: 3, statements: (t) => [raisedTo(t, 3)] },
   // Storage format level 4: compressed values and pieces (StorageFormat.COMPRESSED). As 104.
-  [105, [raisedTo(t, 4)]],
+  { version: 105, kind: "level", level: 4, statements: (t) => [raisedTo(t, 4)] },
   // Thread records (LangGraph's thread API): each thread's metadata and
   // creation time, its last activity standing for `updated_at`. A feature
-  // step (see `featureSteps`), from `COMPATIBLE_FROM` on: a release that
+  // step (see `Kind`), from `COMPATIBLE_FROM` on: a release that
   // knows that convention ignores it, but 0.1.0 does not, so it runs only
   // when asked for (`enableThreadRecords`). Defaults, no UPDATE: rows that
   // are there read as records with no metadata, created when the step ran
   // (so until its next put, such a thread's updated_at is before it).
-  [1000, [
-    `ALTER TABLE ${t.threads} ADD COLUMN IF NOT EXISTS metadata JSONB NOT NULL DEFAULT '{}'`,
-    `ALTER TABLE ${t.threads} ADD COLUMN IF NOT EXISTS created_at TIMESTAMPTZ NOT NULL DEFAULT now()`,
-    `CREATE INDEX IF NOT EXISTS checkpoint_threads_metadata ON ${t.threads} USING GIN (metadata)`,
-    `CREATE INDEX IF NOT EXISTS checkpoint_threads_created ON ${t.threads} (created_at DESC, thread_id DESC)`
-  ]],
+  {
+    version: 1000,
+    kind: "feature",
+    statements: (t) => [
+      `ALTER TABLE ${t.threads} ADD COLUMN IF NOT EXISTS metadata JSONB NOT NULL DEFAULT '{}'`,
+      `ALTER TABLE ${t.threads} ADD COLUMN IF NOT EXISTS created_at TIMESTAMPTZ NOT NULL DEFAULT now()`,
+      `CREATE INDEX IF NOT EXISTS checkpoint_threads_metadata ON ${t.threads} USING GIN (metadata)`,
+      `CREATE INDEX IF NOT EXISTS checkpoint_threads_created ON ${t.threads} (created_at DESC, thread_id DESC)`
+    ]
+  },
   // Thread runs (see `ThreadRuns`): each thread's status and values as
   // LangGraph's thread API shows them, its writer epoch (the newest claim:
   // a put of an older claim is refused), and its runs' records, which go
   // with the thread's row whatever deletes it. A feature step taken with
   // thread records.
-  [1001, [
-    `ALTER TABLE ${t.threads} ADD COLUMN IF NOT EXISTS status TEXT NOT NULL DEFAULT 'idle'`,
-    `ALTER TABLE ${t.threads} ADD COLUMN IF NOT EXISTS state_values JSONB`,
-    `ALTER TABLE ${t.threads} ADD COLUMN IF NOT EXISTS writer_epoch BIGINT NOT NULL DEFAULT 0`,
-    `CREATE TABLE IF NOT EXISTS ${t.runs} (
+  {
+    version: 1001,
+    kind: "feature",
+    statements: (t) => [
+      `ALTER TABLE ${t.threads} ADD COLUMN IF NOT EXISTS status TEXT NOT NULL DEFAULT 'idle'`,
+      `ALTER TABLE ${t.threads} ADD COLUMN IF NOT EXISTS state_values JSONB`,
+      `ALTER TABLE ${t.threads} ADD COLUMN IF NOT EXISTS writer_epoch BIGINT NOT NULL DEFAULT 0`,
+      `CREATE TABLE IF NOT EXISTS ${t.runs} (
       thread_id TEXT NOT NULL REFERENCES ${t.threads} (thread_id) ON DELETE CASCADE,
       run_id TEXT NOT NULL,
       assistant_id TEXT NOT NULL,
@@ -142,13 +233,17 @@ const steps = (t: Tables): ReadonlyArray<readonly [version: number, statements: 
       updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
       PRIMARY KEY (thread_id, run_id)
     )`,
-    `CREATE INDEX IF NOT EXISTS checkpoint_runs_created ON ${t.runs} (thread_id, created_at DESC, run_id DESC)`
-  ]],
+      `CREATE INDEX IF NOT EXISTS checkpoint_runs_created ON ${t.runs} (thread_id, created_at DESC, run_id DESC)`
+    ]
+  },
   // Crons (see `ThreadCrons`): each one's schedule, the run it starts and
   // its next tick; a thread's go with its row. A feature step taken with
   // thread records.
-  [1002, [
-    `CREATE TABLE IF NOT EXISTS ${t.crons} (
+  {
+    version: 1002,
+    kind: "feature",
+    statements: (t) => [
+      `CREATE TABLE IF NOT EXISTS ${t.crons} (
       cron_id TEXT PRIMARY KEY,
       thread_id TEXT REFERENCES ${t.threads} (thread_id) ON DELETE CASCADE,
       assistant_id TEXT NOT NULL,
@@ -163,63 +258,60 @@ const steps = (t: Tables): ReadonlyArray<readonly [version: number, statements: 
       created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
       updated_at TIMESTAMPTZ NOT NULL DEFAULT now()
     )`,
-    `CREATE INDEX IF NOT EXISTS checkpoint_crons_thread ON ${t.crons} (thread_id)`
-  ]]
+      `CREATE INDEX IF NOT EXISTS checkpoint_crons_thread ON ${t.crons} (thread_id)`
+    ]
+  }
 ]
 
 /** Records that the database was raised to `level`, by this release. */
 const raisedTo = (t: Tables, level: number) =>
   `INSERT INTO ${t.format} (level, release) VALUES (${level}, '${VERSION}') ON CONFLICT (level) DO NOTHING`
 
-/**
- * The steps that raise the storage format level (see `StorageFormat.LEVELS`),
- * by version. They run on a new database, and on an existing one only when it
- * is raised (`raise`), never by themselves: a release older than the level
- * would then find a step it does not know and refuse the database, in the
- * middle of a rolling deploy. Other steps never depend on them.
- */
-const levelSteps: ReadonlyMap<number, number> = new Map([[103, 2], [104, 3], [105, 4]])
+/** The version of every step this release knows. */
+const known: ReadonlySet<number> = new Set(STEPS.map((step) => step.version))
+
+/** The versions of the steps of a kind. */
+const versionsOf = (kind: Kind): ReadonlySet<number> =>
+  new Set(STEPS.filter((step) => step.kind === kind).map((step) => step.version))
+
+/** The level steps, by version: the storage format level each raises a database to. */
+const levelSteps: ReadonlyMap<number, number> = new Map(
+  STEPS.flatMap((step) => step.kind === "level" && step.level !== undefined ? [[step.version, step.level]] : [])
+)
 
 /**
- * The steps of features a store takes only when asked (see
- * {@link enableThreadRecords}), never by themselves: every release since
- * `COMPATIBLE_FROM` was known ignores them, but an older one (0.1.0) would
- * refuse the database, so a feature is turned on once no process of such a
- * release is left. Other steps never depend on them; like level steps, a
- * database without them is current.
+ * The feature steps. Thread records (and their runs and crons, see
+ * {@link enableThreadRecords}) are the one feature so far: a second would
+ * name its feature in its steps.
  */
-const featureSteps: ReadonlySet<number> = new Set([1000, 1001, 1002])
+const featureSteps = versionsOf("feature")
 
-/** The steps of thread records, runs and crons (see {@link enableThreadRecords}). */
-const threadRecordSteps: ReadonlySet<number> = new Set([1000, 1001, 1002])
+/** The index steps. */
+const indexSteps = versionsOf("index")
 
 /**
  * Steps from this version on are ones a release that does not know them can
  * ignore (an index, a table or a column with a default it never reads): such
  * a release works on with the database. Below it, a step this release does
- * not know makes the database newer than it (`IncompatibleSchema`).
+ * not know makes the database newer than it (`IncompatibleSchema`). A
+ * convention older releases hold, not derived: feature steps are numbered
+ * from it, every other step below it.
  */
 const COMPATIBLE_FROM = 1000
-
-/**
- * Steps that only add an index: everything works without them, only
- * slower, so a database a previous version migrated stays current enough to
- * read (read-only opens apply nothing) until the next migration adds them.
- */
-const indexOnly: ReadonlySet<number> = new Set([102])
 
 /** unique_violation, duplicate_schema, duplicate_table, duplicate_object */
 const duplicate = new Set(["23505", "42P06", "42P07", "42710"])
 
 /** The last of LangGraph's versions this library knows. */
-const langGraphLatest = 9
+const langGraphLatest = Math.max(...versionsOf("langgraph"))
 
 /**
- * The migration version this library brings a database to.
+ * The migration version this library brings a database to: that of its
+ * last step but feature steps (which run only when asked).
  *
  * @since 0.1.0
  */
-export const latest = 105
+export const latest: number = Math.max(...STEPS.filter((step) => step.kind !== "feature").map((step) => step.version))
 
 /**
  * The storage format level applied steps give a database: that of the
@@ -227,7 +319,7 @@ export const latest = 105
  *
  * @since 0.1.0
  */
-export const levelOf = (applied: ReadonlySet<number>): number =>
+export const raisedLevel = (applied: ReadonlySet<number>): number =>
   Math.max(1, ...[...levelSteps].filter(([version]) => applied.has(version)).map(([, level]) => level))
 
 /** Whether the migrations table exists: a database without it is new. */
@@ -252,7 +344,7 @@ const appliedVersions = (t: Tables) =>
   })
 
 /** A version this library does not know (and cannot ignore) means the database is newer than it. */
-const unknownVersion = (applied: ReadonlySet<number>, known: ReadonlySet<number>) => {
+const unknownVersion = (applied: ReadonlySet<number>) => {
   const unknown = Math.max(...[...applied].filter((version) => !known.has(version) && version < COMPATIBLE_FROM))
   return Number.isFinite(unknown)
     ? new IncompatibleSchema({ found: unknown, supported: unknown < 100 ? langGraphLatest : latest })
@@ -261,7 +353,7 @@ const unknownVersion = (applied: ReadonlySet<number>, known: ReadonlySet<number>
 
 /**
  * Brings the database's schema up to date, one step per transaction,
- * applying only the missing steps. Level steps (see `levelSteps`) run only
+ * applying only the missing steps. Level steps (see `Kind`) run only
  * on a new database (one without the migrations table), up to `level`
  * (default the newest): an existing database keeps its storage format level
  * until it is raised. Feature steps never run here (see
@@ -305,7 +397,7 @@ export const raise = Effect.fn("CheckpointStorage.raiseFormat")(function*(
 ) {
   yield* apply(tables, dialect, (version) => !featureSteps.has(version) && (levelSteps.get(version) ?? 0) <= level)
   const applied = yield* appliedVersions(tables).pipe(Effect.mapError((cause) => RetryLoop.failure("raise", cause)))
-  return levelOf(applied)
+  return raisedLevel(applied)
 })
 
 /**
@@ -331,7 +423,7 @@ export const enableThreadRecords = Effect.fn("CheckpointStorage.enableThreadReco
   yield* apply(
     tables,
     dialect,
-    (version) => !levelSteps.has(version) && (!featureSteps.has(version) || threadRecordSteps.has(version))
+    (version) => !levelSteps.has(version)
   )
 })
 
@@ -343,7 +435,7 @@ export const enableThreadRecords = Effect.fn("CheckpointStorage.enableThreadReco
  */
 export const threadRecordsEnabled = (tables: Tables): Effect.Effect<boolean, StorageFailure, SqlClient.SqlClient> =>
   appliedVersions(tables).pipe(
-    Effect.map((applied) => [...threadRecordSteps].every((step) => applied.has(step))),
+    Effect.map((applied) => [...featureSteps].every((step) => applied.has(step))),
     Effect.mapError((cause) => RetryLoop.failure("enableThreadRecords", cause))
   )
 
@@ -367,8 +459,6 @@ const apply = Effect.fnUntraced(function*(tables: Tables, dialect: Dialect, want
   const sql = yield* SqlClient.SqlClient
   const policy = yield* Retry.RetryPolicy
   const lock = migrationLock(dialect, tables)
-  const all = steps(tables)
-  const known = new Set(all.map(([version]) => version))
   const retried = RetryLoop.retrying("migrate", policy, yield* RetryLoop.Reconnect)
   // Run before the lock exists, so processes starting together race here:
   // PostgreSQL reports a lost `IF NOT EXISTS` race as a duplicate, and
@@ -385,12 +475,12 @@ const apply = Effect.fnUntraced(function*(tables: Tables, dialect: Dialect, want
   const step = sql.withTransaction(Effect.gen(function*() {
     yield* sql.unsafe(lock.acquire)
     const applied = yield* appliedVersions(tables)
-    const unknown = unknownVersion(applied, known)
+    const unknown = unknownVersion(applied)
     if (unknown !== undefined) return unknown
-    const next = all.find(([version]) => !applied.has(version) && wanted(version))
+    const next = STEPS.find((step) => !applied.has(step.version) && wanted(step.version))
     if (next === undefined) return "done" as const
-    const [version, statements] = next
-    for (const statement of statements) yield* sql.unsafe(statement)
+    const { version } = next
+    for (const statement of next.statements(tables)) yield* sql.unsafe(statement)
     yield* sql.unsafe(`INSERT INTO ${tables.migrations} (v) VALUES (${version}) ON CONFLICT (v) DO NOTHING`)
     return version
   }))
@@ -424,9 +514,9 @@ export const status = (
 ): Effect.Effect<FormatStatus, IncompatibleSchema | StorageFailure, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const applied = yield* appliedVersions(tables)
-    const unknown = unknownVersion(applied, new Set(steps(tables).map(([version]) => version)))
+    const unknown = unknownVersion(applied)
     if (unknown !== undefined) return yield* unknown
-    const level = levelOf(applied)
+    const level = raisedLevel(applied)
     if (level === 1) return { level }
     const sql = yield* SqlClient.SqlClient
     const [row] = yield* sql.unsafe<{ readonly release: string; readonly raised_at: Date | string }>(
@@ -463,14 +553,13 @@ export const check = (
   appliedVersions(tables).pipe(
     Effect.mapError((cause) => RetryLoop.failure("verify schema", cause)),
     Effect.flatMap((applied): Effect.Effect<Applied, IncompatibleSchema> => {
-      const known = new Set(steps(tables).map(([version]) => version))
-      const unknown = unknownVersion(applied, known)
+      const unknown = unknownVersion(applied)
       if (unknown !== undefined) return Effect.fail(unknown)
       // Steps one may ignore say nothing of how far the database got.
       const last = Math.max(-1, ...[...applied].filter((version) => version < COMPATIBLE_FROM))
       if (
         [...known].every((version) =>
-          applied.has(version) || indexOnly.has(version) || levelSteps.has(version) || featureSteps.has(version)
+          applied.has(version) || indexSteps.has(version) || levelSteps.has(version) || featureSteps.has(version)
         )
       ) {
         return Effect.succeed({ layout: "current" })

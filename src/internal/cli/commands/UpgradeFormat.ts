@@ -9,7 +9,7 @@
 import { Effect } from "effect"
 import { Flag } from "effect/cli"
 import type { FormatReport } from "../../../CheckpointStorage.ts"
-import { NEWEST_LEVEL } from "../../StorageFormat.ts"
+import { NEWEST_LEVEL } from "../../../FormatLevel.ts"
 import { databaseCommand, json, migrate } from "../DatabaseCommand.ts"
 import * as Output from "../Output.ts"
 
