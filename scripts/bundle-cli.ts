@@ -7,7 +7,7 @@
  * Why a bundle: a command on PostgreSQL spent most of its start resolving
  * and loading ~5,000 module files (Effect's, LangChain's serializer's, their
  * dependencies'); as a few chunks the same code starts in a fraction of
- * that (bench/STARTUP.md). The bundle keeps the lazy loading of `main.ts`
+ * that (bench/results/STARTUP.md). The bundle keeps the lazy loading of `main.ts`
  * (`--version` loads nothing more) and of the drivers (a chunk each).
  * PGlite stays outside: it finds its WebAssembly and data files beside its
  * own module (and so do the older engines `upgrade-pglite` loads, `pglite-*`).

@@ -73,7 +73,7 @@ const snapshotNote = (snapshot: Label & { readonly pid: number }) =>
  * Otherwise V8 recompiles PGlite's hot functions with its optimizing
  * compiler in the background, and a process cannot exit before that work
  * ends: a command that had its answer in 1.2 s exited after 3.2 s
- * (bench/STARTUP.md). A command runs a few queries; the baseline code
+ * (bench/results/STARTUP.md). A command runs a few queries; the baseline code
  * serves them. Set before PGlite compiles its module; only the CLI does it,
  * never the library.
  */
