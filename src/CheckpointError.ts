@@ -10,9 +10,19 @@
  * drive the terminal or forge a line of the application's log. The fields
  * keep the data exactly.
  *
+ * Each error declares what it means over HTTP, once, beside its fields:
+ * Effect's `httpApiStatus` annotation (an `HttpApi` endpoint that lists it
+ * among its errors answers with that status), read by `httpStatus`. Both of
+ * this package's HTTP faces, the web inspector and the LangGraph server,
+ * answer with it: what is absent 404, what conflicts 409, what the caller
+ * got wrong 400 (the server answers 422 instead, as LangGraph Platform
+ * does), a storage that cannot be reached now 503, anything else (stored
+ * data that does not read, a schema or format this release does not work
+ * with) 500.
+ *
  * @since 0.1.0
  */
-import { Schema, SchemaIssue } from "effect"
+import { Schema, SchemaAST, SchemaIssue } from "effect"
 import { VERSION } from "./internal/Version.ts"
 import { escape } from "./internal/Visible.ts"
 
@@ -26,7 +36,7 @@ import { escape } from "./internal/Visible.ts"
 export class InvalidConfig extends Schema.TaggedError<InvalidConfig>()("InvalidConfig", {
   operation: Schema.String,
   detail: Schema.String
-}) {
+}, { httpApiStatus: 400 }) {
   override get message(): string {
     return escape(`${this.operation}: invalid config: ${this.detail}`)
   }
@@ -42,7 +52,7 @@ export class InvalidInput extends Schema.TaggedError<InvalidInput>()("InvalidInp
   operation: Schema.String,
   argument: Schema.String,
   detail: Schema.String
-}) {
+}, { httpApiStatus: 400 }) {
   override get message(): string {
     return escape(`${this.operation}: invalid ${this.argument}: ${this.detail}`)
   }
@@ -58,7 +68,7 @@ export class SerializationFailed extends Schema.TaggedError<SerializationFailed>
   operation: Schema.String,
   path: Schema.String,
   cause: Schema.Defect()
-}) {
+}, { httpApiStatus: 400 }) {
   override get message(): string {
     return escape(`${this.operation}: cannot serialize ${this.path}: ${describe(this.cause)}`)
   }
@@ -75,7 +85,7 @@ export class CorruptedCheckpoint extends Schema.TaggedError<CorruptedCheckpoint>
   checkpoint_ns: Schema.String,
   checkpoint_id: Schema.String,
   detail: Schema.String
-}) {
+}, { httpApiStatus: 500 }) {
   override get message(): string {
     return escape(`${checkpointAt(this)} cannot be read: ${this.detail}`)
   }
@@ -98,7 +108,7 @@ export class StorageFailure extends Schema.TaggedError<StorageFailure>()("Storag
   sqlState: Schema.optional(Schema.String),
   hint: Schema.optional(Schema.String),
   cause: Schema.Defect()
-}) {
+}, { httpApiStatus: 503 }) {
   override get message(): string {
     const attempts = this.attempts !== undefined && this.attempts > 1 ? ` after ${this.attempts} attempts` : ""
     const state = this.sqlState === undefined ? "" : ` (SQLSTATE ${this.sqlState})`
@@ -118,7 +128,7 @@ export class StorageFailure extends Schema.TaggedError<StorageFailure>()("Storag
 export class IncompatibleSchema extends Schema.TaggedError<IncompatibleSchema>()("IncompatibleSchema", {
   found: Schema.Finite,
   supported: Schema.Finite
-}) {
+}, { httpApiStatus: 500 }) {
   override get message(): string {
     if (this.found > this.supported) {
       return `the database schema is at migration ${this.found}, newer than this library knows (up to ${this.supported}): upgrade langgraph-checkpoint-effect`
@@ -149,7 +159,7 @@ export class IncompatibleFormat extends Schema.TaggedError<IncompatibleFormat>()
     checkpoint_ns: Schema.String,
     checkpoint_id: Schema.String
   }))
-}) {
+}, { httpApiStatus: 500 }) {
   override get message(): string {
     const level = this.level === undefined ? "" : `format level ${this.level}`
     const what = this.encoding === undefined
@@ -175,7 +185,7 @@ export class IncompatibleFormat extends Schema.TaggedError<IncompatibleFormat>()
 export class ThreadNotFound extends Schema.TaggedError<ThreadNotFound>()("ThreadNotFound", {
   operation: Schema.String,
   thread_id: Schema.String
-}) {
+}, { httpApiStatus: 404 }) {
   override get message(): string {
     return escape(`${this.operation}: thread "${this.thread_id}" has no checkpoints`)
   }
@@ -189,7 +199,7 @@ export class ThreadNotFound extends Schema.TaggedError<ThreadNotFound>()("Thread
 export class ThreadExists extends Schema.TaggedError<ThreadExists>()("ThreadExists", {
   operation: Schema.String,
   thread_id: Schema.String
-}) {
+}, { httpApiStatus: 409 }) {
   override get message(): string {
     return escape(`${this.operation}: thread "${this.thread_id}" already exists (pass replace: true to overwrite it)`)
   }
@@ -207,7 +217,7 @@ export class CheckpointNotFound extends Schema.TaggedError<CheckpointNotFound>()
   thread_id: Schema.String,
   checkpoint_ns: Schema.String,
   checkpoint_id: Schema.String
-}) {
+}, { httpApiStatus: 404 }) {
   override get message(): string {
     return escape(
       `${this.operation}: ${
@@ -231,7 +241,7 @@ export class ThreadConflict extends Schema.TaggedError<ThreadConflict>()("Thread
   thread_id: Schema.String,
   /** The claim the writer held. */
   epoch: Schema.Finite
-}) {
+}, { httpApiStatus: 409 }) {
   override get message(): string {
     return escape(
       `${this.operation}: thread "${this.thread_id}" was claimed by another writer since this one's claim ` +
@@ -251,7 +261,7 @@ export class ThreadConflict extends Schema.TaggedError<ThreadConflict>()("Thread
 export class DatabaseLocked extends Schema.TaggedError<DatabaseLocked>()("DatabaseLocked", {
   directory: Schema.String,
   pid: Schema.Finite
-}) {
+}, { httpApiStatus: 503 }) {
   override get message(): string {
     const self = typeof process !== "undefined" && process.pid === this.pid ? " (this process: another layer)" : ""
     return escape(
@@ -278,7 +288,7 @@ export class IncompatibleDirectory extends Schema.TaggedError<IncompatibleDirect
   found: Schema.String,
   /** The PostgreSQL major of this release's PGlite. */
   supported: Schema.String
-}) {
+}, { httpApiStatus: 500 }) {
   override get message(): string {
     const older = Number(this.found) < Number(this.supported)
     return escape(
@@ -331,6 +341,25 @@ export const CheckpointError = Schema.Union([
   DatabaseLocked,
   IncompatibleDirectory
 ])
+
+/** Each error's status, by its tag, from its class's annotation. */
+const statuses: ReadonlyMap<unknown, number> = new Map(
+  CheckpointError.members.map((member) => {
+    const status = SchemaAST.resolve(member.ast)?.httpApiStatus
+    return [member.identifier, typeof status === "number" ? status : 500]
+  })
+)
+
+/**
+ * The HTTP status an error of the union means (see the module's
+ * description), `undefined` for anything else. By its tag, so that an
+ * error of another copy of this package, or one decoded from elsewhere,
+ * answers the same.
+ *
+ * @since 0.4.0
+ */
+export const httpStatus = (error: unknown): number | undefined =>
+  typeof error === "object" && error !== null && "_tag" in error ? statuses.get(error._tag) : undefined
 
 /**
  * Renders a Schema issue as one line: the path that failed, then what was expected.

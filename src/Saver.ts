@@ -50,6 +50,7 @@ import {
 import * as Encryption from "./Encryption.ts"
 import * as FormatLevel from "./FormatLevel.ts"
 import * as ConnectionString from "./internal/ConnectionString.ts"
+import { explainMissing } from "./internal/MissingPackage.ts"
 import * as Settings from "./internal/Settings.ts"
 import { SafeJsonPlusSerializer } from "./JsonPlus.ts"
 import * as Retry from "./Retry.ts"
@@ -653,20 +654,11 @@ const loadDriver = <Module>(
   layer: (module: Module) => Layer.Layer<CheckpointStorage, unknown>
 ): Promise<Layer.Layer<CheckpointStorage, unknown> | InvalidConfig> =>
   load().then(layer, (cause: unknown) => {
-    const missing = missingPackage(cause)
-    if (missing === undefined) throw cause
-    return new InvalidConfig({
-      operation: "fromConnString",
-      detail: `"${scheme}" needs the package ${missing}, which cannot be found: install it with npm i ${missing}`
-    })
+    const explained = explainMissing(
+      cause,
+      "fromConnString",
+      (missing) => `"${scheme}" needs the package ${missing}, which cannot be found: install it with npm i ${missing}`
+    )
+    if (explained === undefined) throw cause
+    return explained
   })
-
-/** The package a module-not-found error names (ESM: "Cannot find package 'x'", CommonJS: "Cannot find module 'x'"). */
-const missingPackage = (cause: unknown): string | undefined => {
-  if (!(cause instanceof Error) || !("code" in cause)) return undefined
-  if (cause.code !== "ERR_MODULE_NOT_FOUND" && cause.code !== "MODULE_NOT_FOUND") return undefined
-  const specifier = /Cannot find (?:package|module) '([^']+)'/.exec(cause.message)?.[1]
-  if (specifier === undefined || specifier.startsWith(".") || specifier.startsWith("/")) return undefined
-  // The package of a specifier: "@scope/name" or "name", without a subpath.
-  return specifier.split("/").slice(0, specifier.startsWith("@") ? 2 : 1).join("/")
-}

@@ -19,7 +19,8 @@
  */
 import type { AddressInfo } from "node:net"
 import { InvalidConfig } from "./CheckpointError.ts"
-import { LOOPBACK_HOSTS } from "./internal/Loopback.ts"
+import { LOOPBACK_HOSTS, loopbackNames, urlHost } from "./internal/Loopback.ts"
+import { explainMissing } from "./internal/MissingPackage.ts"
 import { EffectCheckpointSaver, type SaverOptions } from "./Saver.ts"
 import type { AuthHandler, CorsOptions, Graph, RunLimits } from "./ServerOptions.ts"
 
@@ -35,12 +36,11 @@ const load = async () => {
       node: await import("@hono/node-server")
     }
   } catch (cause) {
-    const missing = /Cannot find (?:package|module) '([^']+)'/.exec(String(cause))?.[1]
-    if (missing === undefined) throw cause
-    throw new InvalidConfig({
-      operation: "serve",
-      detail: `the server needs the package ${missing}: npm i @langchain/langgraph-api hono @hono/node-server`
-    })
+    throw explainMissing(
+      cause,
+      "serve",
+      (missing) => `the server needs the package ${missing}: npm i @langchain/langgraph-api hono @hono/node-server`
+    ) ?? cause
   }
 }
 
@@ -158,7 +158,7 @@ export const serve = async (options: ServerOptions): Promise<LangGraphServer> =>
       saver: checkpointer,
       auth: options.auth,
       cors: options.cors,
-      hosts: loopback ? LOOPBACK_HOSTS : undefined,
+      names: loopbackNames(host),
       runs: options.runs,
       maxBodyBytes: options.maxBodyBytes,
       protocol: options.protocol,
@@ -179,7 +179,7 @@ export const serve = async (options: ServerOptions): Promise<LangGraphServer> =>
     throw error
   })
   const address = server.address() as AddressInfo
-  const url = `http://${address.family === "IPv6" ? `[${address.address}]` : address.address}:${address.port}`
+  const url = `http://${urlHost(address.address)}:${address.port}`
   return {
     url,
     checkpointer,

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createDatabase, withSaverOn } from "../../harness/databases.ts"
 import { writeApproval, writeChat } from "../../harness/inspectedGraph.ts"
 import * as Database from "../../src/internal/cli/Database.ts"
-import * as Server from "../../src/internal/web/Server.ts"
+import * as Server from "../../src/internal/inspector/web/Server.ts"
 
 let database: Awaited<ReturnType<typeof createDatabase>>
 let scope: Scope.Closeable

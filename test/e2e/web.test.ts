@@ -1,5 +1,5 @@
 /**
- * The web inspector (`src/internal/web`), served in-process over real databases real
+ * The web inspector (`src/internal/inspector/web`), served in-process over real databases real
  * graphs wrote, and driven in a real headless Chromium: the token guards
  * every route, actions exist only with `write` and only with the token in a
  * header, every response carries the security headers, the page finds a
@@ -33,8 +33,8 @@ import {
 import { CheckpointStorage } from "../../src/CheckpointStorage.ts"
 import { EffectCheckpointSaver } from "../../src/index.ts"
 import * as Database from "../../src/internal/cli/Database.ts"
+import * as Server from "../../src/internal/inspector/web/Server.ts"
 import { escapeKeepingLines } from "../../src/internal/Visible.ts"
-import * as Server from "../../src/internal/web/Server.ts"
 import { checkpoint, metadata } from "../support/fixtures.ts"
 import { insertThreads } from "../support/manyThreads.ts"
 

@@ -24,7 +24,7 @@ describe("the inspector's glyphs", () => {
   it("the CLI, the web page and the inspector hold none that needs a symbol font", async () => {
     const files = [
       ...await sources("src/internal/cli"),
-      ...await sources("src/internal/web"),
+      // The web page's too: src/internal/inspector/web/.
       ...await sources("src/internal/inspector")
     ]
     expect(files.length).toBeGreaterThan(10)

@@ -2,7 +2,7 @@
  * Stored text made safe to show (`src/internal/Visible.ts`), wherever it is shown: the
  * command line's output (`cli/Output.ts`), the library's error messages
  * (whose fields keep the data exactly), and the web page's script, which
- * carries the same functions inlined (`web/Assets.ts`).
+ * carries the same functions inlined (`inspector/web/Assets.ts`).
  */
 import { uuid6 } from "@langchain/langgraph-checkpoint"
 import { Effect, Layer } from "effect"
@@ -10,8 +10,8 @@ import { describe, expect, it } from "vitest"
 import * as CheckpointError from "../../src/CheckpointError.ts"
 import { CheckpointStorage, Encryption, MemoryDriver } from "../../src/index.ts"
 import * as Output from "../../src/internal/cli/Output.ts"
+import * as Assets from "../../src/internal/inspector/web/Assets.ts"
 import * as Visible from "../../src/internal/Visible.ts"
-import * as Assets from "../../src/internal/web/Assets.ts"
 
 /** Unicode's bidirectional controls (Bidi_Control=Yes), listed by hand: U+061C is the one most lists forget. */
 const BIDI = [0x061c, 0x200e, 0x200f, 0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069]

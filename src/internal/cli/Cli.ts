@@ -21,13 +21,13 @@ import { history } from "./commands/History.ts"
 import { importCommand } from "./commands/Import.ts"
 import { prune } from "./commands/Prune.ts"
 import { retention } from "./commands/Retention.ts"
+import { serve } from "./commands/Serve.ts"
 import { show } from "./commands/Show.ts"
 import { stats } from "./commands/Stats.ts"
 import { threads } from "./commands/Threads.ts"
 import { upgradeFormat } from "./commands/UpgradeFormat.ts"
 import { upgradePglite } from "./commands/UpgradePglite.ts"
-import { serve } from "./Serve.ts"
-import { web } from "./Web.ts"
+import { web } from "./commands/Web.ts"
 
 /**
  * The command tree.

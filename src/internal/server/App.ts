@@ -8,9 +8,12 @@
  * page the server does not allow is refused, and bodies are JSON), the body
  * limit, authentication (when there is a handler), the owner check of the
  * thread in its path, then the routes. Errors are answered as LangGraph
- * Platform answers them: JSON `{ detail }`, 404 for what is absent (or not
- * the request's), 422 for a body or path the route cannot take, 503 when
- * the storage cannot be reached (without saying where it is).
+ * Platform answers them: JSON `{ detail }`, with the status each of this
+ * library's errors declares (`httpStatus`, as the web inspector answers
+ * too): 404 for what is absent (or not the request's), 409 for a conflict,
+ * 503 when the storage cannot be reached (without saying where it is);
+ * but 422, not 400, for a body or path the route cannot take
+ * (`platformStatus`).
  *
  * @since 0.2.0
  */
@@ -18,8 +21,10 @@ import { createEmbedServer } from "@langchain/langgraph-api/experimental/embed"
 import { type Context, Hono } from "hono"
 import { cors } from "hono/cors"
 import { HTTPException } from "hono/http-exception"
+import { httpStatus } from "../../CheckpointError.ts"
 import type { EffectCheckpointSaver } from "../../Saver.ts"
 import type { AuthHandler, CorsOptions, Graph, RunLimits } from "../../ServerOptions.ts"
+import type { ServerNames } from "../Loopback.ts"
 import { escape } from "../Visible.ts"
 import { authenticate } from "./Auth.ts"
 import * as CronRoutes from "./CronRoutes.ts"
@@ -41,8 +46,8 @@ export interface AppOptions {
   readonly auth?: AuthHandler | undefined
   /** Default: pages served from loopback (`http://localhost:*`, `http://127.0.0.1:*`), as agent-chat-ui in development. */
   readonly cors?: CorsOptions | undefined
-  /** Names the server answers to (`Host`); undefined: any. */
-  readonly hosts?: ReadonlySet<string> | undefined
+  /** Names the server answers to (`Host`; see `Loopback.loopbackNames`); undefined: any. */
+  readonly names?: ServerNames | undefined
   readonly runs?: RunLimits | undefined
   /** The largest request body taken, in bytes (default 10 MiB): 413 beyond. */
   readonly maxBodyBytes?: number | undefined
@@ -76,15 +81,21 @@ const MAX_BODY_BYTES = 10 * 1024 * 1024
 const failure = (c: Context, status: number, detail: string) => c.json({ detail }, status as 400)
 
 /**
- * What a client did wrong, by the names this library (its tags), LangGraph
- * (its errors' names) and LangChain (their `lc_error_code`) give it: a bad
- * argument, a state that cannot be stored, a state update naming no node, a
- * message of no known type, an input the graph cannot take.
+ * The one place the server's statuses part from the errors' own
+ * (`httpStatus`, which the web inspector answers with): LangGraph Platform
+ * answers a request it cannot take 422, not 400.
+ *
+ * @since 0.4.0
+ */
+export const platformStatus = (status: number): number => status === 400 ? 422 : status
+
+/**
+ * What a client did wrong by the names LangGraph (its errors' names) and
+ * LangChain (their `lc_error_code`) give it: a state update naming no node,
+ * a message of no known type, an input the graph cannot take. (This
+ * library's own errors say what they mean themselves: `httpStatus`.)
  */
 const CLIENT_MISTAKES: ReadonlySet<unknown> = new Set([
-  "InvalidInput",
-  "InvalidConfig",
-  "SerializationFailed",
   "InvalidUpdateError",
   "EmptyInputError",
   "StateGraphInputError",
@@ -115,22 +126,36 @@ const logFailures = async (c: Context, next: () => Promise<void>) => {
 }
 
 /**
- * The answer to an error of this library's (by its tag), of LangGraph's (by
- * its name), or of a route. What the server failed at (500, 503) is answered
- * without its detail, which goes to the operator's line: storage errors
- * name hosts, ports and SQL.
+ * The status the server answers an error with: a route's own
+ * (`HTTPException`), what this library's errors mean (by their tag or name:
+ * `httpStatus`), 400 for LangGraph's client mistakes (each as LangGraph
+ * Platform answers it: `platformStatus`), 500 for anything else.
+ *
+ * @since 0.4.0
  */
-const answer = (c: Context, error: unknown): Response => {
+export const statusOf = (error: unknown): number => {
+  if (error instanceof HTTPException) return platformStatus(error.status)
+  const names = namesOf(error)
+  const declared = names.map((name) => httpStatus({ _tag: name })).find((status) => status !== undefined)
+  if (declared !== undefined) return platformStatus(declared)
+  return names.some((name) => CLIENT_MISTAKES.has(name)) ? platformStatus(400) : 500
+}
+
+/**
+ * The answer to an error (its status: `statusOf`). What the server failed
+ * at (500, 503) is answered without its detail, which goes to the
+ * operator's line: storage errors name hosts, ports and SQL.
+ *
+ * @since 0.4.0
+ */
+export const answer = (c: Context, error: unknown): Response => {
+  const status = statusOf(error)
   if (error instanceof HTTPException) {
     // The validator's "Malformed JSON" and the like: a body the route cannot take.
-    return failure(c, error.status === 400 ? 422 : error.status, error.message || "Request failed")
+    return failure(c, status, error.message || "Request failed")
   }
-  const names = namesOf(error)
   const message = error instanceof Error ? error.message : String(error)
-  if (names.some((name) => CLIENT_MISTAKES.has(name))) return failure(c, 422, message)
-  if (names.includes("ThreadNotFound") || names.includes("CheckpointNotFound")) return failure(c, 404, message)
-  if (names.includes("ThreadExists")) return failure(c, 409, message)
-  const status = names.includes("StorageFailure") ? 503 : 500
+  if (status < 500) return failure(c, status, message)
   failedBecause.set(c.req.raw, status === 503 ? message : (error as Error)?.stack ?? message)
   return status === 503
     ? failure(c, 503, "The storage cannot be reached now: try again later")
@@ -161,7 +186,7 @@ export const make = async (options: AppOptions): Promise<App> => {
   app.use(logFailures)
   app.use((_, next) => Threads.inRequest(next))
   app.notFound((c) => failure(c, 404, `${c.req.method} ${c.req.path} is not a route of this server`))
-  if (options.hosts !== undefined) app.use(Guards.hostIs(options.hosts))
+  if (options.names !== undefined) app.use(Guards.hostIs(options.names))
   const allowed = Guards.allowsOrigin(options.cors)
   app.use(cors({
     origin: (origin) => (allowed(origin) ? origin : undefined),
@@ -200,7 +225,7 @@ export const make = async (options: AppOptions): Promise<App> => {
     await next()
     if (c.res.status !== 400 || !(c.res.headers.get("content-type") ?? "").includes("json")) return
     const body = await c.res.clone().json().catch(() => undefined) as { error?: { issues?: unknown } } | undefined
-    c.res = failure(c, 422, JSON.stringify(body?.error?.issues ?? body ?? "Invalid request"))
+    c.res = failure(c, platformStatus(400), JSON.stringify(body?.error?.issues ?? body ?? "Invalid request"))
   })
   Routes.register(app, { graphs, threads, saver: options.saver, started: new Date() })
   RunRoutes.register(app, { embed: (request) => embed.fetch(request), engine, threads, saver: options.saver, graphs })

@@ -19,7 +19,7 @@ import type { Context, MiddlewareHandler } from "hono"
 import { bodyLimit } from "hono/body-limit"
 import { HTTPException } from "hono/http-exception"
 import type { CorsOptions } from "../../ServerOptions.ts"
-import { isLoopbackOrigin } from "../Loopback.ts"
+import { isLoopbackOrigin, namesServer, type ServerNames } from "../Loopback.ts"
 
 /**
  * Whether a page of `origin` may call the server: by default pages served
@@ -38,13 +38,13 @@ export const allowsOrigin = (cors: CorsOptions | undefined) => (origin: string):
 const refuse = (c: Context, status: 403 | 413 | 415 | 421, detail: string) => c.json({ detail }, status)
 
 /**
- * A loopback server answers only requests naming it by a loopback name (421 otherwise).
+ * Only requests naming the server by one of its names (421 otherwise): a
+ * loopback server's are the loopback names (`Loopback.loopbackNames`).
  *
  * @since 0.4.0
  */
-export const hostIs = (hosts: ReadonlySet<string>): MiddlewareHandler => async (c, next) => {
-  const host = (c.req.header("host") ?? "").replace(/:\d+$/, "").replace(/^\[(.*)\]$/, "$1").toLowerCase()
-  if (!hosts.has(host)) return refuse(c, 421, "This server does not answer to that host name")
+export const hostIs = (names: ServerNames): MiddlewareHandler => async (c, next) => {
+  if (!namesServer(names, c.req.header("host"))) return refuse(c, 421, "This server does not answer to that host name")
   await next()
 }
 

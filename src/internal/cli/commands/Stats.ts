@@ -7,7 +7,8 @@
  * @since 0.1.0
  */
 import { Effect } from "effect"
-import type { StorageSection, ThreadStorage } from "../../../CheckpointStorage.ts"
+import type { ThreadStorage } from "../../../CheckpointStorage.ts"
+import { storageRows } from "../../inspector/StorageRows.ts"
 import { databaseCommand, json } from "../DatabaseCommand.ts"
 import * as Output from "../Output.ts"
 
@@ -45,30 +46,16 @@ export const stats = databaseCommand("stats", {
     }
   }))
 
-/** The channel values' own rows: the section without its shared pieces. */
-const ownValues = (values: ThreadStorage["channel_values"]): StorageSection => ({
-  count: values.count,
-  bytes: values.bytes - values.shared_pieces.bytes,
-  raw_bytes: values.raw_bytes - values.shared_pieces.raw_bytes
-})
-
 /** A thread's storage report: one row per section, then one per channel, largest first. */
 const threadReport = (report: ThreadStorage, asJson: boolean) => {
   if (asJson) return Output.json(report)
-  const { channel_values: values, checkpoints, pending_writes: writes } = report
-  const row = (what: string, section: StorageSection) => [
-    what,
-    String(section.count),
-    Output.bytes(section.bytes),
-    Output.bytes(section.raw_bytes)
-  ]
   return Output.table([`thread ${Output.clean(report.thread_id)}`, "rows", "stored", "uncompressed"], [
-    row("checkpoints", checkpoints),
-    row("channel values", ownValues(values)),
-    ...Object.entries(values.by_channel).map(([channel, section]) => row(`  ${Output.clean(channel)}`, section)),
-    row("shared list pieces", values.shared_pieces),
-    row("writes", writes),
-    ...Object.entries(writes.by_channel).map(([channel, section]) => row(`  ${Output.clean(channel)}`, section)),
+    ...storageRows(report).map(({ channel, section, what }) => [
+      channel ? `  ${Output.clean(what)}` : what,
+      String(section.count),
+      Output.bytes(section.bytes),
+      Output.bytes(section.raw_bytes)
+    ]),
     ["total", "", Output.bytes(report.total_bytes), Output.bytes(report.total_raw_bytes)]
   ])
 }

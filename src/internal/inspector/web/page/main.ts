@@ -4,13 +4,16 @@
  * Everything the server sends is data from users and tools: it is inserted
  * with `textContent` / `createElement` only, never as markup, every control
  * and bidirectional control in it shown as a visible escape (`\u{202e}`;
- * `../../Visible.ts`), and every link points at this page's own routes. Its
- * one import, `Visible`, the server inlines (`../Assets.ts`): a module the
- * browser fetched would arrive without the token and be refused.
+ * `../../../Visible.ts`), and every link points at this page's own routes.
+ * Its imports, `Visible` and the inspector's `StorageRows` (the rows the
+ * CLI's `stats <thread>` prints too), the server inlines (`../Assets.ts`):
+ * a module the browser fetched would arrive without the token and be
+ * refused.
  *
  * @since 0.1.0
  */
-import { escapeJson, escapeKeepingLines } from "../../Visible.ts"
+import { escapeJson, escapeKeepingLines } from "../../../Visible.ts"
+import { type StorageRow, storageRows } from "../../StorageRows.ts"
 import type {
   Change,
   Checkpoint,
@@ -22,7 +25,6 @@ import type {
   Plan,
   Row,
   Storage,
-  StorageSection,
   Thread,
   ThreadPage,
   ToolCall
@@ -141,32 +143,18 @@ const bytes = (count: number) =>
  * each channel within the values and the writes (largest first).
  */
 const storagePanel = (storage: Storage) => {
-  const row = (what: string, section: StorageSection, nested = false) =>
-    el("tr", { class: nested ? "channel" : "section" }, [
+  const row = ({ channel, section, what }: StorageRow) =>
+    el("tr", { class: channel ? "channel" : "section" }, [
       el("td", { text: what }),
       el("td", { class: "num", text: section.count }),
       el("td", { class: "num", text: bytes(section.bytes) }),
       el("td", { class: "num", text: bytes(section.raw_bytes) })
     ])
-  const { channel_values: values, checkpoints, pending_writes: writes } = storage
-  const channels = (sections: Readonly<Record<string, StorageSection>>) =>
-    Object.entries(sections).map(([channel, section]) => row(channel, section, true))
   return el("details", { class: "storage", id: "storage" }, [
     el("summary", { text: `stored: ${bytes(storage.total_bytes)}` }),
     el("table", {}, [
       el("thead", {}, [el("tr", {}, ["", "rows", "stored", "uncompressed"].map((name) => el("th", { text: name })))]),
-      el("tbody", {}, [
-        row("checkpoints", checkpoints),
-        row("channel values", {
-          count: values.count,
-          bytes: values.bytes - values.shared_pieces.bytes,
-          raw_bytes: values.raw_bytes - values.shared_pieces.raw_bytes
-        }),
-        ...channels(values.by_channel),
-        row("shared list pieces", values.shared_pieces),
-        row("writes", writes),
-        ...channels(writes.by_channel)
-      ])
+      el("tbody", {}, storageRows(storage).map(row))
     ])
   ])
 }

@@ -24,7 +24,7 @@
  *   origins and caching (`Content-Security-Policy`, `no-store`), and the page
  *   inserts every value as text: what a message says can never run.
  *
- * The app (`App.ts`) is an `effect/http` router, served by `node:http`
+ * The app (`Router.ts`) is an `effect/http` router, served by `node:http`
  * through its web handler (`@effect/platform-node`'s server would make every
  * install of this library pull in a Redis client, a peer dependency of that
  * package).
@@ -38,12 +38,12 @@ import { randomBytes } from "node:crypto"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { Readable } from "node:stream"
-import type { CheckpointStorage } from "../../CheckpointStorage.ts"
-import type { Inspector } from "../inspector/Inspector.ts"
-import { LOOPBACK_HOSTS } from "../Loopback.ts"
-import type { Label } from "../pglite/Snapshot.ts"
-import * as App from "./App.ts"
+import type { CheckpointStorage } from "../../../CheckpointStorage.ts"
+import { LOOPBACK_HOSTS, namesServer, printedAddress, urlHost } from "../../Loopback.ts"
+import type { Label } from "../../pglite/Snapshot.ts"
+import type { Inspector } from "../Inspector.ts"
 import { securityHeaders } from "./Guard.ts"
+import * as Router from "./Router.ts"
 
 /**
  * @since 0.1.0
@@ -105,15 +105,11 @@ const respond = (handler: (request: Request) => Promise<Response>, incoming: Inc
       out.end()
     })
 
-/** The host as a URL writes it (an IPv6 address in brackets). */
-const shownHost = (host: string) => host.includes(":") ? `[${host}]` : host
-
-/** Addresses that bind every interface: the names a client uses for them cannot be known. */
-const EVERY_INTERFACE = new Set(["0.0.0.0", "::", "[::]"])
-
 /** Whether a request's `Host` names this server as printed (any name, when bound to every interface). */
-const namesThisServer = (incoming: IncomingMessage, host: string, port: number) =>
-  EVERY_INTERFACE.has(host) || incoming.headers.host?.toLowerCase() === `${shownHost(host)}:${port}`.toLowerCase()
+const namesThisServer = (incoming: IncomingMessage, host: string, port: number) => {
+  const names = printedAddress(host, port)
+  return names === undefined || namesServer(names, incoming.headers.host)
+}
 
 /** 421: the request was meant for another server name. */
 const misdirected = (out: ServerResponse) => {
@@ -162,10 +158,10 @@ export const start = (
     }
     const services = yield* Effect.context<Inspector | CheckpointStorage>()
     const app = yield* HttpRouter.toHttpEffect(
-      App.layer({ token, write: options.write === true, snapshot: options.snapshot })
-    ).pipe(Effect.provideService(HttpRouter.RouterConfig, App.routerConfig))
+      Router.layer({ token, write: options.write === true, snapshot: options.snapshot })
+    ).pipe(Effect.provideService(HttpRouter.RouterConfig, Router.routerConfig))
     const handler = HttpEffect.toWebHandler(Effect.provideContext(app, services))
     const server = yield* listen(handler, host, options.port ?? 0)
     const { port } = server.address() as AddressInfo
-    return { url: `http://${shownHost(host)}:${port}/?token=${token}`, token, host, port }
+    return { url: `http://${urlHost(host)}:${port}/?token=${token}`, token, host, port }
   })

@@ -3,8 +3,8 @@
  * as strings so that the package's `dist` (built by tsc, which copies
  * nothing else) carries them and nothing is fetched from elsewhere, and the
  * script, a TypeScript module of its own (`page/main.ts`) that tsc builds
- * beside this one, served with the one module it imports (`../Visible.ts`)
- * inlined.
+ * beside this one, served with the modules it imports (`Visible.ts`'s
+ * escaping, the inspector's `StorageRows.ts`) inlined.
  *
  * The script inserts every value with `textContent` / `createElement`,
  * never as markup; there is no inline script or style (the
@@ -16,6 +16,7 @@ import { existsSync, readFileSync } from "node:fs"
 // A namespace import: `stripTypeScriptTypes` is missing from the Node versions before 22.13 the package
 // still runs on (from `dist`, where it is never called).
 import * as Module from "node:module"
+import { packageFile } from "../../PackageFiles.ts"
 
 /**
  * The page, loading the script and stylesheet with the token in their URLs.
@@ -45,38 +46,52 @@ const html = String.raw`<!doctype html>
 `
 
 /**
- * A module of the package as the browser runs it, by its path under
- * `src/` or `dist/`: built (`.js`) in the package, its types stripped by
- * Node when this runs from its source. By way of `../`: the same files from
- * this module in `web/` and from the CLI's bundle in `bin/`.
+ * A module of the package as the browser runs it, by its path under `src/`
+ * or `dist/`: built (`.js`) in the package, its types stripped by Node when
+ * this runs from its source. Found by `packageFile`: the same files from
+ * this module and from the CLI's bundle in `bin/`.
  */
 const moduleText = (path: string): string => {
-  const built = new URL(`../${path}.js`, import.meta.url)
+  const built = packageFile(`${path}.js`)
   const code = existsSync(built)
     ? readFileSync(built, "utf8")
-    : Module.stripTypeScriptTypes(readFileSync(new URL(`../${path}.ts`, import.meta.url), "utf8"))
+    : Module.stripTypeScriptTypes(readFileSync(packageFile(`${path}.ts`), "utf8"))
   // A source map would be fetched without the token.
   return code.replace(/\n\/\/# sourceMappingURL=\S*\s*$/, "\n")
 }
 
-/** The page's one import, the shared escaping (`../Visible.ts`), as `tsc` or Node's type stripping leaves it. */
-const visibleImport = /^import \{([^}]*)\} from "\.\.\/\.\.\/Visible\.[jt]s";?[ \t]*$/m
+/** Where the page's script is, under `src/` or `dist/`. */
+const PAGE = "internal/inspector/web/page/main"
 
 /**
- * The page's script, `page/main.ts`, as the browser runs it, with its
- * import of `../Visible.ts` replaced by that module's code in a scope of
- * its own (the browser would fetch an import without the token). Read when
- * a server starts.
+ * The page's imports, as `tsc` or Node's type stripping leaves them (the
+ * `import type`s are gone): `import { a, b } from "../…/Module.js"`.
+ */
+const pageImport = /^import \{([^}]*)\} from "(\.[^"]*)\.[jt]s";?[ \t]*$/gm
+
+/** The modules the page may import: browser-safe, with no import of their own the browser would run. */
+const INLINED: ReadonlySet<string> = new Set(["internal/Visible", "internal/inspector/StorageRows"])
+
+/**
+ * The page's script, `page/main.ts`, as the browser runs it, with each of
+ * its imports (`Visible`'s escaping, `StorageRows`) replaced by that
+ * module's code in a scope of its own (the browser would fetch an import
+ * without the token). Read when a server starts.
  *
  * @since 0.1.0
  */
 export const script = (): string => {
-  const page = moduleText("web/page/main")
-  const found = visibleImport.exec(page)
-  if (found === null) throw new Error("the web page's script does not import ../../Visible.ts as Assets.ts expects")
-  const names = found[1]!.split(",").map((name) => name.trim()).filter((name) => name !== "").join(", ")
-  const visible = moduleText("Visible").replace(/^export /gm, "")
-  return page.replace(found[0], () => `const { ${names} } = (() => {\n${visible}\nreturn { ${names} }\n})();`)
+  const page = moduleText(PAGE).replace(pageImport, (_, imported: string, from: string) => {
+    const path = new URL(from, `file:///${PAGE}`).pathname.slice(1)
+    if (!INLINED.has(path)) throw new Error(`the web page's script imports ${from}, which Assets.ts does not inline`)
+    const code = moduleText(path)
+    if (/^import /m.test(code)) throw new Error(`${path}, which the web page's script imports, imports another module`)
+    const names = imported.split(",").map((name) => name.trim()).filter((name) => name !== "").join(", ")
+    const inlined = code.replace(/^export /gm, "")
+    return `const { ${names} } = (() => {\n${inlined}\nreturn { ${names} }\n})();`
+  })
+  if (/^import /m.test(page)) throw new Error("the web page's script has an import Assets.ts does not inline")
+  return page
 }
 
 /**

@@ -1,5 +1,5 @@
 /**
- * The web inspector's app: the page's files and the API's routes in an
+ * The web inspector's router: the page's files and the API's routes in an
  * `HttpRouter`, behind the guards (`Guard.ts`). A path served under another
  * method answers 405; what a handler fails with becomes a status.
  *
@@ -7,39 +7,37 @@
  */
 import { Cause, Effect, Layer, Option } from "effect"
 import { HttpMethod, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
-import type { Label } from "../pglite/Snapshot.ts"
+import { httpStatus } from "../../../CheckpointError.ts"
+import type { Label } from "../../pglite/Snapshot.ts"
 import { type Route, routes } from "./Api.ts"
 import * as Assets from "./Assets.ts"
 import * as Guard from "./Guard.ts"
 
 /**
- * What a handler failed with, as a status: what the request got wrong is
- * 4xx (an id with a NUL is `InvalidConfig` from the storage, `InvalidInput`
- * from the inspector); stored data that does not read, or a backend that
- * fails, 500.
+ * What a handler failed with, as a status: what this library's errors mean
+ * over HTTP (`httpStatus`: an id with a NUL is `InvalidConfig` from the
+ * storage, `InvalidInput` from the inspector, both 400; what is absent 404;
+ * a storage that cannot be reached 503), a request the router or a schema
+ * cannot take 400, anything else 500.
+ *
+ * @since 0.4.0
  */
-const statusOf = (cause: unknown): number => {
+export const statusOf = (cause: unknown): number => {
+  const declared = httpStatus(cause)
+  if (declared !== undefined) return declared
   const tag = typeof cause === "object" && cause !== null && "_tag" in cause ? cause._tag : undefined
-  switch (tag) {
-    case "ThreadNotFound":
-      return 404
-    case "ThreadExists":
-      return 409
-    case "InvalidConfig":
-    case "InvalidInput":
-    case "SchemaError":
-    case "HttpServerError":
-      return 400
-    default:
-      return 500
-  }
+  return tag === "SchemaError" || tag === "HttpServerError" ? 400 : 500
 }
 
 const messageOf = (cause: unknown) =>
   cause instanceof Error ? cause.message : typeof cause === "string" ? cause : "internal error"
 
-/** A failure as an answer: its status and message; a defect is logged and answers 500. */
-const failed = (cause: Cause.Cause<unknown>) => {
+/**
+ * A failure as an answer: its status and message; a defect is logged and answers 500.
+ *
+ * @since 0.4.0
+ */
+export const failed = (cause: Cause.Cause<unknown>) => {
   const failure = Cause.findErrorOption(cause)
   return Option.isSome(failure)
     ? Effect.succeed(Guard.error(statusOf(failure.value), messageOf(failure.value)))

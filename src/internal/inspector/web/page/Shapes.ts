@@ -7,11 +7,11 @@
  *
  * @since 0.1.0
  */
-import type { ChannelDiff, Message } from "../../inspector/Shapes.ts"
+import type { ChannelDiff, Message } from "../../Shapes.ts"
 
-export type { FieldChange, Message, ToolCall } from "../../inspector/Shapes.ts"
+export type { FieldChange, Message, ToolCall } from "../../Shapes.ts"
 /** `GET /api/threads/:thread/storage` answers the storage's own report. */
-export type { StorageSection, ThreadStorage as Storage } from "../../../Reports.ts"
+export type { StorageSection, ThreadStorage as Storage } from "../../../../Reports.ts"
 
 /**
  * `GET /api/info`.

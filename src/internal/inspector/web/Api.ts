@@ -14,13 +14,13 @@
 import { Effect, Schema, Stream } from "effect"
 import { type HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
-import { InvalidInput } from "../../CheckpointError.ts"
-import { CheckpointStorage } from "../../CheckpointStorage.ts"
-import { type HistoryEntry, Inspector, type Shown, type ThreadCursor } from "../inspector/Inspector.ts"
-import * as Steps from "../inspector/Steps.ts"
-import * as Tree from "../inspector/Tree.ts"
-import * as Values from "../inspector/Values.ts"
-import type { Label } from "../pglite/Snapshot.ts"
+import { InvalidInput } from "../../../CheckpointError.ts"
+import { CheckpointStorage } from "../../../CheckpointStorage.ts"
+import type { Label } from "../../pglite/Snapshot.ts"
+import { type HistoryEntry, Inspector, type Shown, type ThreadCursor } from "../Inspector.ts"
+import * as Steps from "../Steps.ts"
+import * as Tree from "../Tree.ts"
+import * as Values from "../Values.ts"
 
 /**
  * A route of the API.

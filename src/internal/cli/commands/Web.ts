@@ -11,11 +11,11 @@
  */
 import { Effect } from "effect"
 import { Flag } from "effect/cli"
-import * as Server from "../web/Server.ts"
-import * as Database from "./Database.ts"
-import { databaseCommand } from "./DatabaseCommand.ts"
-import { UsageError } from "./Errors.ts"
-import * as Output from "./Output.ts"
+import * as Server from "../../inspector/web/Server.ts"
+import * as Database from "../Database.ts"
+import { databaseCommand } from "../DatabaseCommand.ts"
+import { UsageError } from "../Errors.ts"
+import * as Output from "../Output.ts"
 
 /**
  * The `web` command.

@@ -10,9 +10,9 @@
  *
  * The server entry and its optional peer dependencies
  * (`@langchain/langgraph-api`, `hono`, `@hono/node-server`) are loaded only
- * here, from the package's own files beside this one (this file sits one
- * directory deep in `src/` and `dist/`, as the CLI's bundle does), so every
- * other command works without them.
+ * here, from the package's own files (`PackageFiles`: the same from the
+ * source tree, the compiled one and the CLI's bundle), so every other
+ * command works without them.
  *
  * @since 0.2.0
  */
@@ -21,26 +21,24 @@ import { Argument, Command, Flag } from "effect/cli"
 import { execFile } from "node:child_process"
 import { resolve } from "node:path"
 import { pathToFileURL } from "node:url"
-import type { StorageFailure } from "../../CheckpointError.ts"
-import type * as ServerEntry from "../../server.ts"
-import type { AuthHandler } from "../../ServerOptions.ts"
-import * as ConnectionString from "../ConnectionString.ts"
-import { LOOPBACK_HOSTS } from "../Loopback.ts"
-import { CommandError, UsageError } from "./Errors.ts"
-import * as Output from "./Output.ts"
-import * as Unreachable from "./Unreachable.ts"
+import type { StorageFailure } from "../../../CheckpointError.ts"
+import type * as ServerEntry from "../../../server.ts"
+import type { AuthHandler } from "../../../ServerOptions.ts"
+import * as ConnectionString from "../../ConnectionString.ts"
+import { LOOPBACK_HOSTS } from "../../Loopback.ts"
+import { fromSource, packageFile } from "../../PackageFiles.ts"
+import { CommandError, UsageError } from "../Errors.ts"
+import * as Output from "../Output.ts"
+import * as Unreachable from "../Unreachable.ts"
 
 type ServerModule = typeof ServerEntry
 
 const isStorageFailure = (cause: unknown): cause is StorageFailure =>
   typeof cause === "object" && cause !== null && (cause as { readonly _tag?: unknown })._tag === "StorageFailure"
 
-/** The server entry, compiled or not, as this module is. */
+/** The server entry, compiled or not, as this module is (not bundled: its peers are the installation's). */
 const loadServer = Effect.tryPromise({
-  try: () =>
-    import(
-      new URL(import.meta.url.endsWith(".ts") ? "../../server.ts" : "../../server.js", import.meta.url).href
-    ) as Promise<ServerModule>,
+  try: () => import(packageFile(fromSource ? "server.ts" : "server.js").href) as Promise<ServerModule>,
   catch: (cause) =>
     new CommandError({
       detail: `the server needs @langchain/langgraph-api, hono and @hono/node-server installed ` +
