@@ -247,7 +247,7 @@ const written = writeResult(
 
 \`npm run bench:history\` (\`bench/history.ts\`), ${runDate()}, ${cpus().length} cores,
 load ${loadavg()[0]!.toFixed(1)} at the end, PostgreSQL on localhost. The CLI runs
-as installed (\`node dist/bin/langgraph-checkpoints.js\`, the package built as \`npm run build\` builds it), one process per command; memory is the peak resident set.
+as installed (\`node dist/internal/bin/langgraph-checkpoints.js\`, the package built as \`npm run build\` builds it), one process per command; memory is the peak resident set.
 
 | what | result |
 | --- | --- |
