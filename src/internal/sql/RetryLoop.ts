@@ -1,8 +1,9 @@
 /**
- * Running a statement under a retry policy (see `Retry`, which says what is
- * worth running again and for how long): each retry a span event and a
- * metric increment, the connections dropped first after a read-only answer,
- * and a failure that says what the last answer meant.
+ * The retry loop: running a statement under a retry policy (the public
+ * `Retry`, which says what is worth running again and for how long), each
+ * retry a span event and a metric increment, the connections dropped first
+ * after a read-only answer, and a failure that says what the last answer
+ * meant.
  *
  * @since 0.2.0
  */

@@ -24,7 +24,9 @@
  *
  * This module only runs them: retries, joining a caller's transaction, and
  * `exclusive`'s transaction holding a thread. Its statement runner
- * (`runner`) is the one every SQL reader uses, the inspector's too.
+ * (`runner`) is the one every SQL reader uses, the inspector's too. The
+ * write calls it hands on are `Calls`; `decorators/` wraps it where the
+ * storage asks (a sole writer's latest reads, a read-only open).
  *
  * @since 0.1.0
  */
