@@ -9,8 +9,8 @@ import { beforeAll } from "vitest"
 import { admin } from "../../harness/databases.ts"
 import * as Cockroach from "../../src/cockroach.ts"
 import * as Inspector from "../../src/internal/inspector/Inspector.ts"
-import * as TableOwner from "../../src/internal/sql/TableOwner.ts"
 import * as SqlStorage from "../../src/internal/sql/SqlStorage.ts"
+import * as TableOwner from "../../src/internal/sql/TableOwner.ts"
 import * as Tables from "../../src/internal/sql/Tables.ts"
 import * as Pglite from "../../src/pglite.ts"
 import * as Postgres from "../../src/postgres.ts"
@@ -34,7 +34,9 @@ const sqlSubject = async (
 ): Promise<Subject> => {
   const storage = SqlStorage.layer({ dialect, schema })
   const inspector = Layer.unwrap(
-    TableOwner.resolve({ dialect, schema, readOnly: true }).pipe(Effect.map((tables) => Inspector.layer(tables, dialect)))
+    TableOwner.resolve({ dialect, schema, readOnly: true }).pipe(
+      Effect.map((tables) => Inspector.layer(tables, dialect))
+    )
   )
   const runtime = ManagedRuntime.make(inspector.pipe(Layer.provideMerge(storage), Layer.provideMerge(client)))
   await runtime.context()
