@@ -6,7 +6,7 @@
  * a driver is touched; the thread operations (copy, import, prune,
  * retention, re-encryption) are `lifecycle/ThreadLifecycle`'s, and the
  * guard that refuses every operation once the store's format level or
- * schema moved past this process is `level/Guard`'s.
+ * schema moved past this process is `FormatGuard`'s.
  *
  * @since 0.1.0
  */
@@ -43,6 +43,7 @@ import * as FormatLevel from "./FormatLevel.ts"
 import type { FormatError } from "./FormatLevel.ts"
 import * as Codec from "./internal/codec/Codec.ts"
 import * as Walks from "./internal/codec/Walks.ts"
+import * as Guard from "./internal/FormatGuard.ts"
 import {
   argumentDecoder,
   decodeIdRef,
@@ -51,7 +52,6 @@ import {
   invalidInput,
   writerEpochOf
 } from "./internal/Input.ts"
-import * as Guard from "./internal/level/Guard.ts"
 import * as ThreadLifecycle from "./internal/lifecycle/ThreadLifecycle.ts"
 import * as Settings from "./internal/Settings.ts"
 import * as MemoryDriver from "./MemoryDriver.ts"

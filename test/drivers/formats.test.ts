@@ -142,7 +142,7 @@ describe.each(matrix.all.map((driver) => [driver.name, driver] as const))("forma
 })
 
 it("the fixtures cover every level, each holding the encodings its level adds", async () => {
-  const { encodingsOf } = await import("../../src/internal/level/Encodings.ts")
+  const { encodingsOf } = await import("../../src/FormatLevel.ts")
   expect(fixtures.map((fixture) => fixture.level)).toEqual(LEVELS.map((level) => level.level))
   for (const level of LEVELS) {
     const fixture = fixtures.find((candidate) => candidate.level === level.level)!

@@ -14,7 +14,6 @@ import { join } from "node:path"
 import { describe, expect, it } from "vitest"
 import * as FormatLevel from "../../src/FormatLevel.ts"
 import { CheckpointError, CheckpointStorage, EffectCheckpointSaver, MemoryDriver } from "../../src/index.ts"
-import * as Encodings from "../../src/internal/level/Encodings.ts"
 import * as Migrations from "../../src/internal/sql/Migrations.ts"
 import * as Tables from "../../src/internal/sql/Tables.ts"
 import * as StorageFormat from "../../src/internal/StorageFormat.ts"
@@ -109,7 +108,7 @@ describe("storage format levels", () => {
       ["shared-json-derived/1+sealed", undefined],
       ["json/2", undefined]
     ]
-    for (const [type, level] of cases) expect(Encodings.levelOf(type), type).toBe(level)
+    for (const [type, level] of cases) expect(FormatLevel.levelOf(type), type).toBe(level)
   })
 
   it("each have a schema step that raises a database to them, and a fixture", () => {
@@ -137,7 +136,7 @@ describe("storage format levels", () => {
       const memory = MemoryDriver.makeInspectable()
       await writeEverything(memory, encrypted)
       const types = storedTypes(memory)
-      for (const type of types) expect(Encodings.levelOf(type), type).toBeDefined()
+      for (const type of types) expect(FormatLevel.levelOf(type), type).toBeDefined()
       expect(types).toContain(StorageFormat.HEADER_WITHOUT_ID)
       expect(types).toContain(encrypted ? `${StorageFormat.COMPRESSED}+sealed` : StorageFormat.COMPRESSED)
       expect(types).toContain(encrypted ? `${StorageFormat.RECORD}+sealed` : StorageFormat.RECORD)
@@ -147,7 +146,7 @@ describe("storage format levels", () => {
 
       const older = MemoryDriver.makeInspectable({ formatLevel: 1 })
       await writeEverything(older, encrypted, 1)
-      expect([...storedTypes(older)].filter((type) => Encodings.levelOf(type) !== 1)).toEqual([])
+      expect([...storedTypes(older)].filter((type) => FormatLevel.levelOf(type) !== 1)).toEqual([])
     }
   })
 
@@ -194,7 +193,7 @@ describe("storage format levels", () => {
     const newest = MemoryDriver.makeInspectable()
     await writeEverything(newest, false)
     const rows = await Effect.runPromise(newest.driver.threadRows("everything-false"))
-    expect(Encodings.encodingsOf(rows)).toContain(StorageFormat.DERIVED)
+    expect(FormatLevel.encodingsOf(rows)).toContain(StorageFormat.DERIVED)
     const older = MemoryDriver.makeInspectable({ formatLevel: 2 })
     const importing = (changed: typeof rows) =>
       Effect.runPromise(
@@ -271,7 +270,7 @@ describe("storage format levels", () => {
       ] as const
     ) {
       const rows = await Effect.runPromise(newest.driver.threadRows(thread_id))
-      expect(Encodings.encodingsOf(rows)).toContain(encoding)
+      expect(FormatLevel.encodingsOf(rows)).toContain(encoding)
       // One encoding of level 4 at a time: other pieces as their texts, other channels' values left out.
       const pieces = encoding === StorageFormat.COMPRESSED_PIECE ? rows.pieces : rows.pieces.map((piece) => ({
         ...piece,
@@ -280,7 +279,7 @@ describe("storage format levels", () => {
           : piece.bytes
       }))
       const blobs = rows.blobs.filter((blob) =>
-        encoding === StorageFormat.COMPRESSED_PIECE || Encodings.levelOf(blob.type) !== 4 || blob.type === encoding
+        encoding === StorageFormat.COMPRESSED_PIECE || FormatLevel.levelOf(blob.type) !== 4 || blob.type === encoding
       )
       const store = MemoryDriver.makeInspectable({ formatLevel: 3 })
       await Effect.runPromise(store.driver.writeThread({ ...rows, blobs, pieces }))

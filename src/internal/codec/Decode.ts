@@ -26,9 +26,9 @@ import {
   type StoredWrite
 } from "../../Checkpoint.ts"
 import { type CorruptedCheckpoint, formatIssue, type IncompatibleFormat } from "../../CheckpointError.ts"
+import { levelOf } from "../../FormatLevel.ts"
 import * as Serializer from "../../Serializer.ts"
 import type { BlobRow, CheckpointRow, StoredCheckpoint, WriteRow } from "../../StorageDriver.ts"
-import { levelOf } from "../level/Encodings.ts"
 import {
   DERIVED,
   header,

@@ -12,12 +12,11 @@
 import { Clock, Effect, Result, Schema, Stream } from "effect"
 import { CheckpointHeader } from "../../Checkpoint.ts"
 import { InvalidConfig, InvalidInput, ThreadExists, ThreadNotFound } from "../../CheckpointError.ts"
-import type { FormatLevel } from "../../FormatLevel.ts"
+import { encodingsOf, type FormatLevel, levelOf } from "../../FormatLevel.ts"
 import type { ReencryptProgress, RetentionPolicy } from "../../Reports.ts"
 import type { StorageDriver, ThreadRows } from "../../StorageDriver.ts"
 import type { Codec } from "../codec/Codec.ts"
 import { decodeThreadId, invalidInput } from "../Input.ts"
-import * as Encodings from "../level/Encodings.ts"
 import * as Settings from "../Settings.ts"
 import * as StorageFormat from "../StorageFormat.ts"
 import * as ParentLinks from "./ParentLinks.ts"
@@ -120,8 +119,8 @@ const moving = (driver: StorageDriver, codec: Codec, format: Pick<FormatLevel, "
     }
     // Rows go in as they are: only in encodings every process of the store reads.
     const level = format.level()
-    const above = [...Encodings.encodingsOf(rows)]
-      .map((encoding) => ({ encoding, level: Encodings.levelOf(encoding) }))
+    const above = [...encodingsOf(rows)]
+      .map((encoding) => ({ encoding, level: levelOf(encoding) }))
       .find((found) => found.level === undefined || found.level > level)
     if (above !== undefined) {
       return yield* new InvalidInput({

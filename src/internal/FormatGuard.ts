@@ -9,10 +9,10 @@
  * @since 0.1.0
  */
 import { Effect, Stream } from "effect"
-import { IncompatibleSchema, InvalidInput, StorageFailure } from "../../CheckpointError.ts"
-import * as FormatLevel from "../../FormatLevel.ts"
-import type { FormatError } from "../../FormatLevel.ts"
-import type { StorageDriver } from "../../StorageDriver.ts"
+import { IncompatibleSchema, InvalidInput, StorageFailure } from "../CheckpointError.ts"
+import * as FormatLevel from "../FormatLevel.ts"
+import type { FormatError } from "../FormatLevel.ts"
+import type { StorageDriver } from "../StorageDriver.ts"
 
 /**
  * The store's format level, read now: a store above what this process
