@@ -631,7 +631,7 @@ const layerFromConnString = async (
     case "Pglite":
       return loadDriver(
         target.scheme,
-        () => import("./pglite.ts"),
+        () => import("./internal/pglite/Database.ts"),
         (Pglite) => Pglite.layer(target.dataDir === undefined ? {} : { dataDir: target.dataDir })
       )
     case "Cockroach":

@@ -9,6 +9,7 @@
  */
 import type { Duration, Redacted } from "effect"
 import type { Policy } from "./Retry.ts"
+import type { Snapshot } from "./Snapshot.ts"
 
 /**
  * The database behind a client: PostgreSQL, PGlite (PostgreSQL in one
@@ -215,4 +216,51 @@ export interface TlsOptions {
   readonly rejectUnauthorized?: boolean | undefined
   /** Replaces the host name check (`() => undefined` skips it, as `verify-ca` does). */
   readonly checkServerIdentity?: ((host: string, certificate: unknown) => Error | undefined) | undefined
+}
+
+/**
+ * @since 0.1.0
+ */
+export interface PgliteOptions extends Omit<SqlStorageOptions, "dialect"> {
+  /**
+   * A directory to persist the database in (created if missing, unless
+   * `readOnly`). Without one, the database lives in memory and goes with
+   * the layer. One process at a time: while a layer holds the directory,
+   * any other opener (another process, or another layer here), read-only
+   * or not, fails with `DatabaseLocked`.
+   */
+  readonly dataDir?: string | undefined
+  /**
+   * A snapshot of a held directory (see `snapshot`) to open in memory
+   * instead of `dataDir`: what is written to it goes with the layer.
+   */
+  readonly snapshot?: Snapshot | undefined
+  /**
+   * A PGlite instance to use instead of opening one (e.g. one the
+   * application also queries). The layer does not close it, nor changes its
+   * session: with `readOnly`, only the storage refuses writes.
+   */
+  readonly pglite?: PgliteSession | undefined
+  /**
+   * PostgreSQL's `shared_buffers` for a database the layer opens, e.g.
+   * `"16MB"` (default: the data directory's, PGlite's 128MB). PGlite zeroes
+   * them at every open, which is most of a second: a short-lived process
+   * (the CLI) opens faster with less.
+   */
+  readonly sharedBuffers?: string | undefined
+}
+
+/**
+ * What the layer uses of a PGlite instance (any `PGlite` is one). Declared
+ * here so the package's types do not pull in PGlite's own declarations,
+ * which need Emscripten's and Node's type packages.
+ *
+ * @since 0.1.0
+ */
+export interface PgliteSession {
+  readonly runExclusive: <T>(fn: () => Promise<T>) => Promise<T>
+  readonly execProtocolRawStream: (
+    message: Uint8Array,
+    options: { readonly onRawData: (data: Uint8Array) => void }
+  ) => Promise<void>
 }

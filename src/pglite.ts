@@ -16,116 +16,17 @@
  *
  * @since 0.1.0
  */
-import { PgClient } from "@effect/sql-pg"
-import { PGlite } from "@electric-sql/pglite"
-import { Effect, Layer, type Scope } from "effect"
+import type { Effect, Layer } from "effect"
 import type { SqlClient } from "effect/sql"
-import { access, mkdir, readFile } from "node:fs/promises"
-import { join, resolve } from "node:path"
-import { Duplex } from "node:stream"
-import { type DatabaseLocked, IncompatibleDirectory, InvalidConfig, StorageFailure } from "./CheckpointError.ts"
+import type { DatabaseLocked, IncompatibleDirectory, InvalidConfig, StorageFailure } from "./CheckpointError.ts"
 import type { CheckpointStorage, FormatError } from "./CheckpointStorage.ts"
-import * as Owner from "./internal/pglite/Owner.ts"
-import * as Serving from "./internal/pglite/Serving.ts"
+import * as Database from "./internal/pglite/Database.ts"
 import * as Snapshots from "./internal/pglite/Snapshot.ts"
-import * as Settings from "./internal/Settings.ts"
-import * as LatestTuples from "./internal/sql/decorators/LatestTuples.ts"
-import * as SqlStorage from "./internal/sql/SqlStorage.ts"
 import type { Snapshot } from "./Snapshot.ts"
-import type { SqlStorageOptions } from "./SqlOptions.ts"
+import type { PgliteOptions } from "./SqlOptions.ts"
 
 export type { Label, Snapshot } from "./Snapshot.ts"
-
-/**
- * @since 0.1.0
- */
-export interface PgliteOptions extends Omit<SqlStorageOptions, "dialect"> {
-  /**
-   * A directory to persist the database in (created if missing, unless
-   * `readOnly`). Without one, the database lives in memory and goes with
-   * the layer. One process at a time: while a layer holds the directory,
-   * any other opener (another process, or another layer here), read-only
-   * or not, fails with `DatabaseLocked`.
-   */
-  readonly dataDir?: string | undefined
-  /**
-   * A snapshot of a held directory (see `snapshot`) to open in memory
-   * instead of `dataDir`: what is written to it goes with the layer.
-   */
-  readonly snapshot?: Snapshot | undefined
-  /**
-   * A PGlite instance to use instead of opening one (e.g. one the
-   * application also queries). The layer does not close it, nor changes its
-   * session: with `readOnly`, only the storage refuses writes.
-   */
-  readonly pglite?: PgliteSession | undefined
-  /**
-   * PostgreSQL's `shared_buffers` for a database the layer opens, e.g.
-   * `"16MB"` (default: the data directory's, PGlite's 128MB). PGlite zeroes
-   * them at every open, which is most of a second: a short-lived process
-   * (the CLI) opens faster with less.
-   */
-  readonly sharedBuffers?: string | undefined
-}
-
-/**
- * What the layer uses of a PGlite instance (any `PGlite` is one). Declared
- * here so this module's types do not pull in PGlite's own declarations,
- * which need Emscripten's and Node's type packages.
- *
- * @since 0.1.0
- */
-export interface PgliteSession {
-  readonly runExclusive: <T>(fn: () => Promise<T>) => Promise<T>
-  readonly execProtocolRawStream: (
-    message: Uint8Array,
-    options: { readonly onRawData: (data: Uint8Array) => void }
-  ) => Promise<void>
-}
-
-/**
- * A duplex stream that is PGlite's end of a connection: what the client
- * writes (whole protocol messages) is executed in order, and PGlite's
- * replies are read back.
- */
-const connect = (pglite: PgliteSession): Duplex => {
-  let previous: Promise<void> = Promise.resolve()
-  const duplex: Duplex = new Duplex({
-    read() {},
-    write(chunk: Uint8Array, _encoding, callback) {
-      const message = new Uint8Array(chunk)
-      previous = previous.then(() =>
-        pglite.runExclusive(() =>
-          pglite.execProtocolRawStream(message, { onRawData: (data) => void duplex.push(Buffer.from(data)) })
-        )
-      )
-      previous.then(() => callback(), (error: Error) => callback(error))
-    },
-    final(callback) {
-      duplex.push(null)
-      callback()
-    }
-  })
-  return duplex
-}
-
-const connectFailure = (cause: unknown) =>
-  cause instanceof StorageFailure ? cause : new StorageFailure({ operation: "connect", retryable: false, cause })
-
-/**
- * A read-only open never creates a database: `dataDir` must hold one
- * already (PostgreSQL writes `PG_VERSION` first into a data directory).
- * Not a storage failure: the configuration names no database.
- */
-const existing = (dataDir: string) =>
-  Effect.tryPromise({
-    try: () => access(join(dataDir, "PG_VERSION")),
-    catch: () =>
-      new InvalidConfig({
-        operation: "connect",
-        detail: `there is no database at ${resolve(dataDir)} (a read-only open never creates one)`
-      })
-  })
+export type { PgliteOptions, PgliteSession } from "./SqlOptions.ts"
 
 /**
  * The PostgreSQL major of the PGlite this release runs: what it writes to a
@@ -133,82 +34,7 @@ const existing = (dataDir: string) =>
  *
  * @since 0.4.0
  */
-export const POSTGRES_MAJOR = "19"
-
-/**
- * `IncompatibleDirectory` when `dataDir` holds a database of another
- * PostgreSQL major (PGlite would answer only "failed to initialize").
- */
-const sameMajor = (dataDir: string) =>
-  Effect.flatMap(
-    Effect.promise(() => readFile(join(dataDir, "PG_VERSION"), "utf8").then((text) => text.trim(), () => undefined)),
-    (found) =>
-      found === undefined || found === POSTGRES_MAJOR
-        ? Effect.void
-        : Effect.fail(new IncompatibleDirectory({ directory: resolve(dataDir), found, supported: POSTGRES_MAJOR }))
-  )
-
-/** A PGlite database, closed with the scope; `readOnly`: its session refuses every write. */
-const create = (
-  from: string | { readonly loadDataDir: Blob } | undefined,
-  readOnly: boolean,
-  sharedBuffers: string | undefined
-) =>
-  Effect.acquireRelease(
-    Effect.tryPromise({
-      try: async () => {
-        const options = {
-          ...(typeof from === "object" ? from : from === undefined ? {} : { dataDir: from }),
-          ...(sharedBuffers === undefined
-            ? {}
-            : { startParams: [...PGlite.defaultStartParams, "-c", `shared_buffers=${sharedBuffers}`] })
-        }
-        const pglite = await PGlite.create(options)
-        // PGlite is one session: this makes it refuse every write.
-        if (readOnly) await pglite.exec("SET default_transaction_read_only = on")
-        return pglite
-      },
-      catch: connectFailure
-    }),
-    (pglite) => Effect.promise(() => pglite.close())
-  )
-
-/**
- * The database in `dataDir`, owned by this process while the scope lasts:
- * ownership comes first, so a second opener never touches the files. The
- * owner serves snapshots of it meanwhile.
- */
-const openDirectory = (dataDir: string, readOnly: boolean, sharedBuffers: string | undefined) =>
-  Effect.gen(function*() {
-    // PGlite would create the directory, but the lock lives in it and comes first.
-    yield* readOnly
-      ? existing(dataDir)
-      : Effect.tryPromise({
-        try: () => mkdir(resolve(dataDir), { recursive: true, mode: 0o700 }),
-        catch: connectFailure
-      })
-    const owner = yield* Owner.acquire(dataDir)
-    yield* sameMajor(owner.directory)
-    const pglite = yield* create(owner.directory, readOnly, sharedBuffers)
-    owner.serve(Serving.serve(owner, pglite))
-    // Stop serving before the database closes.
-    yield* Effect.addFinalizer(() => Effect.sync(() => owner.serve(undefined)))
-    return pglite
-  })
-
-const open = (
-  options: Pick<PgliteOptions, "dataDir" | "snapshot" | "sharedBuffers">,
-  readOnly: boolean
-): Effect.Effect<PgliteSession, StorageFailure | InvalidConfig | DatabaseLocked | IncompatibleDirectory, Scope.Scope> =>
-  options.snapshot !== undefined
-    ? create(
-      { loadDataDir: new Blob([options.snapshot.data as Uint8Array<ArrayBuffer>]) },
-      readOnly,
-      options.sharedBuffers
-    )
-    : options.dataDir !== undefined
-    ? openDirectory(options.dataDir, readOnly, options.sharedBuffers)
-    : create(undefined, readOnly, options.sharedBuffers)
+export const POSTGRES_MAJOR: "19" = Database.POSTGRES_MAJOR
 
 /**
  * A consistent copy of the database in `dataDir`, taken by the process that
@@ -237,23 +63,10 @@ export const snapshot: (
  *
  * @since 0.1.0
  */
-export const layerSqlClient = (
-  options: Pick<PgliteOptions, "dataDir" | "snapshot" | "pglite" | "readOnly" | "sharedBuffers"> = {}
-): Layer.Layer<SqlClient.SqlClient, StorageFailure | InvalidConfig | DatabaseLocked | IncompatibleDirectory> =>
-  PgClient.layerFrom(
-    (options.pglite === undefined ? open(options, options.readOnly === true) : Effect.succeed(options.pglite))
-      .pipe(
-        Effect.flatMap((pglite) =>
-          PgClient.makeClient({
-            stream: () => connect(pglite),
-            username: "postgres",
-            database: "postgres",
-            applicationName: "langgraph-checkpoint-effect",
-            maxMessageSize: 1024 * 1024 * 1024
-          }).pipe(Effect.mapError(connectFailure))
-        )
-      )
-  )
+export const layerSqlClient: (
+  options?: Pick<PgliteOptions, "dataDir" | "snapshot" | "pglite" | "readOnly" | "sharedBuffers">
+) => Layer.Layer<SqlClient.SqlClient, StorageFailure | InvalidConfig | DatabaseLocked | IncompatibleDirectory> =
+  Database.layerSqlClient
 
 /**
  * The storage on an embedded PGlite database, opened with the layer and
@@ -265,18 +78,9 @@ export const layerSqlClient = (
  *
  * @since 0.1.0
  */
-export const layer = (
-  options: PgliteOptions = {}
-): Layer.Layer<
+export const layer: (
+  options?: PgliteOptions
+) => Layer.Layer<
   CheckpointStorage,
   StorageFailure | FormatError | InvalidConfig | DatabaseLocked | IncompatibleDirectory
-> =>
-  Layer.unwrap(Effect.map(Settings.check("connect", options), (valid) =>
-    // One session, in this process: one batch at a time, the others gathering behind it, as large
-    // as they come (there is no server to keep busy meanwhile, only statements to save).
-    SqlStorage.layer({ groupCommit: { concurrency: 1, maxBatch: 256 }, ...valid, dialect: "pglite" }).pipe(
-      Layer.provide(layerSqlClient(valid)),
-      // A database the layer opened has no other writer: latest reads may be answered from what it wrote.
-      // An instance the caller gives may have (unless the caller provides `SoleWriter` itself).
-      valid.pglite === undefined ? Layer.provide(Layer.succeed(LatestTuples.SoleWriter, true)) : (layer) => layer
-    )))
+> = Database.layer

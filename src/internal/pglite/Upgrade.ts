@@ -26,9 +26,9 @@ import { Effect, Layer } from "effect"
 import { access, readFile, rename, rm } from "node:fs/promises"
 import { join, resolve } from "node:path"
 import { InvalidConfig, StorageFailure } from "../../CheckpointError.ts"
-import { layerSqlClient, POSTGRES_MAJOR } from "../../pglite.ts"
 import * as Migrations from "../sql/Migrations.ts"
 import * as Tables from "../sql/Tables.ts"
+import { layerSqlClient, POSTGRES_MAJOR } from "./Database.ts"
 import * as Owner from "./Owner.ts"
 
 /**
