@@ -29,7 +29,7 @@ import { promisify } from "node:util"
 import { launch } from "../harness/browser.ts"
 import { createDatabase } from "../harness/databases.ts"
 import { putChain, putForks } from "../harness/forks.ts"
-import { buildPackage } from "../scripts/bundle-cli.ts"
+import { buildPackage } from "../harness/package.ts"
 import { EffectCheckpointSaver } from "../src/index.ts"
 import { runDate, writeResult } from "./support/report.ts"
 

@@ -23,7 +23,7 @@ import { cpus, loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import { createDatabase } from "../harness/databases.ts"
 import { writeInspected } from "../harness/inspectedGraph.ts"
-import { buildPackage } from "../scripts/bundle-cli.ts"
+import { buildPackage } from "../harness/package.ts"
 import { EffectCheckpointSaver } from "../src/index.ts"
 import { root, runDate, writeResult } from "./support/report.ts"
 

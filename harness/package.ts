@@ -1,21 +1,22 @@
 /**
- * The `langgraph-checkpoints` executable as one bundle: `dist/internal/bin/`, built
- * from the compiled `dist/internal/cli/main.js` by `npm run build`; and the whole
- * build, into a directory of its own, for the tests and benchmarks that run
- * the executable as a user does.
+ * The package as `npm run build` builds it: for the tests and benchmarks
+ * that run the executable as a user does (`buildPackage`, into a directory
+ * of its own), and the executable's bundle (`bundleCli`, which
+ * `scripts/bundle-cli.ts` runs as the build's last step).
  *
  * Why a bundle: a command on PostgreSQL spent most of its start resolving
  * and loading ~5,000 module files (Effect's, LangChain's serializer's, their
  * dependencies'); as a few chunks the same code starts in a fraction of
- * that (bench/results/STARTUP.md). The bundle keeps the lazy loading of `main.ts`
- * (`--version` loads nothing more) and of the drivers (a chunk each).
- * PGlite stays outside: it finds its WebAssembly and data files beside its
- * own module (and so do the older engines `upgrade-pglite` loads, `pglite-*`).
+ * that (bench/results/STARTUP.md). The bundle keeps the lazy loading of
+ * `main.ts` (`--version` loads nothing more) and of the drivers (a chunk
+ * each). PGlite stays outside: it finds its WebAssembly and data files
+ * beside its own module (and so do the older engines `upgrade-pglite`
+ * loads, `pglite-*`).
  *
- * The bundle sits beside the compiled `cli/` and `web/` (`dist/bin/` in
- * trees from before `src/internal/`), so paths the program takes relative
- * to its module (`package.json`, the web page's script, the server entry)
- * lead to the same files from the bundle as from the compiled tree.
+ * The bundle sits in `dist/internal/bin/`, beside the compiled `cli/` (in
+ * `dist/bin/` in trees from before `src/internal/`): the files the program
+ * finds from its own module (`PackageFiles`) are the same from the bundle
+ * as from the compiled tree.
  */
 import { execFile } from "node:child_process"
 import { copyFile, mkdir, readFile, symlink } from "node:fs/promises"
@@ -66,5 +67,3 @@ export const buildPackage = async (into: string, source: string = root): Promise
   if (/\/bin\/[^/]+$/.test(main)) await bundleCli(dirname(join(into, main)))
   return join(into, main)
 }
-
-if (import.meta.main) await bundleCli(join(root, "dist", "internal", "bin"))

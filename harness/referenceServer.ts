@@ -10,7 +10,7 @@ import { createEmbedServer, type ThreadSaver } from "@langchain/langgraph-api/ex
 import { Hono } from "hono"
 import { HTTPException } from "hono/http-exception"
 import type { AddressInfo } from "node:net"
-import type { CompiledGraph } from "../src/server.ts"
+import type { Graph as CompiledGraph } from "../src/ServerOptions.ts"
 
 interface Held {
   thread_id: string

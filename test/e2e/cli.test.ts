@@ -20,7 +20,7 @@ import { type AddressInfo, createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from "vitest"
 import { admin, createDatabase, withSaverOn } from "../../harness/databases.ts"
 import { putForks } from "../../harness/forks.ts"
 import {
@@ -46,6 +46,8 @@ import {
   writeNested
 } from "../../harness/inspectedGraph.ts"
 import type { EffectCheckpointSaver } from "../../src/index.ts"
+import type { Serve } from "../../src/internal/cli/commands/Serve.ts"
+import type { serve } from "../../src/server.ts"
 import { type CliResult, describeResult, usingCli } from "../support/cli.ts"
 import { insertThreads } from "../support/manyThreads.ts"
 
@@ -1084,6 +1086,11 @@ const forestSuite = () =>
 /** `serve`: `npm start`'s agent over LangGraph's HTTP API, on PGlite, through the SDK. */
 const serveSuite = () =>
   describe("serve", inSequence, () => {
+    it("calls the server entry's serve as the entry declares it", () => {
+      // The command declares what it uses of `serve` (it loads the entry only when it runs): the two agree.
+      expectTypeOf<typeof serve>().toExtend<Serve>()
+    })
+
     const root = join(import.meta.dirname, "..", "..")
     const agent = join(root, "examples", "agent", "graph.ts")
 

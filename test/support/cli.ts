@@ -12,7 +12,7 @@ import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, expect } from "vitest"
-import { buildPackage } from "../../scripts/bundle-cli.ts"
+import { buildPackage } from "../../harness/package.ts"
 import { type Lines, spawnLines } from "./children.ts"
 
 export interface CliResult {

@@ -22,8 +22,7 @@ import { execFile } from "node:child_process"
 import { resolve } from "node:path"
 import { pathToFileURL } from "node:url"
 import type { StorageFailure } from "../../../CheckpointError.ts"
-import type * as ServerEntry from "../../../server.ts"
-import type { AuthHandler } from "../../../ServerOptions.ts"
+import type { AuthHandler, Graph } from "../../../ServerOptions.ts"
 import * as ConnectionString from "../../ConnectionString.ts"
 import { LOOPBACK_HOSTS } from "../../Loopback.ts"
 import { fromSource, packageFile } from "../../PackageFiles.ts"
@@ -31,7 +30,30 @@ import { CommandError, UsageError } from "../Errors.ts"
 import * as Output from "../Output.ts"
 import * as Unreachable from "../Unreachable.ts"
 
-type ServerModule = typeof ServerEntry
+/**
+ * The server entry's `serve` as this command calls it: the entry is loaded
+ * only when the command runs, with its peers (`langgraph-checkpoint-effect/server`'s
+ * `serve` is checked against it in the CLI's tests).
+ */
+export type Serve = (options: {
+  readonly graphs: Readonly<Record<string, Graph>>
+  readonly database: string
+  readonly host: string
+  readonly port: number
+  readonly auth?: AuthHandler | undefined
+  readonly cluster?: {
+    readonly advertise: { readonly host: string; readonly port?: number | undefined }
+    readonly listen: { readonly host: string; readonly port: number }
+  } | undefined
+}) => Promise<{
+  readonly url: string
+  readonly assistants: ReadonlyArray<{ readonly graph_id: string; readonly assistant_id: string }>
+  readonly close: () => Promise<void>
+}>
+
+interface ServerModule {
+  readonly serve: Serve
+}
 
 const isStorageFailure = (cause: unknown): cause is StorageFailure =>
   typeof cause === "object" && cause !== null && (cause as { readonly _tag?: unknown })._tag === "StorageFailure"
@@ -119,7 +141,7 @@ const loadGraph = (argument: string) =>
     if (typeof graph !== "object" || graph === null || !("getState" in graph)) {
       return yield* new UsageError({ command: "serve", detail: notAGraph(path, name, loaded) })
     }
-    return { id: name, graph: graph as Parameters<ServerModule["serve"]>[0]["graphs"][string] }
+    return { id: name, graph: graph as Graph }
   })
 
 /** The authentication handler `argument` names: a function, or LangGraph's `Auth`. */
