@@ -284,7 +284,7 @@ describe("through PgBouncer in transaction mode", () => {
     } finally {
       await saver.close()
     }
-    const main = join(import.meta.dirname, "..", "..", "src", "cli", "main.ts")
+    const main = join(import.meta.dirname, "..", "..", "src", "internal", "cli", "main.ts")
     const cli = (args: ReadonlyArray<string>) =>
       promisify(execFile)(process.execPath, [main, ...args], { encoding: "utf8", timeout: 60_000 })
     // The web inspector as web.test.ts serves it: in this process, over the database the URL names.
