@@ -12,6 +12,7 @@
  * @since 0.1.0
  */
 import module from "node:module"
+import { packageFile } from "../PackageFiles.ts"
 import * as CompileCache from "./CompileCache.ts"
 import { rootHelp, versionLine } from "./Help.ts"
 
@@ -22,7 +23,9 @@ const cache = CompileCache.prepare()
 if (cache._tag === "Directory") module.enableCompileCache?.(cache.path)
 else if (cache._tag === "NodeDefault") module.enableCompileCache?.()
 
-const { version } = module.createRequire(import.meta.url)("../../../package.json") as { readonly version: string }
+const { version } = module.createRequire(packageFile("../package.json"))("./package.json") as {
+  readonly version: string
+}
 
 // A reader that stops early (`| head`) closes the pipe: end quietly, as Unix tools do, not with a stack.
 for (const stream of [process.stdout, process.stderr]) {
