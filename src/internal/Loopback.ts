@@ -31,7 +31,7 @@ export const isLoopbackOrigin = (origin: string): boolean => LOOPBACK_ORIGIN.tes
  *
  * @since 0.4.0
  */
-export const EVERY_INTERFACE: ReadonlySet<string> = new Set(["0.0.0.0", "::", "[::]"])
+const EVERY_INTERFACE: ReadonlySet<string> = new Set(["0.0.0.0", "::", "[::]"])
 
 /**
  * A host as a URL writes it (an IPv6 address in brackets).

@@ -6,18 +6,9 @@
  */
 import { Effect, Option, Stream } from "effect"
 import type { Location } from "../../Checkpoint.ts"
+import type { ThreadState } from "../../MemoryState.ts"
 import type { CheckpointRow, IndexEntry, ListSelection, StorageDriver, StoredCheckpoint } from "../../StorageDriver.ts"
-import {
-  blobOf,
-  copy,
-  hasCheckpoints,
-  readBlob,
-  rowsOf,
-  stored,
-  type ThreadState,
-  withPieces,
-  writesAt
-} from "./ThreadState.ts"
+import { blobOf, copy, hasCheckpoints, readBlob, rowsOf, stored, withPieces, writesAt } from "./ThreadState.ts"
 
 /**
  * The driver operations that only read.

@@ -7,8 +7,9 @@
  * @since 0.2.0
  */
 import { Effect, Option } from "effect"
+import type { ThreadRecordState, ThreadState } from "../../MemoryState.ts"
 import type { RunRecordRow, StorageDriver, ThreadRecordQuery, ThreadRecordRow } from "../../StorageDriver.ts"
-import { holdThread, newRecord, type ThreadRecordState, type Threads, type ThreadState } from "./ThreadState.ts"
+import { holdThread, newRecord, type Threads } from "./ThreadState.ts"
 import type { Writing } from "./Writes.ts"
 
 /**

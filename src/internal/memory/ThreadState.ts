@@ -11,8 +11,6 @@ import type { NamespaceState, ThreadRecordState, ThreadState } from "../../Memor
 import type { BlobRow, CheckpointRow, SharedBase, StoredCheckpoint, WriteRow } from "../../StorageDriver.ts"
 import * as StorageFormat from "../StorageFormat.ts"
 
-export type { NamespaceState, ThreadRecordState, ThreadState } from "../../MemoryState.ts"
-
 /**
  * A new thread record with `metadata`, created at `created_at`.
  *

@@ -31,8 +31,6 @@ import * as Owner from "./Owner.ts"
 import * as Protocol from "./Protocol.ts"
 import * as Serving from "./Serving.ts"
 
-export type { Label, Snapshot } from "../../Snapshot.ts"
-
 /**
  * What a snapshot takes at most unless told otherwise: 512 MiB.
  *

@@ -16,7 +16,7 @@ import { type HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/h
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
 import { InvalidInput } from "../../../CheckpointError.ts"
 import { CheckpointStorage } from "../../../CheckpointStorage.ts"
-import type { Label } from "../../pglite/Snapshot.ts"
+import type { Label } from "../../../Snapshot.ts"
 import { type HistoryEntry, Inspector, type Shown, type ThreadCursor } from "../Inspector.ts"
 import * as Steps from "../Steps.ts"
 import * as Tree from "../Tree.ts"

@@ -8,7 +8,7 @@
 import { Cause, Effect, Layer, Option } from "effect"
 import { HttpMethod, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { httpStatus } from "../../../CheckpointError.ts"
-import type { Label } from "../../pglite/Snapshot.ts"
+import type { Label } from "../../../Snapshot.ts"
 import { type Route, routes } from "./Api.ts"
 import * as Assets from "./Assets.ts"
 import * as Guard from "./Guard.ts"
